@@ -1,0 +1,283 @@
+//! Command-line flags, parsed with clap and checked into a [`Config`].
+//!
+//! Every rejected value exits with status 2 and a message that names the flag and the reason
+//! (clap's convention); nothing here panics on any input.
+
+use std::path::PathBuf;
+
+use clap::error::ErrorKind;
+use clap::{CommandFactory, Parser, ValueEnum};
+
+use crate::engine::{DEFAULT_BUDGET, EngineConfig};
+use crate::fields::{FieldClass, FieldClasses};
+use crate::marker::{DEFAULT_MARKER, MarkerTemplate};
+
+/// What a write error on an output does (GNU tee's `--output-error` modes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OutputError {
+    /// Diagnose errors writing to any output, go on with the others.
+    Warn,
+    /// Diagnose errors writing to any output that is not a pipe; drop a broken pipe silently.
+    WarnNopipe,
+    /// Exit on any write error.
+    Exit,
+    /// Exit on any write error other than a broken pipe; drop a broken pipe silently.
+    ExitNopipe,
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "smart-tee",
+    version,
+    about = "Copy standard input to standard output unchanged, and to each FILE as a log of \
+             valid JSON lines, each within a byte budget.",
+    long_about = "Copy standard input to standard output unchanged, and to each FILE as a log of \
+                  valid JSON lines, each within a byte budget.\n\n\
+                  Made for AI-agent streams (claude -p --output-format stream-json): one log line \
+                  per input line; lines that fit are logged byte for byte; longer lines keep \
+                  their structure, ids, types, timestamps and errors while long strings are cut \
+                  to head + marker + tail and long arrays keep their first and last elements; \
+                  lines that are not JSON are logged as {\"type\":\"non_json\",\"text\":\"...\"}.",
+    after_help = "Exit status: 0 on success; 1 if a log could not be opened or written, or \
+                  input could not be read; 2 for bad flags or values; 128+N when ended by \
+                  signal N (SIGINT 130, SIGTERM 143)."
+)]
+struct Cli {
+    /// Log files to write. With none, standard input is only copied to standard output.
+    #[arg(value_name = "FILE")]
+    files: Vec<PathBuf>,
+
+    /// Append to the logs instead of overwriting them.
+    #[arg(short, long)]
+    append: bool,
+
+    /// Ignore SIGINT (interrupt).
+    #[arg(short, long)]
+    ignore_interrupts: bool,
+
+    /// Same as --output-error=warn-nopipe. This is also the default.
+    #[arg(short = 'p')]
+    pipe: bool,
+
+    /// What a write error does. Without this flag smart-tee acts as with warn-nopipe: a closed
+    /// stdout is dropped silently and the logs go on (GNU tee would die of SIGPIPE). Given
+    /// without a MODE, MODE is warn.
+    #[arg(
+        long,
+        value_name = "MODE",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "warn"
+    )]
+    output_error: Option<OutputError>,
+
+    /// Budget of one log line in bytes, newline excluded. Accepts K and M suffixes (1024-based);
+    /// 0 means no truncation (the log still gets only valid JSON lines). The least accepted
+    /// budget is 128.
+    #[arg(
+        short = 'b',
+        long,
+        value_name = "N",
+        env = "SMART_TEE_MAX_LINE_BYTES",
+        default_value_t = DEFAULT_BUDGET,
+        value_parser = parse_size,
+        allow_hyphen_values = true
+    )]
+    max_line_bytes: usize,
+
+    /// A field whose values are never cut unless nothing else is left (repeatable; adds to the
+    /// defaults: type, subtype, timestamp, error, is_error, id, uuid, session_id, tool_use_id,
+    /// parent_tool_use_id).
+    #[arg(long, value_name = "FIELD")]
+    preserve: Vec<String>,
+
+    /// A field whose values give up their bytes first (repeatable; adds to the defaults:
+    /// tool_use_result, toolUseResult, data, tool_result, content, input).
+    #[arg(long, value_name = "FIELD")]
+    truncate_first: Vec<String>,
+
+    /// A field whose values give up their bytes last, before only preserved fields (repeatable;
+    /// adds to the defaults: text, result).
+    #[arg(long, value_name = "FIELD")]
+    cut_last: Vec<String>,
+
+    /// Start from no field rules: only --preserve, --truncate-first and --cut-last apply.
+    #[arg(long)]
+    no_default_fields: bool,
+
+    /// The marker put where a string was cut. {original} is the string's length and {kept} the
+    /// bytes of it kept, both counting its JSON text between the quotes.
+    #[arg(long, value_name = "FORMAT", default_value = DEFAULT_MARKER)]
+    marker: String,
+
+    /// Share of a cut string's kept bytes taken from its head (0 to 1); the rest is its tail.
+    #[arg(long, value_name = "R", default_value_t = 0.5, value_parser = parse_ratio)]
+    head_ratio: f64,
+
+    /// Permission bits, in octal, of log files that smart-tee creates (existing files keep
+    /// theirs). The default keeps agent logs private.
+    #[arg(long, value_name = "OCTAL", default_value = "600", value_parser = parse_mode)]
+    file_mode: u32,
+}
+
+/// Everything smart-tee needs to run, checked.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub files: Vec<PathBuf>,
+    pub append: bool,
+    pub ignore_interrupts: bool,
+    pub output_error: OutputError,
+    pub file_mode: u32,
+    pub engine: EngineConfig,
+}
+
+/// Parses the process's arguments; on a bad flag or value, prints why and exits with status 2.
+pub fn parse() -> Config {
+    parse_from(std::env::args_os())
+}
+
+pub fn parse_from<I, T>(args: I) -> Config
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = Cli::parse_from(args);
+    match cli.into_config() {
+        Ok(config) => config,
+        Err(msg) => Cli::command().error(ErrorKind::ValueValidation, msg).exit(),
+    }
+}
+
+impl Cli {
+    fn into_config(self) -> Result<Config, String> {
+        let mut fields = if self.no_default_fields {
+            FieldClasses::default()
+        } else {
+            FieldClasses::defaults()
+        };
+        fields.extend(&self.truncate_first, FieldClass::CutFirst);
+        fields.extend(&self.cut_last, FieldClass::CutLast);
+        fields.extend(&self.preserve, FieldClass::Preserved);
+        let engine = EngineConfig {
+            max_line_bytes: self.max_line_bytes,
+            head_ratio: self.head_ratio,
+            marker: MarkerTemplate::parse(&self.marker),
+            fields,
+        };
+        let floor = engine.min_budget();
+        if engine.max_line_bytes != 0 && engine.max_line_bytes < floor {
+            return Err(format!(
+                "--max-line-bytes {} is below {floor}, the least that holds a marker record{}; \
+                 use 0 for no truncation",
+                engine.max_line_bytes,
+                if floor > crate::engine::MIN_BUDGET {
+                    " with this --marker"
+                } else {
+                    ""
+                },
+            ));
+        }
+        let output_error = match (self.output_error, self.pipe) {
+            (Some(mode), _) => mode,
+            (None, _) => OutputError::WarnNopipe,
+        };
+        Ok(Config {
+            files: self.files,
+            append: self.append,
+            ignore_interrupts: self.ignore_interrupts,
+            output_error,
+            file_mode: self.file_mode,
+            engine,
+        })
+    }
+}
+
+/// Parses a byte count: digits with an optional K or M suffix (1024-based; KB, KiB, MB and MiB
+/// are accepted too, in any case).
+pub fn parse_size(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    if t.is_empty() {
+        return Err("expected a number of bytes such as 5120, 8K or 1M".into());
+    }
+    if t.starts_with('-') {
+        return Err(format!(
+            "{s:?} is negative; expected a number of bytes such as 5120, 8K or 1M"
+        ));
+    }
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, suffix) = t.split_at(split);
+    let unit: u64 = match suffix.to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1024,
+        "m" | "mb" | "mib" => 1024 * 1024,
+        _ => {
+            return Err(format!(
+                "{s:?} is not a number of bytes; expected digits with an optional K or M suffix"
+            ));
+        }
+    };
+    if digits.is_empty() {
+        return Err(format!(
+            "{s:?} has no digits; expected a number of bytes such as 5120, 8K or 1M"
+        ));
+    }
+    let too_large = || format!("{s:?} is too large");
+    let n: u64 = digits.parse().map_err(|_| too_large())?;
+    let n = n.checked_mul(unit).ok_or_else(too_large)?;
+    // Offsets in a line are kept in 32 bits: no budget needs more.
+    if n > u32::MAX as u64 {
+        return Err(format!(
+            "{s:?} is too large; the largest budget is 4294967295 bytes"
+        ));
+    }
+    Ok(n as usize)
+}
+
+fn parse_ratio(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(r) if (0.0..=1.0).contains(&r) => Ok(r),
+        _ => Err(format!("{s:?} is not a ratio between 0 and 1")),
+    }
+}
+
+fn parse_mode(s: &str) -> Result<u32, String> {
+    match u32::from_str_radix(s.trim(), 8) {
+        Ok(m) if m <= 0o7777 => Ok(m),
+        _ => Err(format!(
+            "{s:?} is not an octal file mode such as 600 or 644"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("5120"), Ok(5120));
+        assert_eq!(parse_size("8K"), Ok(8192));
+        assert_eq!(parse_size("8k"), Ok(8192));
+        assert_eq!(parse_size("1M"), Ok(1 << 20));
+        assert_eq!(parse_size("2MiB"), Ok(2 << 20));
+        assert_eq!(parse_size("0"), Ok(0));
+        for bad in [
+            "",
+            "-1",
+            "abc",
+            "1.5K",
+            "K",
+            "1T",
+            "99999999999999999999999",
+            "4096M",
+        ] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn default_mode_is_private() {
+        assert_eq!(parse_mode("600"), Ok(crate::sink::DEFAULT_MODE));
+        assert!(parse_mode("999").is_err());
+    }
+}

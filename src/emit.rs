@@ -1,0 +1,413 @@
+//! Writing the log line: the planned cut of a JSON line, or the record of a line that is not
+//! JSON.
+//!
+//! Cut lines are written compactly by copying byte ranges of the original line (keys, numbers,
+//! string heads and tails stay exactly as written) and splicing markers in between.
+
+use crate::marker::{MarkerTemplate, Unit, escape_char, escaped_len, render_container_marker};
+use crate::plan::{OBJECT_MARKER_KEY, State, WHOLE, is_typed_array};
+use crate::scan::{Kind, Node};
+
+/// Settings the emitter needs.
+pub struct EmitStyle<'a> {
+    pub marker: &'a MarkerTemplate,
+    /// Share of a cut string's kept bytes taken from its head.
+    pub head_ratio: f64,
+}
+
+/// Writes the planned line (no newline).
+pub fn emit_plan(
+    line: &[u8],
+    nodes: &[Node],
+    state: &[State],
+    kept: &[u32],
+    style: &EmitStyle,
+    out: &mut Vec<u8>,
+) {
+    // Open containers: (node, entries written, marker written).
+    let mut open: Vec<(usize, usize, bool)> = Vec::new();
+    let mut i = 0;
+    loop {
+        while let Some(&(c, written, marker_done)) = open.last() {
+            if i < nodes[c].next as usize {
+                break;
+            }
+            let nd = &nodes[c];
+            if nd.kind == Kind::Object {
+                if kept[c] < nd.children && !marker_done {
+                    if written > 0 {
+                        out.push(b',');
+                    }
+                    out.push(b'"');
+                    out.extend_from_slice(OBJECT_MARKER_KEY.as_bytes());
+                    out.extend_from_slice(b"\":\"");
+                    render_container_marker(
+                        nd.children as usize,
+                        kept[c] as usize,
+                        Unit::Keys,
+                        out,
+                    );
+                    out.push(b'"');
+                }
+                out.push(b'}');
+            } else {
+                out.push(b']');
+            }
+            open.pop();
+        }
+        if i >= nodes.len() {
+            break;
+        }
+        let nd = &nodes[i];
+        if state[i] == State::Dropped {
+            if let Some(top) = open.last_mut() {
+                let parent = &nodes[top.0];
+                if parent.kind == Kind::Array && !top.2 {
+                    if top.1 > 0 {
+                        out.push(b',');
+                    }
+                    top.1 += 1;
+                    top.2 = true;
+                    let typed = is_typed_array(nodes, line, top.0);
+                    if typed {
+                        out.extend_from_slice(b"{\"type\":\"text\",\"text\":\"");
+                    } else {
+                        out.push(b'"');
+                    }
+                    let (n, k) = (parent.children as usize, kept[top.0] as usize);
+                    render_container_marker(n, k, Unit::Items, out);
+                    out.extend_from_slice(if typed { b"\"}" } else { b"\"" });
+                }
+            }
+            i = nd.next as usize;
+            continue;
+        }
+        if let Some(top) = open.last_mut() {
+            if top.1 > 0 {
+                out.push(b',');
+            }
+            top.1 += 1;
+        }
+        if nd.has_key() {
+            out.extend_from_slice(&line[nd.key_start as usize..nd.key_end as usize]);
+            out.push(b':');
+        }
+        if state[i] == State::Collapsed {
+            out.push(b'"');
+            style.marker.render(nd.len(), 0, out);
+            out.push(b'"');
+            i = nd.next as usize;
+            continue;
+        }
+        match nd.kind {
+            Kind::Scalar => out.extend_from_slice(&line[nd.start as usize..nd.end as usize]),
+            Kind::String => {
+                let content = &line[nd.start as usize + 1..nd.end as usize - 1];
+                out.push(b'"');
+                if kept[i] == WHOLE {
+                    out.extend_from_slice(content);
+                } else {
+                    cut_string(content, kept[i] as usize, style, out);
+                }
+                out.push(b'"');
+            }
+            Kind::Object => {
+                out.push(b'{');
+                open.push((i, 0, false));
+            }
+            Kind::Array => {
+                out.push(b'[');
+                open.push((i, 0, false));
+            }
+        }
+        i += 1;
+    }
+}
+
+/// How far from a cut point a newline is looked for.
+fn newline_window(kept: usize) -> usize {
+    (kept / 4).min(256)
+}
+
+/// Writes `content` (a JSON string's raw text) cut to about `kept` bytes: head, marker, tail.
+/// The cuts fall on character and escape boundaries and move to a nearby `\n` when there is one.
+fn cut_string(content: &[u8], kept: usize, style: &EmitStyle, out: &mut Vec<u8>) {
+    let len = content.len();
+    let head_want = ((kept as f64) * style.head_ratio).round() as usize;
+    let head_want = head_want.min(kept);
+    let tail_want = kept - head_want;
+
+    let mut head = boundary_at_or_before(content, head_want);
+    let window = newline_window(head);
+    if let Some(p) = last_newline_escape(content, head - window, head) {
+        head = p;
+    }
+    let mut tail = boundary_at_or_after(content, len - tail_want).max(head);
+    let window = newline_window(len - tail);
+    if let Some(p) = first_newline_escape(content, tail, tail + window) {
+        tail = p;
+    }
+    out.extend_from_slice(&content[..head]);
+    style.marker.render(len, head + (len - tail), out);
+    out.extend_from_slice(&content[tail..]);
+}
+
+/// True when the backslash at `j` starts an escape: a run of backslashes pairs up from its
+/// start, so the last one of an odd run starts an escape.
+fn is_escape_start(s: &[u8], j: usize) -> bool {
+    let run = s[..=j].iter().rev().take_while(|&&b| b == b'\\').count();
+    run % 2 == 1
+}
+
+/// Length of the escape starting at `j`; both halves of a surrogate pair count as one.
+fn escape_len(s: &[u8], j: usize) -> usize {
+    if s.get(j + 1) != Some(&b'u') {
+        return 2;
+    }
+    let high = s.get(j + 2..j + 4).is_some_and(|h| {
+        h.eq_ignore_ascii_case(b"d8")
+            || h.eq_ignore_ascii_case(b"d9")
+            || h.eq_ignore_ascii_case(b"da")
+            || h.eq_ignore_ascii_case(b"db")
+    });
+    if high && s.get(j + 6) == Some(&b'\\') {
+        12
+    } else {
+        6
+    }
+}
+
+/// The last cut point at or before `p` that is not inside a UTF-8 character, an escape or a
+/// surrogate pair.
+pub fn boundary_at_or_before(s: &[u8], p: usize) -> usize {
+    if p >= s.len() {
+        return s.len();
+    }
+    let mut p = p;
+    while p > 0 && (s[p] & 0xC0) == 0x80 {
+        p -= 1;
+    }
+    // An escape is at most 12 bytes (a surrogate pair); the nearest escape start before `p`
+    // either covers `p` or ends before it.
+    let lo = p.saturating_sub(11);
+    let mut j = p;
+    while j > lo {
+        j -= 1;
+        if s[j] == b'\\' && is_escape_start(s, j) {
+            if j + escape_len(s, j) > p {
+                // A low surrogate half belongs to the pair that starts six bytes earlier.
+                if j >= 6
+                    && s[j - 6] == b'\\'
+                    && escape_len(s, j - 6) == 12
+                    && is_escape_start(s, j - 6)
+                {
+                    return j - 6;
+                }
+                return j;
+            }
+            break;
+        }
+    }
+    p
+}
+
+/// The first cut point at or after `p`.
+pub fn boundary_at_or_after(s: &[u8], p: usize) -> usize {
+    let b = boundary_at_or_before(s, p);
+    if b >= p {
+        return b;
+    }
+    let unit = if s[b] == b'\\' {
+        escape_len(s, b)
+    } else {
+        utf8_len(s[b])
+    };
+    (b + unit).min(s.len())
+}
+
+fn utf8_len(first: u8) -> usize {
+    match first {
+        0xF0.. => 4,
+        0xE0.. => 3,
+        0xC0.. => 2,
+        _ => 1,
+    }
+}
+
+/// The position just after the last `\n` escape that ends within `from..=to`.
+fn last_newline_escape(s: &[u8], from: usize, to: usize) -> Option<usize> {
+    let hay = &s[from..to];
+    let mut end = hay.len();
+    while let Some(k) = memchr::memrchr(b'n', &hay[..end]) {
+        let j = from + k;
+        if j > 0 && s[j - 1] == b'\\' && is_escape_start(s, j - 1) {
+            return Some(j + 1);
+        }
+        end = k;
+    }
+    None
+}
+
+/// The position just after the first `\n` escape that starts within `from..to`.
+fn first_newline_escape(s: &[u8], from: usize, to: usize) -> Option<usize> {
+    let to = to.min(s.len());
+    let mut k = from;
+    while let Some(off) = memchr::memchr(b'\\', &s[k..to]) {
+        let j = k + off;
+        if is_escape_start(s, j) {
+            if s.get(j + 1) == Some(&b'n') {
+                return Some(j + 2);
+            }
+            k = j + escape_len(s, j);
+        } else {
+            k = j + 1;
+        }
+        if k >= to {
+            break;
+        }
+    }
+    None
+}
+
+/// The `type` of the record that holds a line that is not JSON.
+pub const NON_JSON: &str = "non_json";
+/// The `type` of the record that holds a JSON line the planner could not fit (a line over
+/// 4 GiB, or a planning bug caught by the engine's length check).
+pub const UNPLANNED: &str = "truncated";
+
+/// Bytes of `{"type":"<kind>","text":""}`.
+pub fn record_overhead(kind: &str) -> usize {
+    22 + kind.len()
+}
+
+/// Writes a record holding a line's text: `{"type":"<kind>","text":"…"}`, the text with invalid
+/// UTF-8 replaced by U+FFFD and, past `budget` (0: no limit), cut to head + marker + tail. The
+/// marker counts the line's raw bytes.
+pub fn emit_record(kind: &str, raw: &[u8], budget: usize, style: &EmitStyle, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"{\"type\":\"");
+    out.extend_from_slice(kind.as_bytes());
+    out.extend_from_slice(b"\",\"text\":\"");
+    let room = budget.saturating_sub(record_overhead(kind));
+    if budget == 0 || escaped_text_len(raw, room + 1) <= room {
+        escape_lossy(raw, usize::MAX, out);
+    } else {
+        let n = raw.len();
+        let text_room = room.saturating_sub(style.marker.len(n, n));
+        let head_want = ((text_room as f64) * style.head_ratio).round() as usize;
+        let head_want = head_want.min(text_room);
+        let tail_want = text_room - head_want;
+        let mut scratch = Vec::new();
+        let head = escape_lossy(raw, head_want, &mut scratch);
+        // Find where a tail of at most `tail_want` escaped bytes starts.
+        let mut start = n.saturating_sub(tail_want).max(head);
+        loop {
+            start = char_start_at_or_after(raw, start);
+            let len = escaped_text_len(&raw[start..], tail_want + 1);
+            if len <= tail_want {
+                break;
+            }
+            start += len - tail_want;
+        }
+        out.extend_from_slice(&scratch);
+        style.marker.render(n, head + (n - start), out);
+        escape_lossy(&raw[start..], usize::MAX, out);
+    }
+    out.extend_from_slice(b"\"}");
+}
+
+fn char_start_at_or_after(raw: &[u8], mut p: usize) -> usize {
+    let stop = (p + 3).min(raw.len());
+    while p < stop && (raw[p] & 0xC0) == 0x80 {
+        p += 1;
+    }
+    p.min(raw.len())
+}
+
+/// Escaped length of `raw` decoded lossily, counting no further than `limit`.
+fn escaped_text_len(raw: &[u8], limit: usize) -> usize {
+    let mut len = 0;
+    for chunk in raw.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            len += escaped_len(c);
+            if len >= limit {
+                return len;
+            }
+        }
+        if !chunk.invalid().is_empty() {
+            len += 3;
+            if len >= limit {
+                return len;
+            }
+        }
+    }
+    len
+}
+
+/// Escapes `raw`, decoded lossily, into `out` until the next character would pass `limit`
+/// escaped bytes. Returns how many raw bytes were consumed.
+fn escape_lossy(raw: &[u8], limit: usize, out: &mut Vec<u8>) -> usize {
+    let mut written = 0;
+    let mut consumed = 0;
+    for chunk in raw.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            let l = escaped_len(c);
+            if written + l > limit {
+                return consumed;
+            }
+            escape_char(c, out);
+            written += l;
+            consumed += c.len_utf8();
+        }
+        if !chunk.invalid().is_empty() {
+            if written + 3 > limit {
+                return consumed;
+            }
+            escape_char('\u{FFFD}', out);
+            written += 3;
+            consumed += chunk.invalid().len();
+        }
+    }
+    consumed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn boundaries_avoid_escapes_and_chars() {
+        let s = br#"ab\ncd\u00e9\ud83d\ude00\\x"#;
+        let ok: Vec<usize> = (0..=s.len()).map(|p| boundary_at_or_before(s, p)).collect();
+        for (p, &b) in ok.iter().enumerate() {
+            assert!(b <= p);
+            assert!(
+                [0, 1, 2, 4, 5, 6, 12, 24, 26, 27].contains(&b),
+                "p={p} b={b}"
+            );
+        }
+        assert_eq!(boundary_at_or_after(s, 3), 4);
+        assert_eq!(boundary_at_or_after(s, 13), 24);
+    }
+
+    #[test]
+    fn boundary_moves_to_char_start() {
+        let s = "aé€😀".as_bytes();
+        assert_eq!(boundary_at_or_before(s, 2), 1);
+        assert_eq!(boundary_at_or_before(s, 5), 3);
+        assert_eq!(boundary_at_or_after(s, 7), 10);
+    }
+
+    #[test]
+    fn record_escapes_and_replaces() {
+        let style = EmitStyle {
+            marker: &MarkerTemplate::default(),
+            head_ratio: 0.5,
+        };
+        let mut out = Vec::new();
+        emit_record(NON_JSON, b"a\"b\xff\x00", 0, &style, &mut out);
+        assert_eq!(
+            out,
+            "{\"type\":\"non_json\",\"text\":\"a\\\"b\u{FFFD}\\u0000\"}".as_bytes()
+        );
+    }
+}

@@ -1,0 +1,161 @@
+//! The line engine: one input line in, one log line out.
+//!
+//! The common case is short: check UTF-8, validate, and copy the line when it fits. Only a line
+//! over the budget is indexed (`scan.rs`), planned (`plan.rs`) and emitted (`emit.rs`); only a
+//! line that is not JSON becomes a record. All buffers are reused from line to line.
+
+use crate::emit::{self, EmitStyle, NON_JSON, UNPLANNED};
+use crate::fields::FieldClasses;
+use crate::marker::MarkerTemplate;
+use crate::plan::{Costs, Planner};
+use crate::scan::{self, IndexBuilder, Node};
+
+/// The smallest budget any configuration may have: a marker record must always fit.
+pub const MIN_BUDGET: usize = 128;
+/// The default `--max-line-bytes`.
+pub const DEFAULT_BUDGET: usize = 5120;
+
+const BOM: &[u8] = "\u{FEFF}".as_bytes();
+
+/// How a line is cut.
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    /// Budget of one log line in bytes, newline excluded; 0 means no limit.
+    pub max_line_bytes: usize,
+    /// Share of a cut string's kept bytes taken from its head, in `0.0..=1.0`.
+    pub head_ratio: f64,
+    pub marker: MarkerTemplate,
+    pub fields: FieldClasses,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            max_line_bytes: DEFAULT_BUDGET,
+            head_ratio: 0.5,
+            marker: MarkerTemplate::default(),
+            fields: FieldClasses::defaults(),
+        }
+    }
+}
+
+impl EngineConfig {
+    /// The smallest budget this configuration accepts: a record holding only a marker must fit,
+    /// whatever the numbers in the marker.
+    pub fn min_budget(&self) -> usize {
+        let marker = self.marker.len(usize::MAX, usize::MAX);
+        MIN_BUDGET.max(emit::record_overhead(UNPLANNED) + marker + 8)
+    }
+}
+
+/// What became of a line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Empty or whitespace only: nothing logged.
+    Blank,
+    /// Valid JSON within the budget: logged byte for byte.
+    Verbatim,
+    /// Valid JSON over the budget: logged cut, its structure kept.
+    Cut,
+    /// Not JSON: logged as a `non_json` record.
+    NonJson,
+    /// Valid JSON that could not be planned (over 4 GiB, or a planner bug): logged as a
+    /// `truncated` record of its text.
+    Unplanned,
+}
+
+/// Turns lines into log lines. Reuse one engine for many lines: its buffers are kept.
+pub struct LineEngine {
+    config: EngineConfig,
+    stack: Vec<u8>,
+    nodes: Vec<Node>,
+    planner: Planner,
+}
+
+impl LineEngine {
+    pub fn new(config: EngineConfig) -> LineEngine {
+        LineEngine {
+            config,
+            stack: Vec::new(),
+            nodes: Vec::new(),
+            planner: Planner::default(),
+        }
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// Appends the log line for `line` to `out`, newline included, or nothing for a blank line.
+    /// `line` is one input line without its `\n`; a trailing `\r` is dropped.
+    pub fn process(&mut self, line: &[u8], out: &mut Vec<u8>) -> Outcome {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line
+            .iter()
+            .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+        {
+            return Outcome::Blank;
+        }
+        let budget = self.config.max_line_bytes;
+        let start = out.len();
+        let json = line.strip_prefix(BOM).unwrap_or(line);
+        let outcome = if std::str::from_utf8(json).is_ok() && scan::is_valid(json, &mut self.stack)
+        {
+            if budget == 0 || json.len() <= budget {
+                out.extend_from_slice(json);
+                Outcome::Verbatim
+            } else {
+                self.cut(json, out)
+            }
+        } else {
+            emit::emit_record(NON_JSON, line, budget, &self.style(), out);
+            Outcome::NonJson
+        };
+        debug_assert!(
+            budget == 0 || out.len() - start <= budget,
+            "line over budget"
+        );
+        out.push(b'\n');
+        outcome
+    }
+
+    fn style(&self) -> EmitStyle<'_> {
+        EmitStyle {
+            marker: &self.config.marker,
+            head_ratio: self.config.head_ratio,
+        }
+    }
+
+    #[cold]
+    fn cut(&mut self, json: &[u8], out: &mut Vec<u8>) -> Outcome {
+        let budget = self.config.max_line_bytes;
+        let start = out.len();
+        if json.len() < u32::MAX as usize {
+            let mut index = IndexBuilder::new(&mut self.nodes, json, &self.config.fields);
+            let scanned = scan::scan(json, &mut index, &mut self.stack).is_ok();
+            let costs = Costs {
+                marker: &self.config.marker,
+            };
+            if scanned && self.planner.plan(&self.nodes, json, budget, &costs) {
+                let style = EmitStyle {
+                    marker: &self.config.marker,
+                    head_ratio: self.config.head_ratio,
+                };
+                emit::emit_plan(
+                    json,
+                    &self.nodes,
+                    &self.planner.state,
+                    &self.planner.kept,
+                    &style,
+                    out,
+                );
+                if out.len() - start <= budget {
+                    return Outcome::Cut;
+                }
+                out.truncate(start);
+            }
+        }
+        emit::emit_record(UNPLANNED, json, budget, &self.style(), out);
+        Outcome::Unplanned
+    }
+}

@@ -1,0 +1,38 @@
+//! smart-tee: a `tee` for AI-agent JSON streams.
+//!
+//! Standard input goes to standard output unchanged, byte for byte, as it arrives. Each log
+//! gets one line per non-blank input line, and every log line is strict JSON within a byte
+//! budget: lines that fit are copied, longer lines keep their structure while long strings are
+//! cut to head + marker + tail, and lines that are not JSON become a `non_json` record.
+//!
+//! ```
+//! use smart_tee::{EngineConfig, LineEngine, Outcome};
+//!
+//! let mut engine = LineEngine::new(EngineConfig { max_line_bytes: 200, ..EngineConfig::default() });
+//! let mut out = Vec::new();
+//! let line = format!(r#"{{"type":"user","content":"{}"}}"#, "x".repeat(1000));
+//! assert_eq!(engine.process(line.as_bytes(), &mut out), Outcome::Cut);
+//! assert!(out.len() <= 201 && out.ends_with(b"\n"));
+//! assert!(String::from_utf8_lossy(&out).contains("[TRUNCATED: 1000 → "));
+//! ```
+//!
+//! The data path, by module: `log` splits the stream into lines and batches log writes;
+//! `engine` handles one line; `scan` validates and indexes JSON; `plan` decides the cuts;
+//! `emit` writes the cut line or the record; `sink` and `tee` do the files and the process.
+#![forbid(unsafe_code)]
+
+pub mod cli;
+pub mod emit;
+pub mod engine;
+pub mod error;
+pub mod fields;
+pub mod log;
+pub mod marker;
+pub mod plan;
+pub mod scan;
+pub mod sink;
+pub mod tee;
+
+pub use engine::{EngineConfig, LineEngine, Outcome};
+pub use error::Error;
+pub use log::{LogWriter, Stats};

@@ -1,0 +1,457 @@
+//! Planning the cuts of one over-budget line on its index.
+//!
+//! Two passes, neither recursive:
+//!
+//! 1. **Structure, top down.** Every value has three costs in output bytes: `full` (kept whole),
+//!    `floor` (the least it can cost and still be there: a long string reduced to its marker, a
+//!    container collapsed to a marker string) and `pref` (what it would cost if every long string
+//!    in it kept a fair share, 1/8 of the budget). The root gets the whole budget; a container
+//!    whose `pref` does not fit hands its budget down to its children by water-filling between
+//!    their floors and prefs. An array that cannot give each element its share keeps elements
+//!    from both ends and puts one marker element where the middle was; an object drops members
+//!    (preserved ones last) only when even their floors do not fit; a container that cannot
+//!    hold even one child becomes a marker.
+//! 2. **Strings, globally.** With the structure fixed, every kept string starts at its floor and
+//!    the strings are raised class by class — preserved, cut-last, normal, cut-first — each
+//!    class to the highest common level (water-filling) that still fits. A class that cannot be
+//!    kept whole leaves the classes below it at their floors: cut-first fields give their bytes
+//!    first.
+//!
+//! The costs are exact for the emitter in `emit.rs`; the engine still checks the emitted length
+//! and falls back to a minimal record should the two ever disagree.
+
+use crate::fields::FieldClass;
+use crate::marker::{MarkerTemplate, Unit, container_marker_len};
+use crate::scan::{Kind, Node};
+
+/// What becomes of a value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    /// Kept; a container keeps all its children.
+    Keep,
+    /// A container that dropped children (`kept` says how many remain).
+    Reduced,
+    /// Replaced by a marker string.
+    Collapsed,
+    /// Left out; its container shows a marker instead.
+    Dropped,
+}
+
+/// `kept` value of a string kept whole.
+pub const WHOLE: u32 = u32::MAX;
+
+pub const OBJECT_MARKER_KEY: &str = "_truncated";
+/// `{"type":"text","text":""}`: the marker element of an array of typed blocks.
+const TYPED_MARKER_OVERHEAD: usize = 25;
+/// `"_truncated":""`.
+const OBJECT_MARKER_OVERHEAD: usize = 15;
+
+/// The cost model shared by the planner and the emitter.
+pub struct Costs<'a> {
+    pub marker: &'a MarkerTemplate,
+}
+
+impl Costs<'_> {
+    /// Output bytes of a string whose content (between the quotes) is `len` bytes, cut to keep
+    /// `kept` of them. Keeping it whole wins whenever it is no longer than the cut form.
+    #[inline]
+    pub fn string(&self, len: usize, kept: usize) -> usize {
+        if kept >= len {
+            return len + 2;
+        }
+        (len + 2).min(2 + kept + self.marker.len(len, kept))
+    }
+
+    /// A value of `len` bytes replaced by a marker string.
+    #[inline]
+    pub fn collapsed(&self, len: usize) -> usize {
+        2 + self.marker.len(len, 0)
+    }
+
+    pub fn array_marker(&self, n: usize, kept: usize, typed: bool) -> usize {
+        let overhead = if typed { TYPED_MARKER_OVERHEAD } else { 2 };
+        overhead + container_marker_len(n, kept, Unit::Items)
+    }
+
+    pub fn object_marker(&self, n: usize, kept: usize) -> usize {
+        OBJECT_MARKER_OVERHEAD + container_marker_len(n, kept, Unit::Keys)
+    }
+}
+
+/// True when an array's first element is an object whose first key is `"type"`: its marker
+/// element is then a text block, so consumers that dispatch on `type` read it as text.
+pub fn is_typed_array(nodes: &[Node], line: &[u8], i: usize) -> bool {
+    let Some(first) = nodes.get(i + 1).filter(|_| nodes[i].children > 0) else {
+        return false;
+    };
+    first.kind == Kind::Object
+        && first.children > 0
+        && nodes
+            .get(i + 2)
+            .is_some_and(|m| &line[m.key_start as usize..m.key_end as usize] == b"\"type\"")
+}
+
+/// Reusable planning state: one slot per node.
+#[derive(Default)]
+pub struct Planner {
+    pub state: Vec<State>,
+    /// Containers: children kept. Strings: content bytes kept, or [`WHOLE`].
+    pub kept: Vec<u32>,
+    full: Vec<usize>,
+    floor: Vec<usize>,
+    pref: Vec<usize>,
+    work: Vec<(u32, usize)>,
+    children: Vec<u32>,
+    candidates: Vec<u32>,
+}
+
+impl Planner {
+    /// Plans `nodes` (the index of `line`) into at most `budget` bytes. Returns false if the
+    /// structure could not be made to fit (the caller falls back to a minimal record).
+    pub fn plan(&mut self, nodes: &[Node], line: &[u8], budget: usize, costs: &Costs) -> bool {
+        let n = nodes.len();
+        self.state.clear();
+        self.state.resize(n, State::Keep);
+        self.kept.clear();
+        self.kept.extend(nodes.iter().map(|nd| match nd.kind {
+            Kind::Object | Kind::Array => nd.children,
+            _ => WHOLE,
+        }));
+        self.measure(nodes, budget, costs);
+        self.plan_structure(nodes, line, budget, costs);
+        self.plan_strings(nodes, line, budget, costs)
+    }
+
+    /// Bottom-up costs: children come after their parent, so a reverse sweep sees every child
+    /// before its container.
+    fn measure(&mut self, nodes: &[Node], budget: usize, costs: &Costs) {
+        let n = nodes.len();
+        for v in [&mut self.full, &mut self.floor, &mut self.pref] {
+            v.clear();
+            v.resize(n, 0);
+        }
+        let share = (budget / 8).max(64);
+        for i in (0..n).rev() {
+            let nd = &nodes[i];
+            match nd.kind {
+                Kind::String => {
+                    let len = nd.len() - 2;
+                    let floor = costs.string(len, 0);
+                    self.full[i] = nd.len();
+                    self.floor[i] = floor;
+                    self.pref[i] = nd.len().min(floor.max(share));
+                }
+                Kind::Scalar => {
+                    self.full[i] = nd.len();
+                    self.pref[i] = nd.len();
+                    self.floor[i] = nd.len().min(costs.collapsed(nd.len()));
+                }
+                Kind::Object | Kind::Array => {
+                    let mut full = 2 + (nd.children as usize).saturating_sub(1);
+                    let mut min = full;
+                    let mut pref = full;
+                    let mut c = i + 1;
+                    while c < nd.next as usize {
+                        let key = if nodes[c].has_key() {
+                            nodes[c].key_len() + 1
+                        } else {
+                            0
+                        };
+                        full += key + self.full[c];
+                        min += key + self.floor[c];
+                        pref += key + self.pref[c];
+                        c = nodes[c].next as usize;
+                    }
+                    self.full[i] = full;
+                    self.pref[i] = pref;
+                    self.floor[i] = min.min(costs.collapsed(nd.len()));
+                }
+            }
+        }
+    }
+
+    fn plan_structure(&mut self, nodes: &[Node], line: &[u8], budget: usize, costs: &Costs) {
+        self.work.clear();
+        self.work.push((0, budget));
+        while let Some((i, b)) = self.work.pop() {
+            let i = i as usize;
+            if self.pref[i] <= b {
+                continue;
+            }
+            match nodes[i].kind {
+                Kind::String => {}
+                Kind::Scalar => {
+                    if nodes[i].len() > b {
+                        self.state[i] = State::Collapsed;
+                    }
+                }
+                Kind::Object | Kind::Array => self.reduce(nodes, line, i, b, costs),
+            }
+        }
+    }
+
+    /// Fits container `i` into `b` bytes: chooses the children it keeps and hands each a budget.
+    fn reduce(&mut self, nodes: &[Node], line: &[u8], i: usize, b: usize, costs: &Costs) {
+        let nd = &nodes[i];
+        let is_object = nd.kind == Kind::Object;
+        self.children.clear();
+        let mut c = i + 1;
+        while c < nd.next as usize {
+            self.children.push(c as u32);
+            c = nodes[c].next as usize;
+        }
+        let n = self.children.len();
+        // Every entry pays its key, its colon and one comma; one comma too many is paid back.
+        let room = (b + 1).saturating_sub(2);
+        let entry = |c: u32, cost: usize| {
+            let nd = &nodes[c as usize];
+            cost + 1 + if nd.has_key() { nd.key_len() + 1 } else { 0 }
+        };
+        let typed = !is_object && is_typed_array(nodes, line, i);
+        let marker = |kept: usize| {
+            1 + if is_object {
+                costs.object_marker(n, kept)
+            } else {
+                costs.array_marker(n, kept, typed)
+            }
+        };
+
+        let mut keep = vec![false; n];
+        let mut kept = 0;
+        if is_object {
+            let all: usize = self
+                .children
+                .iter()
+                .map(|&c| entry(c, self.floor[c as usize]))
+                .sum();
+            if all <= room {
+                keep.fill(true);
+                kept = n;
+            } else {
+                // Preserved members first, then the others in order, while their floors fit.
+                let mut used = marker(n);
+                for pass in [true, false] {
+                    for (k, &c) in self.children.iter().enumerate() {
+                        let preserved = nodes[c as usize].class == FieldClass::Preserved;
+                        if preserved != pass || keep[k] {
+                            continue;
+                        }
+                        let need = entry(c, self.floor[c as usize]);
+                        if used + need <= room {
+                            used += need;
+                            keep[k] = true;
+                            kept += 1;
+                        }
+                    }
+                }
+            }
+        } else {
+            // Elements from both ends inward, each at its fair share; at their floors if that
+            // keeps fewer than the first and the last.
+            let pref = self.select_ends(&entry, &marker, room, true);
+            let (h, t) = if pref.0 + pref.1 >= n.min(2) {
+                pref
+            } else {
+                self.select_ends(&entry, &marker, room, false)
+            };
+            keep[..h].fill(true);
+            keep[n - t..].fill(true);
+            kept = h + t;
+        }
+
+        if kept == 0 {
+            let marker_only = 2 + marker(0) - 1;
+            self.state[i] = if marker_only <= b {
+                State::Reduced
+            } else {
+                State::Collapsed
+            };
+            self.kept[i] = 0;
+            for &c in &self.children {
+                self.state[c as usize] = State::Dropped;
+            }
+            return;
+        }
+        for (k, &c) in self.children.iter().enumerate() {
+            if !keep[k] {
+                self.state[c as usize] = State::Dropped;
+            }
+        }
+        if kept < n {
+            self.state[i] = State::Reduced;
+            self.kept[i] = kept as u32;
+        }
+
+        // Water-fill the room left among the kept children, between their floors and prefs.
+        let mut fixed = if kept < n { marker(kept) } else { 0 };
+        let mut top = 0;
+        for (k, &c) in self.children.iter().enumerate() {
+            if keep[k] {
+                fixed += entry(c, 0);
+                top = top.max(self.pref[c as usize]);
+            }
+        }
+        let avail = room.saturating_sub(fixed);
+        let (floor, pref, children) = (&self.floor, &self.pref, &self.children);
+        let fill = |level: usize| -> usize {
+            children
+                .iter()
+                .enumerate()
+                .filter(|&(k, _)| keep[k])
+                .map(|(_, &c)| {
+                    level.clamp(floor[c as usize], pref[c as usize].max(floor[c as usize]))
+                })
+                .sum()
+        };
+        let level = highest_level(top, |l| fill(l) <= avail);
+        for (k, &c) in self.children.iter().enumerate() {
+            if keep[k] {
+                let c = c as usize;
+                let b = level.clamp(self.floor[c], self.pref[c].max(self.floor[c]));
+                self.work.push((c as u32, b));
+            }
+        }
+    }
+
+    /// Counts of elements kept from the front and the back of an array, taking them alternately
+    /// while they fit (`by_pref`: at their fair share, else at their floor).
+    fn select_ends(
+        &self,
+        entry: &impl Fn(u32, usize) -> usize,
+        marker: &impl Fn(usize) -> usize,
+        room: usize,
+        by_pref: bool,
+    ) -> (usize, usize) {
+        let n = self.children.len();
+        let (mut h, mut t, mut used) = (0, 0, 0);
+        while h + t < n {
+            let c = if h <= t {
+                self.children[h]
+            } else {
+                self.children[n - 1 - t]
+            };
+            let cost = if by_pref {
+                self.pref[c as usize]
+            } else {
+                self.floor[c as usize]
+            };
+            let need = entry(c, cost);
+            let after = if h + t + 1 < n { marker(h + t + 1) } else { 0 };
+            if used + need + after > room {
+                break;
+            }
+            used += need;
+            if h <= t {
+                h += 1;
+            } else {
+                t += 1;
+            }
+        }
+        (h, t)
+    }
+
+    /// Raises the kept strings, class by class, as far as the budget allows.
+    fn plan_strings(&mut self, nodes: &[Node], line: &[u8], budget: usize, costs: &Costs) -> bool {
+        let mut fixed = 0;
+        self.candidates.clear();
+        let mut i = 0;
+        while i < nodes.len() {
+            let nd = &nodes[i];
+            if self.state[i] == State::Dropped {
+                i = nd.next as usize;
+                continue;
+            }
+            if nd.has_key() {
+                fixed += nd.key_len() + 1;
+            }
+            if self.state[i] == State::Collapsed {
+                fixed += costs.collapsed(nd.len());
+                i = nd.next as usize;
+                continue;
+            }
+            match nd.kind {
+                Kind::String => self.candidates.push(i as u32),
+                Kind::Scalar => fixed += nd.len(),
+                Kind::Object | Kind::Array => {
+                    let kept = self.kept[i] as usize;
+                    let n = nd.children as usize;
+                    let entries = kept + usize::from(kept < n);
+                    fixed += 2 + entries.saturating_sub(1);
+                    if kept < n {
+                        fixed += if nd.kind == Kind::Object {
+                            costs.object_marker(n, kept)
+                        } else {
+                            costs.array_marker(n, kept, is_typed_array(nodes, line, i))
+                        };
+                    }
+                }
+            }
+            i += 1;
+        }
+        let Some(room) = budget.checked_sub(fixed) else {
+            return false;
+        };
+
+        let len = |c: u32| nodes[c as usize].len() - 2;
+        let class = |c: u32| nodes[c as usize].class;
+        let mut total: usize = self
+            .candidates
+            .iter()
+            .map(|&c| costs.string(len(c), 0))
+            .sum();
+        if total > room {
+            return false;
+        }
+        let mut levels = [0usize; 4];
+        for class_now in FieldClass::ALL.into_iter().rev() {
+            let members = || {
+                self.candidates
+                    .iter()
+                    .copied()
+                    .filter(|&c| class(c) == class_now)
+            };
+            let at_floor: usize = members().map(|c| costs.string(len(c), 0)).sum();
+            let others = total - at_floor;
+            let top = members().map(len).max().unwrap_or(0);
+            let cost_at = |level: usize| {
+                members()
+                    .map(|c| costs.string(len(c), level))
+                    .sum::<usize>()
+            };
+            let level = highest_level(top, |l| others + cost_at(l) <= room);
+            levels[class_now as usize] = level;
+            total = others + cost_at(level);
+            if level < top {
+                break;
+            }
+        }
+        for &c in &self.candidates {
+            let l = len(c);
+            let level = levels[class(c) as usize];
+            self.kept[c as usize] = if costs.string(l, level) >= l + 2 {
+                WHOLE
+            } else {
+                level as u32
+            };
+        }
+        true
+    }
+}
+
+/// The highest `level` in `0..=top` for which `fits(level)` holds, given that `fits` only turns
+/// from true to false as the level rises; 0 when none fits.
+fn highest_level(top: usize, fits: impl Fn(usize) -> bool) -> usize {
+    if fits(top) {
+        return top;
+    }
+    let (mut lo, mut hi) = (0, top);
+    while lo + 1 < hi {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}

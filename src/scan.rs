@@ -1,0 +1,441 @@
+//! Scanning one line of JSON: strict RFC 8259 validation and, for lines that must be cut, a flat
+//! index of their values.
+//!
+//! The scanner is one iterative loop with an explicit stack of open containers, so nesting depth
+//! costs heap bytes, never call-stack frames. It is generic over a [`Visitor`]: validation uses a
+//! visitor that does nothing (and compiles away), planning uses [`IndexBuilder`].
+//!
+//! Strictness matches serde_json's except where noted: lone surrogate escapes (`"\ud800"`) are
+//! rejected because they cannot become valid UTF-8; there is no depth limit (serde_json stops at
+//! 128 levels); numbers of any size are accepted (serde_json without `arbitrary_precision` rejects
+//! `1e400`). The caller checks UTF-8 first, so the scanner sees only valid UTF-8.
+
+use crate::fields::{FieldClass, FieldClasses};
+
+/// What a node in the index is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Object,
+    Array,
+    String,
+    /// A number, `true`, `false` or `null`: kept as its exact text.
+    Scalar,
+}
+
+/// One value of the line. Ranges are byte offsets into the line.
+#[derive(Clone, Copy, Debug)]
+pub struct Node {
+    pub kind: Kind,
+    /// The value's text, quotes and brackets included.
+    pub start: u32,
+    pub end: u32,
+    /// The member's key, quotes included; empty (`key_start == key_end`) outside objects.
+    pub key_start: u32,
+    pub key_end: u32,
+    /// Index of the first node after this value's subtree (nodes are in document order).
+    pub next: u32,
+    /// Direct children (members or elements).
+    pub children: u32,
+    pub class: FieldClass,
+}
+
+impl Node {
+    pub fn len(&self) -> usize {
+        (self.end - self.start) as usize
+    }
+    pub fn key_len(&self) -> usize {
+        (self.key_end - self.key_start) as usize
+    }
+    pub fn has_key(&self) -> bool {
+        self.key_end > self.key_start
+    }
+}
+
+/// Receives the structure of a line as the scanner finds it.
+pub trait Visitor {
+    fn key(&mut self, start: usize, end: usize);
+    fn scalar(&mut self, kind: Kind, start: usize, end: usize);
+    fn open(&mut self, kind: Kind, start: usize);
+    fn close(&mut self, end: usize);
+}
+
+/// The visitor for plain validation.
+pub struct Validate;
+
+impl Visitor for Validate {
+    #[inline(always)]
+    fn key(&mut self, _: usize, _: usize) {}
+    #[inline(always)]
+    fn scalar(&mut self, _: Kind, _: usize, _: usize) {}
+    #[inline(always)]
+    fn open(&mut self, _: Kind, _: usize) {}
+    #[inline(always)]
+    fn close(&mut self, _: usize) {}
+}
+
+/// The line is not valid JSON. Where it went wrong is not kept: a malformed line is logged as a
+/// record of its text either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Invalid;
+
+const OBJ: u8 = 0;
+const ARR: u8 = 1;
+
+/// Bytes that end a run of plain string bytes: `"`, `\` and the control characters.
+static STRING_STOP: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        t[b] = true;
+        b += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t
+};
+
+#[inline]
+fn skip_ws(s: &[u8], mut i: usize) -> usize {
+    while let Some(&b) = s.get(i) {
+        if !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
+/// True when `s` is one strict JSON text (surrounding whitespace allowed). `s` must be UTF-8.
+pub fn is_valid(s: &[u8], stack: &mut Vec<u8>) -> bool {
+    scan(s, &mut Validate, stack).is_ok()
+}
+
+/// Scans `s` (valid UTF-8) as one JSON text, reporting its structure to `v`.
+pub fn scan<V: Visitor>(s: &[u8], v: &mut V, stack: &mut Vec<u8>) -> Result<(), Invalid> {
+    stack.clear();
+    let mut i = skip_ws(s, 0);
+    'value: loop {
+        // A value starts at `i`.
+        match *s.get(i).ok_or(Invalid)? {
+            b'{' => {
+                v.open(Kind::Object, i);
+                i = skip_ws(s, i + 1);
+                if s.get(i) == Some(&b'}') {
+                    i += 1;
+                    v.close(i);
+                } else {
+                    stack.push(OBJ);
+                    i = member_key(s, i, v)?;
+                    continue 'value;
+                }
+            }
+            b'[' => {
+                v.open(Kind::Array, i);
+                i = skip_ws(s, i + 1);
+                if s.get(i) == Some(&b']') {
+                    i += 1;
+                    v.close(i);
+                } else {
+                    stack.push(ARR);
+                    continue 'value;
+                }
+            }
+            b'"' => {
+                let end = string_end(s, i)?;
+                v.scalar(Kind::String, i, end);
+                i = end;
+            }
+            b'-' | b'0'..=b'9' => {
+                let end = number_end(s, i)?;
+                v.scalar(Kind::Scalar, i, end);
+                i = end;
+            }
+            b't' => i = literal(s, i, b"true", v)?,
+            b'f' => i = literal(s, i, b"false", v)?,
+            b'n' => i = literal(s, i, b"null", v)?,
+            _ => return Err(Invalid),
+        }
+        // A value ended at `i`: close containers until one wants another value.
+        loop {
+            i = skip_ws(s, i);
+            match stack.last() {
+                None => return if i == s.len() { Ok(()) } else { Err(Invalid) },
+                Some(&kind) => match (s.get(i), kind) {
+                    (Some(b','), OBJ) => {
+                        i = member_key(s, skip_ws(s, i + 1), v)?;
+                        continue 'value;
+                    }
+                    (Some(b','), _) => {
+                        i = skip_ws(s, i + 1);
+                        continue 'value;
+                    }
+                    (Some(b'}'), OBJ) | (Some(b']'), ARR) => {
+                        i += 1;
+                        stack.pop();
+                        v.close(i);
+                    }
+                    _ => return Err(Invalid),
+                },
+            }
+        }
+    }
+}
+
+/// Parses `"key" :` at `i`; returns where the member's value starts.
+#[inline]
+fn member_key<V: Visitor>(s: &[u8], i: usize, v: &mut V) -> Result<usize, Invalid> {
+    if s.get(i) != Some(&b'"') {
+        return Err(Invalid);
+    }
+    let end = string_end(s, i)?;
+    v.key(i, end);
+    let i = skip_ws(s, end);
+    if s.get(i) != Some(&b':') {
+        return Err(Invalid);
+    }
+    Ok(skip_ws(s, i + 1))
+}
+
+#[inline]
+fn literal<V: Visitor>(s: &[u8], i: usize, word: &[u8], v: &mut V) -> Result<usize, Invalid> {
+    let end = i + word.len();
+    if s.get(i..end) != Some(word) {
+        return Err(Invalid);
+    }
+    v.scalar(Kind::Scalar, i, end);
+    Ok(end)
+}
+
+/// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?` starting at `i`; returns its end.
+fn number_end(s: &[u8], mut i: usize) -> Result<usize, Invalid> {
+    let digit = |i: usize| s.get(i).is_some_and(u8::is_ascii_digit);
+    let digits = |mut i: usize| {
+        while digit(i) {
+            i += 1;
+        }
+        i
+    };
+    if s.get(i) == Some(&b'-') {
+        i += 1;
+    }
+    match s.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => i = digits(i),
+        _ => return Err(Invalid),
+    }
+    if s.get(i) == Some(&b'.') {
+        if !digit(i + 1) {
+            return Err(Invalid);
+        }
+        i = digits(i + 1);
+    }
+    if matches!(s.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(s.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if !digit(i) {
+            return Err(Invalid);
+        }
+        i = digits(i);
+    }
+    Ok(i)
+}
+
+/// The string starting with the quote at `i`; returns the index after its closing quote.
+#[inline]
+pub fn string_end(s: &[u8], i: usize) -> Result<usize, Invalid> {
+    let mut j = i + 1;
+    loop {
+        // Plain bytes run until a quote, a backslash or a control character.
+        match s[j.min(s.len())..]
+            .iter()
+            .position(|&b| STRING_STOP[b as usize])
+        {
+            None => return Err(Invalid),
+            Some(k) => j += k,
+        }
+        match s[j] {
+            b'"' => return Ok(j + 1),
+            b'\\' => j = escape_end(s, j)?,
+            _ => return Err(Invalid),
+        }
+    }
+}
+
+fn hex4(s: &[u8], i: usize) -> Option<u32> {
+    let h = s.get(i..i + 4)?;
+    let mut n = 0;
+    for &b in h {
+        n = n * 16 + (b as char).to_digit(16)?;
+    }
+    Some(n)
+}
+
+/// The escape whose backslash is at `j`; returns the index after it (after both halves of a
+/// surrogate pair).
+fn escape_end(s: &[u8], j: usize) -> Result<usize, Invalid> {
+    match s.get(j + 1) {
+        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => Ok(j + 2),
+        Some(b'u') => {
+            let cp = hex4(s, j + 2).ok_or(Invalid)?;
+            match cp {
+                0xD800..=0xDBFF => {
+                    if s.get(j + 6) == Some(&b'\\') && s.get(j + 7) == Some(&b'u') {
+                        match hex4(s, j + 8) {
+                            Some(0xDC00..=0xDFFF) => Ok(j + 12),
+                            _ => Err(Invalid),
+                        }
+                    } else {
+                        Err(Invalid)
+                    }
+                }
+                0xDC00..=0xDFFF => Err(Invalid),
+                _ => Ok(j + 6),
+            }
+        }
+        _ => Err(Invalid),
+    }
+}
+
+/// Builds the flat index of a line that must be cut.
+pub struct IndexBuilder<'a> {
+    pub nodes: &'a mut Vec<Node>,
+    line: &'a [u8],
+    fields: &'a FieldClasses,
+    open: Vec<u32>,
+    key: (u32, u32),
+}
+
+impl<'a> IndexBuilder<'a> {
+    pub fn new(nodes: &'a mut Vec<Node>, line: &'a [u8], fields: &'a FieldClasses) -> Self {
+        nodes.clear();
+        IndexBuilder {
+            nodes,
+            line,
+            fields,
+            open: Vec::new(),
+            key: (0, 0),
+        }
+    }
+
+    fn push(&mut self, kind: Kind, start: usize, end: usize) -> u32 {
+        let (key_start, key_end) = std::mem::take(&mut self.key);
+        let parent_class = match self.open.last() {
+            Some(&p) => {
+                self.nodes[p as usize].children += 1;
+                self.nodes[p as usize].class
+            }
+            None => FieldClass::Normal,
+        };
+        let class = if key_end > key_start + 2 {
+            let name = &self.line[key_start as usize + 1..key_end as usize - 1];
+            self.fields.class_of(name).unwrap_or(parent_class)
+        } else {
+            parent_class
+        };
+        let idx = self.nodes.len() as u32;
+        self.nodes.push(Node {
+            kind,
+            start: start as u32,
+            end: end as u32,
+            key_start,
+            key_end,
+            next: idx + 1,
+            children: 0,
+            class,
+        });
+        idx
+    }
+}
+
+impl Visitor for IndexBuilder<'_> {
+    fn key(&mut self, start: usize, end: usize) {
+        self.key = (start as u32, end as u32);
+    }
+    fn scalar(&mut self, kind: Kind, start: usize, end: usize) {
+        self.push(kind, start, end);
+    }
+    fn open(&mut self, kind: Kind, start: usize) {
+        let idx = self.push(kind, start, start);
+        self.open.push(idx);
+    }
+    fn close(&mut self, end: usize) {
+        if let Some(idx) = self.open.pop() {
+            let next = self.nodes.len() as u32;
+            let node = &mut self.nodes[idx as usize];
+            node.end = end as u32;
+            node.next = next;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn valid(s: &str) -> bool {
+        is_valid(s.as_bytes(), &mut Vec::new())
+    }
+
+    #[test]
+    fn accepts_strict_json() {
+        for s in [
+            "0",
+            "-0",
+            "1.0",
+            "1e400",
+            "-1.5E+3",
+            "\"\"",
+            "\"\\ud83d\\ude00\"",
+            "[]",
+            "{}",
+            " [1, {\"a\" : [true,false,null]}] ",
+            "\"\\\"\\\\\\/\\b\\f\\n\\r\\t\\u0000\"",
+        ] {
+            assert!(valid(s), "{s}");
+        }
+    }
+
+    #[test]
+    fn rejects_what_serde_json_rejects() {
+        for s in [
+            "",
+            " ",
+            "01",
+            "1.",
+            ".5",
+            "-",
+            "+1",
+            "1e",
+            "NaN",
+            "Infinity",
+            "tru",
+            "nul",
+            "[1,]",
+            "{\"a\":1,}",
+            "{\"a\"}",
+            "{1:2}",
+            "[1 2]",
+            "\"\\x\"",
+            "\"\\ud800\"",
+            "\"\\udc00\"",
+            "\"\\ud800\\u0041\"",
+            "\"a\tb\"",
+            "\"abc",
+            "[",
+            "{}{}",
+            "1 2",
+        ] {
+            assert!(!valid(s), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn deep_nesting_does_not_recurse() {
+        let depth = 1_000_000;
+        let s = "[".repeat(depth) + &"]".repeat(depth);
+        assert!(valid(&s));
+        assert!(!valid(&s[..s.len() - 1]));
+    }
+}
