@@ -87,7 +87,7 @@ struct Cli {
 
     /// A field whose values are never cut unless nothing else is left (repeatable; adds to the
     /// defaults: type, subtype, timestamp, error, is_error, id, uuid, session_id, tool_use_id,
-    /// parent_tool_use_id).
+    /// parent_tool_use_id, sessionId, parentUuid).
     #[arg(long, value_name = "FIELD")]
     preserve: Vec<String>,
 

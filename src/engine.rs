@@ -87,9 +87,11 @@ impl LineEngine {
     }
 
     /// Appends the log line for `line` to `out`, newline included, or nothing for a blank line.
-    /// `line` is one input line without its `\n`; a trailing `\r` is dropped.
+    /// `line` is one input line without its `\n`; trailing `\r`s are dropped (so that a log
+    /// line never ends with one, and a second pass changes nothing).
     pub fn process(&mut self, line: &[u8], out: &mut Vec<u8>) -> Outcome {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let end = line.iter().rposition(|&b| b != b'\r').map_or(0, |p| p + 1);
+        let line = &line[..end];
         if line
             .iter()
             .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))

@@ -35,6 +35,9 @@ pub const DEFAULT_PRESERVE: &[&str] = &[
     "session_id",
     "tool_use_id",
     "parent_tool_use_id",
+    // The same ids as Claude Code transcripts spell them.
+    "sessionId",
+    "parentUuid",
 ];
 
 pub const DEFAULT_TRUNCATE_FIRST: &[&str] = &[

@@ -37,6 +37,9 @@ pub enum State {
     Dropped,
 }
 
+/// Strings this short are never cut: an id or a path is worth more whole than its marker.
+pub const MIN_CUT_LEN: usize = 64;
+
 /// `kept` value of a string kept whole.
 pub const WHOLE: u32 = u32::MAX;
 
@@ -53,10 +56,11 @@ pub struct Costs<'a> {
 
 impl Costs<'_> {
     /// Output bytes of a string whose content (between the quotes) is `len` bytes, cut to keep
-    /// `kept` of them. Keeping it whole wins whenever it is no longer than the cut form.
+    /// `kept` of them. Keeping it whole wins whenever it is no longer than the cut form, and
+    /// always for strings of at most [`MIN_CUT_LEN`] bytes.
     #[inline]
     pub fn string(&self, len: usize, kept: usize) -> usize {
-        if kept >= len {
+        if kept >= len || len <= MIN_CUT_LEN {
             return len + 2;
         }
         (len + 2).min(2 + kept + self.marker.len(len, kept))

@@ -1,0 +1,231 @@
+//! Shared test support: the serde_json oracle, the log contract, and runners that feed input in
+//! chunks of several sizes.
+#![allow(dead_code)]
+
+pub mod naive;
+
+use serde_json::Value;
+use smart_tee::engine::{EngineConfig, LineEngine};
+use smart_tee::log::LogWriter;
+use smart_tee::sink::{LogSink, SharedBuffer};
+
+/// The chunk sizes every engine case is fed in (0 = the whole input at once).
+pub const CHUNKS: [usize; 4] = [0, 1, 7, 64 * 1024];
+
+/// Parses one log line with serde_json, strictly: exact number text, no depth limit. A value
+/// nested deeper than 1000 levels is parsed (and dropped) on a thread with a large stack, and
+/// only the verdict comes back: `Ok(Value::Null)`.
+pub fn strict_parse(line: &[u8]) -> Result<Value, String> {
+    fn parse(line: &[u8]) -> Result<Value, String> {
+        let mut de = serde_json::Deserializer::from_slice(line);
+        de.disable_recursion_limit();
+        let v = serde::Deserialize::deserialize(&mut de).map_err(|e| e.to_string())?;
+        de.end().map_err(|e| e.to_string())?;
+        Ok(v)
+    }
+    if depth(line) <= 1000 {
+        return parse(line);
+    }
+    let owned = line.to_vec();
+    std::thread::Builder::new()
+        .stack_size(1 << 30)
+        .spawn(move || parse(&owned).map(|_| Value::Null))
+        .expect("spawn")
+        .join()
+        .expect("parser thread")
+}
+
+/// Greatest nesting depth of brackets outside strings.
+fn depth(line: &[u8]) -> usize {
+    let (mut d, mut max, mut in_str, mut esc) = (0usize, 0, false, false);
+    for &b in line {
+        if in_str {
+            match b {
+                _ if esc => esc = false,
+                b'\\' => esc = true,
+                b'"' => in_str = false,
+                _ => {}
+            }
+        } else {
+            match b {
+                b'"' => in_str = true,
+                b'[' | b'{' => {
+                    d += 1;
+                    max = max.max(d);
+                }
+                b']' | b'}' => d = d.saturating_sub(1),
+                _ => {}
+            }
+        }
+    }
+    max
+}
+
+/// True when `line` is JSON by the oracle (serde_json with the engine's documented exceptions:
+/// no depth limit, numbers of any size).
+pub fn is_json(line: &[u8]) -> bool {
+    strict_parse(line).is_ok()
+}
+
+/// Runs the log side of the tee over `input`, fed in chunks of `chunk` bytes (0: at once).
+/// Asserts that no line needed the last-resort record: the planner fits every line it is given.
+pub fn log_of(input: &[u8], config: &EngineConfig, chunk: usize) -> Vec<u8> {
+    let buf = SharedBuffer::default();
+    let sink = LogSink::new("test.log".as_ref(), Box::new(buf.clone()));
+    let mut log = LogWriter::new(LineEngine::new(config.clone()), vec![sink]);
+    if chunk == 0 {
+        assert!(log.feed(input).is_empty());
+    } else {
+        for c in input.chunks(chunk) {
+            assert!(log.feed(c).is_empty());
+        }
+    }
+    assert!(log.finish().is_empty());
+    assert_eq!(
+        log.stats().lines_unplanned,
+        0,
+        "the planner gave up on a line"
+    );
+    buf.contents()
+}
+
+pub fn config(budget: usize) -> EngineConfig {
+    EngineConfig {
+        max_line_bytes: budget,
+        ..EngineConfig::default()
+    }
+}
+
+/// The input lines as the log sees them: split on `\n`, one `\r` dropped, blanks left out.
+pub fn input_lines(input: &[u8]) -> Vec<&[u8]> {
+    let mut lines: Vec<&[u8]> = input.split(|&b| b == b'\n').collect();
+    if input.ends_with(b"\n") || input.is_empty() {
+        lines.pop();
+    }
+    lines
+        .into_iter()
+        .map(|l| &l[..l.iter().rposition(|&b| b != b'\r').map_or(0, |p| p + 1)])
+        .filter(|l| !l.iter().all(|b| b" \t\r\n".contains(b)))
+        .collect()
+}
+
+/// Checks the log contract for `input` at `budget`, feeding it in every chunk size; returns the
+/// log. Items: one line per non-blank line, each strict JSON within the budget, valid lines that
+/// fit unchanged, non-JSON lines as records, the same log whatever the chunking, and idempotence.
+pub fn check_contract(input: &[u8], budget: usize) -> Vec<u8> {
+    let cfg = config(budget);
+    let log = log_of(input, &cfg, 0);
+    let want = input_lines(input);
+    assert!(
+        log.is_empty() || log.ends_with(b"\n"),
+        "log must end with a newline"
+    );
+    let got: Vec<&[u8]> = if log.is_empty() {
+        Vec::new()
+    } else {
+        log[..log.len() - 1].split(|&b| b == b'\n').collect()
+    };
+    assert_eq!(
+        got.len(),
+        want.len(),
+        "one log line per non-blank input line"
+    );
+    for (inp, out) in want.iter().zip(&got) {
+        if budget != 0 {
+            assert!(
+                out.len() <= budget,
+                "log line of {} bytes over budget {budget}",
+                out.len()
+            );
+        }
+        assert!(std::str::from_utf8(out).is_ok(), "log line not UTF-8");
+        assert!(
+            !out.starts_with("\u{FEFF}".as_bytes()),
+            "log line starts with a BOM"
+        );
+        let parsed = strict_parse(out).unwrap_or_else(|e| {
+            panic!("log line not JSON ({e}): {}", String::from_utf8_lossy(out))
+        });
+        let inp_json = inp.strip_prefix("\u{FEFF}".as_bytes()).unwrap_or(inp);
+        if is_json(inp_json) {
+            if budget == 0 || inp_json.len() <= budget {
+                assert_eq!(out, &inp_json, "a valid line that fits is logged unchanged");
+            }
+        } else {
+            assert!(
+                parsed.get("type").and_then(Value::as_str) == Some("non_json"),
+                "non-JSON line not logged as a record: {}",
+                String::from_utf8_lossy(out)
+            );
+        }
+    }
+    for chunk in &CHUNKS[1..] {
+        let again = log_of(input, &cfg, *chunk);
+        assert!(
+            again == log,
+            "log depends on chunking ({chunk}):\n{}\n{}",
+            show(&again),
+            show(&log)
+        );
+    }
+    let again = log_of(&log, &cfg, 0);
+    assert!(
+        again == log,
+        "feeding the log through again changed it:\n{}\n{}",
+        show(&again),
+        show(&log)
+    );
+    log
+}
+
+pub fn show(bytes: &[u8]) -> String {
+    let s = String::from_utf8_lossy(bytes);
+    if s.len() > 2000 {
+        format!(
+            "{}…{}",
+            &s[..s.floor_char_boundary(1000)],
+            &s[s.ceil_char_boundary(s.len() - 1000)..]
+        )
+    } else {
+        s.into_owned()
+    }
+}
+
+/// Splits a log into its lines (without newlines).
+pub fn lines(log: &[u8]) -> Vec<&[u8]> {
+    if log.is_empty() {
+        return Vec::new();
+    }
+    log[..log.len() - 1].split(|&b| b == b'\n').collect()
+}
+
+/// The path of the real corpus: `SMART_TEE_CORPUS`, else `../shared/corpus/real` beside the
+/// repository. Panics (never skips) when it is missing.
+pub fn corpus_dir() -> std::path::PathBuf {
+    let dir = std::env::var_os("SMART_TEE_CORPUS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/real")
+        });
+    assert!(
+        dir.is_dir(),
+        "the real corpus is missing at {} (set SMART_TEE_CORPUS to its path)",
+        dir.display()
+    );
+    dir
+}
+
+pub fn corpus_files() -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(corpus_dir())
+        .expect("read corpus dir")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    assert!(
+        files.len() >= 6,
+        "expected at least 6 corpus files, found {}",
+        files.len()
+    );
+    files
+}

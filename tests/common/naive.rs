@@ -1,0 +1,190 @@
+//! The plain reference: parse with `serde_json::Value`, cut, serialize. Obviously correct and
+//! slow; the tests hold the engine against it and the benches measure the engine beside it.
+#![allow(dead_code)]
+
+use serde_json::Value;
+
+const MARK: &str = "[TRUNCATED: ";
+
+/// Cuts `line` to `budget` bytes the naive way: parse, shorten every long string and array a
+/// little more each round, serialize, until it fits.
+pub fn naive_cut(line: &[u8], budget: usize) -> Vec<u8> {
+    let Ok(value) = serde_json::from_slice::<Value>(line) else {
+        let text = String::from_utf8_lossy(line);
+        let rec = serde_json::json!({"type": "non_json", "text": text});
+        return naive_cut(&serde_json::to_vec(&rec).unwrap_or_default(), budget);
+    };
+    if line.len() <= budget {
+        return line.to_vec();
+    }
+    let (mut max_str, mut max_items) = (budget, 64usize);
+    loop {
+        let cut = shrink(&value, max_str, max_items);
+        let out = serde_json::to_vec(&cut).unwrap_or_default();
+        if out.len() <= budget || max_str == 0 {
+            return out;
+        }
+        max_str = max_str * 3 / 4;
+        max_items = (max_items * 3 / 4).max(2);
+    }
+}
+
+fn shrink(v: &Value, max_str: usize, max_items: usize) -> Value {
+    match v {
+        Value::String(s) if s.len() > max_str => {
+            let head: String = s.chars().take(max_str / 2).collect();
+            let tail: String = {
+                let t: Vec<char> = s.chars().rev().take(max_str / 2).collect();
+                t.into_iter().rev().collect()
+            };
+            Value::String(format!(
+                "{head}[TRUNCATED: {} → {} bytes]{tail}",
+                s.len(),
+                head.len() + tail.len()
+            ))
+        }
+        Value::Array(a) if a.len() > max_items => {
+            let h = max_items / 2;
+            let mut out: Vec<Value> = a[..h]
+                .iter()
+                .map(|x| shrink(x, max_str, max_items))
+                .collect();
+            out.push(Value::String(format!(
+                "[TRUNCATED: {} → {} items]",
+                a.len(),
+                max_items
+            )));
+            out.extend(
+                a[a.len() - (max_items - h)..]
+                    .iter()
+                    .map(|x| shrink(x, max_str, max_items)),
+            );
+            Value::Array(out)
+        }
+        Value::Array(a) => Value::Array(a.iter().map(|x| shrink(x, max_str, max_items)).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, x)| (k.clone(), shrink(x, max_str, max_items)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// Parses `[TRUNCATED: a → b unit]` at the start of `s`; returns (a, b, unit, rest).
+fn parse_marker(s: &str) -> Option<(usize, usize, &str, &str)> {
+    let s = s.strip_prefix(MARK)?;
+    let (a, s) = s.split_once(" → ")?;
+    let (b, s) = s.split_once(' ')?;
+    let (unit, rest) = s.split_once(']')?;
+    Some((a.parse().ok()?, b.parse().ok()?, unit, rest))
+}
+
+/// Is `out` the string `orig` cut to head + marker + tail?
+fn is_cut_of(orig: &str, out: &str) -> bool {
+    if orig == out {
+        return true;
+    }
+    out.match_indices(MARK).any(|(p, _)| {
+        let head = &out[..p];
+        match parse_marker(&out[p..]) {
+            Some((original, kept, "bytes", tail)) => {
+                kept < original
+                    && head.len() + tail.len() <= orig.len()
+                    && orig.starts_with(head)
+                    && orig.ends_with(tail)
+            }
+            _ => false,
+        }
+    })
+}
+
+fn is_container_marker(v: &Value, n: usize, kept: usize, unit: &str) -> bool {
+    let s = match v {
+        Value::String(s) => s.as_str(),
+        Value::Object(o) if o.len() == 2 && o.get("type") == Some(&Value::from("text")) => {
+            match o.get("text") {
+                Some(Value::String(s)) => s.as_str(),
+                _ => return false,
+            }
+        }
+        _ => return false,
+    };
+    matches!(parse_marker(s), Some((a, b, u, "")) if a == n && b == kept && u == unit)
+}
+
+/// Checks that `out` keeps `orig`'s structure: the same keys in the same order (those not
+/// dropped behind a marker), scalars exact, strings whole or cut to head + marker + tail,
+/// arrays whole or their first and last elements around one marker element, containers
+/// replaced only by a marker. Iterative, so deep values do not exhaust the stack.
+pub fn agrees(orig: &Value, out: &Value) -> Result<(), String> {
+    let mut work = vec![(orig, out, String::from("$"))];
+    while let Some((a, b, path)) = work.pop() {
+        match (a, b) {
+            (Value::Object(x), Value::Object(y)) => {
+                let mut keys = x.keys();
+                let mut kept = 0;
+                for (k, v) in y {
+                    if k == "_truncated" && !x.contains_key("_truncated") {
+                        if !is_container_marker(v, x.len(), y.len() - 1, "keys") {
+                            return Err(format!("{path}: bad object marker {v}"));
+                        }
+                        continue;
+                    }
+                    if !keys.any(|ok| ok == k) {
+                        return Err(format!("{path}: key {k:?} out of order or unknown"));
+                    }
+                    kept += 1;
+                    work.push((&x[k], v, format!("{path}.{k}")));
+                }
+                if kept < x.len() && !y.contains_key("_truncated") {
+                    return Err(format!(
+                        "{path}: {} keys dropped without a marker",
+                        x.len() - kept
+                    ));
+                }
+            }
+            (Value::Array(x), Value::Array(y)) => {
+                let kept = y.len().saturating_sub(1);
+                let marker =
+                    (0..y.len()).find(|&i| is_container_marker(&y[i], x.len(), kept, "items"));
+                let Some(m) = marker.filter(|_| y.len() <= x.len()) else {
+                    if x.len() != y.len() {
+                        return Err(format!(
+                            "{path}: array of {} cut to {} without a marker",
+                            x.len(),
+                            y.len()
+                        ));
+                    }
+                    for (i, (p, q)) in x.iter().zip(y).enumerate() {
+                        work.push((p, q, format!("{path}[{i}]")));
+                    }
+                    continue;
+                };
+                for i in 0..m {
+                    work.push((&x[i], &y[i], format!("{path}[{i}]")));
+                }
+                let t = y.len() - m - 1;
+                for j in 0..t {
+                    let xi = x.len() - t + j;
+                    work.push((&x[xi], &y[m + 1 + j], format!("{path}[{xi}]")));
+                }
+            }
+            (Value::String(x), Value::String(y)) => {
+                if !is_cut_of(x, y) {
+                    return Err(format!("{path}: {y:?} is not a cut of the original"));
+                }
+            }
+            (_, Value::String(y)) if !a.is_string() => match parse_marker(y) {
+                Some((_, 0, "bytes", "")) => {}
+                _ => return Err(format!("{path}: {a} replaced by {y:?}")),
+            },
+            _ => {
+                if a != b {
+                    return Err(format!("{path}: {a} became {b}"));
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,338 @@
+//! The hostile set: inputs written to break a logger. Each goes through the full contract
+//! (every chunk size, idempotence) and then a check of what it must look like.
+
+mod common;
+
+use common::naive::agrees;
+use common::{check_contract, lines, strict_parse};
+use serde_json::Value;
+
+fn one_line(input: &[u8], budget: usize) -> Vec<u8> {
+    let log = check_contract(input, budget);
+    let ls = lines(&log);
+    assert_eq!(ls.len(), 1, "expected one log line");
+    ls[0].to_vec()
+}
+
+fn record_text(out: &[u8]) -> String {
+    let v = strict_parse(out).expect("JSON");
+    assert_eq!(v["type"], "non_json", "{}", String::from_utf8_lossy(out));
+    v["text"].as_str().expect("text").to_string()
+}
+
+#[test]
+fn broken_json_becomes_records() {
+    for bad in [
+        &b"{\"a\":"[..],
+        b"[1,2",
+        b"{\"a\" 1}",
+        b"}{",
+        b"{\"a\":1} x",
+        b"NaN",
+        b"[NaN]",
+        b"Infinity",
+        b"-Infinity",
+        b"{\"a\":01}",
+        b"plain text log line",
+        b"{'a':1}",
+        b"[1,]",
+        b"\"unterminated",
+        b"{\"a\":\"tab\there\"}",
+    ] {
+        for budget in [128, 5120, 0] {
+            let out = one_line(bad, budget);
+            assert_eq!(record_text(&out), String::from_utf8_lossy(bad));
+        }
+    }
+}
+
+#[test]
+fn broken_utf8_is_replaced() {
+    let cases: [&[u8]; 5] = [
+        b"\xff\xfe",
+        b"\"\xe2\x82\"",
+        b"\xc0\xaf overlong slash",
+        b"{\"a\":\"\xed\xa0\x80\"}",
+        b"{\"a\":\"\xc0\xaf\"}",
+    ];
+    for bad in cases {
+        let out = one_line(bad, 5120);
+        let text = record_text(&out);
+        assert!(text.contains('\u{FFFD}'), "{text:?}");
+        assert_eq!(text, String::from_utf8_lossy(bad));
+    }
+}
+
+#[test]
+fn long_broken_utf8_is_cut_on_boundaries() {
+    let mut line = Vec::new();
+    for i in 0..20_000 {
+        line.extend_from_slice(if i % 3 == 0 {
+            b"\xff"
+        } else {
+            "é\u{0}😀".as_bytes()
+        });
+    }
+    let out = one_line(&line, 1000);
+    let text = record_text(&out);
+    assert!(
+        text.contains(&format!("[TRUNCATED: {} → ", line.len())),
+        "{text}"
+    );
+}
+
+#[test]
+fn deep_nesting_is_cut_without_recursion() {
+    let depth = 100_000;
+    let arrays = "[".repeat(depth) + &"]".repeat(depth);
+    let objects = "{\"a\":".repeat(depth) + "1" + &"}".repeat(depth);
+    for deep in [arrays, objects] {
+        for budget in [128, 5120] {
+            let out = one_line(deep.as_bytes(), budget);
+            let text = String::from_utf8(out).unwrap();
+            assert!(
+                text.contains("[TRUNCATED: "),
+                "a marker shows where the nesting was cut"
+            );
+            assert_eq!(&text[..20], &deep[..20], "the outer levels are kept");
+        }
+        // With no budget the line is valid JSON and is logged unchanged.
+        assert_eq!(one_line(deep.as_bytes(), 0), deep.as_bytes());
+    }
+}
+
+#[test]
+fn a_60_megabyte_string_keeps_head_and_tail() {
+    let body = "0123456789abcdef".repeat(60 << 16);
+    let line = format!(r#"{{"type":"user","uuid":"u-1","content":"HEAD{body}TAIL"}}"#);
+    let out = one_line(line.as_bytes(), 5120);
+    let v = strict_parse(&out).unwrap();
+    assert_eq!(v["type"], "user");
+    assert_eq!(v["uuid"], "u-1");
+    let content = v["content"].as_str().unwrap();
+    assert!(content.starts_with("HEAD0123"), "{}", &content[..40]);
+    assert!(content.ends_with("cdefTAIL"));
+    assert!(content.contains(&format!("[TRUNCATED: {} → ", body.len() + 8)));
+    assert!(
+        out.len() > 4000,
+        "the budget is used, not wasted: {}",
+        out.len()
+    );
+}
+
+#[test]
+fn huge_arrays_keep_first_and_last_elements() {
+    let numbers: Vec<String> = (0..1_000_000).map(|i| i.to_string()).collect();
+    let line = format!("[{}]", numbers.join(","));
+    let out = one_line(line.as_bytes(), 5120);
+    let v: Vec<Value> = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v[0], 0);
+    assert_eq!(v[v.len() - 1], 999_999);
+    let marker = v.iter().find(|e| e.is_string()).expect("marker element");
+    assert!(
+        marker
+            .as_str()
+            .unwrap()
+            .starts_with("[TRUNCATED: 1000000 → ")
+    );
+
+    let blocks: Vec<String> = (0..57)
+        .map(|i| {
+            format!(
+                r#"{{"type":"text","text":"block {i} {}"}}"#,
+                "x".repeat(2000)
+            )
+        })
+        .collect();
+    let line = format!(r#"{{"type":"user","content":[{}]}}"#, blocks.join(","));
+    let out = one_line(line.as_bytes(), 5120);
+    let v = strict_parse(&out).unwrap();
+    let content = v["content"].as_array().unwrap();
+    assert!(content.len() < 57);
+    assert!(content[0]["text"].as_str().unwrap().starts_with("block 0 "));
+    assert!(
+        content.last().unwrap()["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("block 56 ")
+    );
+    let marker = content
+        .iter()
+        .find(|b| b["text"].as_str().unwrap().starts_with("[TRUNCATED: 57 → "));
+    assert_eq!(marker.expect("typed marker block")["type"], "text");
+}
+
+#[test]
+fn two_hundred_thousand_keys() {
+    let members: Vec<String> = (0..200_000).map(|i| format!("\"k{i}\":{i}")).collect();
+    let line = format!("{{\"type\":\"big\",{}}}", members.join(","));
+    let out = one_line(line.as_bytes(), 5120);
+    let v = strict_parse(&out).unwrap();
+    let obj = v.as_object().unwrap();
+    assert_eq!(obj.keys().next().unwrap(), "type");
+    assert_eq!(obj["k0"], 0);
+    assert!(
+        obj["_truncated"]
+            .as_str()
+            .unwrap()
+            .starts_with("[TRUNCATED: 200001 → ")
+    );
+    agrees(&strict_parse(line.as_bytes()).unwrap(), &v).unwrap();
+}
+
+#[test]
+fn odd_numbers_keep_their_text() {
+    let nums = [
+        "-0",
+        "1.0",
+        "1e400",
+        "1E+400",
+        "-1.5e-400",
+        "123456789012345678901234567890",
+        "0.1e1",
+    ];
+    let line = format!(
+        r#"{{"n":[{}],"content":"{}"}}"#,
+        nums.join(","),
+        "y".repeat(10_000)
+    );
+    let out = String::from_utf8(one_line(line.as_bytes(), 1024)).unwrap();
+    assert!(
+        out.starts_with(&format!(r#"{{"n":[{}],"content":"yyy"#, nums.join(","))),
+        "{out}"
+    );
+}
+
+#[test]
+fn surrogate_escapes() {
+    assert!(record_text(&one_line(br#""\ud800""#, 5120)).contains("\\ud800"));
+    assert!(record_text(&one_line(br#"{"a":"\udc00\ud800"}"#, 5120)).contains("\\udc00"));
+    let pairs = "\\ud83d\\ude00".repeat(3000);
+    let line = format!(r#"{{"type":"x","text":"{pairs}"}}"#);
+    for budget in [128, 1000, 1001, 1002, 1003, 1004, 1005, 5120] {
+        let out = one_line(line.as_bytes(), budget);
+        let v = strict_parse(&out).unwrap();
+        let text = v["text"].as_str().unwrap();
+        assert!(text.contains("[TRUNCATED: 36000 → "), "{text}");
+        assert!(
+            text.chars().all(|c| c.is_ascii() || c == '😀' || c == '→'),
+            "no half pairs"
+        );
+    }
+}
+
+#[test]
+fn escapes_are_never_split() {
+    let body = "a\\n\\\\\\\"\\u00e9\\t".repeat(2000);
+    let line = format!(r#"{{"s":"{body}"}}"#);
+    for budget in 128..400 {
+        let out = one_line(line.as_bytes(), budget);
+        assert!(strict_parse(&out).is_ok());
+    }
+}
+
+#[test]
+fn bom_nul_crlf_blank_and_no_final_newline() {
+    let input = b"\xef\xbb\xbf{\"a\":1}\r\n\r\n   \n\t\nnul\0byte\r\n{\"b\":2}";
+    let log = check_contract(input, 5120);
+    let ls = lines(&log);
+    assert_eq!(ls.len(), 3);
+    assert_eq!(ls[0], b"{\"a\":1}");
+    assert_eq!(record_text(ls[1]), "nul\0byte");
+    assert_eq!(ls[2], b"{\"b\":2}");
+}
+
+#[test]
+fn top_level_scalars_and_arrays() {
+    for s in [
+        "1",
+        "true",
+        "null",
+        "\"short\"",
+        "[1,2,3]",
+        "  {\"spaced\" : true}  ",
+    ] {
+        assert_eq!(one_line(s.as_bytes(), 5120), s.as_bytes());
+    }
+    let long = format!("\"{}\"", "z".repeat(100_000));
+    let out = one_line(long.as_bytes(), 500);
+    assert!(
+        strict_parse(&out)
+            .unwrap()
+            .as_str()
+            .unwrap()
+            .contains("[TRUNCATED: 100000 → ")
+    );
+    let long_number = "9".repeat(10_000);
+    let out = one_line(long_number.as_bytes(), 500);
+    assert!(
+        strict_parse(&out)
+            .unwrap()
+            .as_str()
+            .unwrap()
+            .starts_with("[TRUNCATED: 10000 → 0")
+    );
+}
+
+#[test]
+fn duplicate_keys_are_kept() {
+    assert_eq!(one_line(br#"{"a":1,"a":2}"#, 5120), br#"{"a":1,"a":2}"#);
+    let line = format!(r#"{{"a":1,"a":"{}","a":3}}"#, "q".repeat(9000));
+    let out = String::from_utf8(one_line(line.as_bytes(), 1000)).unwrap();
+    assert!(
+        out.starts_with(r#"{"a":1,"a":"qqq"#) && out.ends_with(r#"qq","a":3}"#),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_huge_preserved_field_is_cut_visibly_and_last() {
+    let line = format!(
+        r#"{{"type":"{}","content":"{}","id":"keep-me"}}"#,
+        "t".repeat(100_000),
+        "c".repeat(100_000)
+    );
+    let out = one_line(line.as_bytes(), 5120);
+    let v = strict_parse(&out).unwrap();
+    assert_eq!(v["id"], "keep-me");
+    let t = v["type"].as_str().unwrap();
+    let c = v["content"].as_str().unwrap();
+    assert!(t.contains("[TRUNCATED: 100000 → "));
+    assert!(t.len() > 4000, "the preserved field gets the budget first");
+    assert!(c.starts_with("[TRUNCATED: 100000 → 0 bytes]"), "{c}");
+}
+
+#[test]
+fn cut_prefers_a_nearby_newline() {
+    let text: String = (0..2000)
+        .map(|i| format!("line {i:04} of the file\\n"))
+        .collect();
+    let line = format!(r#"{{"content":"{text}"}}"#);
+    let out = one_line(line.as_bytes(), 2000);
+    let v = strict_parse(&out).unwrap();
+    let c = v["content"].as_str().unwrap();
+    let (head, rest) = c.split_once("[TRUNCATED: ").unwrap();
+    let tail = rest.split_once(']').unwrap().1;
+    assert!(head.ends_with('\n'), "head ends at a newline: {head:?}");
+    assert!(tail.starts_with("line "), "tail starts at a line: {tail:?}");
+}
+
+#[test]
+fn preserved_ids_and_types_survive_small_budgets() {
+    let line = format!(
+        r#"{{"type":"user","message":{{"role":"user","content":[{{"tool_use_id":"toolu_1","type":"tool_result","content":"{}","is_error":true}}]}},"uuid":"u-9","timestamp":"2026-01-01T00:00:00.000Z","tool_use_result":{{"stdout":"{}"}}}}"#,
+        "o".repeat(50_000),
+        "o".repeat(50_000)
+    );
+    for budget in [512, 1024, 5120] {
+        let out = one_line(line.as_bytes(), budget);
+        let v = strict_parse(&out).unwrap();
+        assert_eq!(v["type"], "user");
+        assert_eq!(v["uuid"], "u-9");
+        assert_eq!(v["timestamp"], "2026-01-01T00:00:00.000Z");
+        let block = &v["message"]["content"][0];
+        assert_eq!(block["tool_use_id"], "toolu_1");
+        assert_eq!(block["is_error"], true);
+        agrees(&strict_parse(line.as_bytes()).unwrap(), &v).unwrap();
+    }
+}
