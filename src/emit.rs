@@ -94,7 +94,7 @@ pub fn emit_plan(
         }
         if state[i] == State::Collapsed {
             out.push(b'"');
-            style.marker.render(nd.len(), 0, out);
+            style.marker.render(nd.text_len(), 0, out);
             out.push(b'"');
             i = nd.next as usize;
             continue;

@@ -139,16 +139,16 @@ impl Planner {
             let nd = &nodes[i];
             match nd.kind {
                 Kind::String => {
-                    let len = nd.len() - 2;
+                    let len = nd.text_len() - 2;
                     let floor = costs.string(len, 0);
-                    self.full[i] = nd.len();
+                    self.full[i] = nd.text_len();
                     self.floor[i] = floor;
-                    self.pref[i] = nd.len().min(floor.max(share));
+                    self.pref[i] = nd.text_len().min(floor.max(share));
                 }
                 Kind::Scalar => {
-                    self.full[i] = nd.len();
-                    self.pref[i] = nd.len();
-                    self.floor[i] = nd.len().min(costs.collapsed(nd.len()));
+                    self.full[i] = nd.text_len();
+                    self.pref[i] = nd.text_len();
+                    self.floor[i] = nd.text_len().min(costs.collapsed(nd.text_len()));
                 }
                 Kind::Object | Kind::Array => {
                     let mut full = 2 + (nd.children as usize).saturating_sub(1);
@@ -168,7 +168,7 @@ impl Planner {
                     }
                     self.full[i] = full;
                     self.pref[i] = pref;
-                    self.floor[i] = min.min(costs.collapsed(nd.len()));
+                    self.floor[i] = min.min(costs.collapsed(nd.text_len()));
                 }
             }
         }
@@ -185,7 +185,7 @@ impl Planner {
             match nodes[i].kind {
                 Kind::String => {}
                 Kind::Scalar => {
-                    if nodes[i].len() > b {
+                    if nodes[i].text_len() > b {
                         self.state[i] = State::Collapsed;
                     }
                 }
@@ -369,13 +369,13 @@ impl Planner {
                 fixed += nd.key_len() + 1;
             }
             if self.state[i] == State::Collapsed {
-                fixed += costs.collapsed(nd.len());
+                fixed += costs.collapsed(nd.text_len());
                 i = nd.next as usize;
                 continue;
             }
             match nd.kind {
                 Kind::String => self.candidates.push(i as u32),
-                Kind::Scalar => fixed += nd.len(),
+                Kind::Scalar => fixed += nd.text_len(),
                 Kind::Object | Kind::Array => {
                     let kept = self.kept[i] as usize;
                     let n = nd.children as usize;
@@ -396,7 +396,7 @@ impl Planner {
             return false;
         };
 
-        let len = |c: u32| nodes[c as usize].len() - 2;
+        let len = |c: u32| nodes[c as usize].text_len() - 2;
         let class = |c: u32| nodes[c as usize].class;
         let mut total: usize = self
             .candidates

@@ -40,7 +40,8 @@ pub struct Node {
 }
 
 impl Node {
-    pub fn len(&self) -> usize {
+    /// Bytes of the value's text.
+    pub fn text_len(&self) -> usize {
         (self.end - self.start) as usize
     }
     pub fn key_len(&self) -> usize {
