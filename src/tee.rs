@@ -122,16 +122,17 @@ pub fn copy<R: Read, W: Write>(
             }
         };
         let chunk = &buf[..n];
-        if let Some(out) = stdout.as_mut() {
-            if let Err(source) = out.write_all(chunk).and_then(|()| out.flush()) {
-                stdout = None;
-                let err = Error::WriteStdout { source };
-                if matches!(reaction(mode, &err), Reaction::Exit) {
-                    // Log what was read before stopping: the log should hold all of it.
-                    lock(log).feed(chunk);
-                }
-                handle(err, &mut ok);
+        let written = stdout
+            .as_mut()
+            .map(|out| out.write_all(chunk).and_then(|()| out.flush()));
+        if let Some(Err(source)) = written {
+            stdout = None;
+            let err = Error::WriteStdout { source };
+            if matches!(reaction(mode, &err), Reaction::Exit) {
+                // Log what was read before stopping: the log should hold all of it.
+                lock(log).feed(chunk);
             }
+            handle(err, &mut ok);
         }
         let mut guard = lock(log);
         let errors = guard.feed(chunk);
