@@ -51,6 +51,15 @@ fn lock(log: &Mutex<LogWriter>) -> MutexGuard<'_, LogWriter> {
 
 /// Runs smart-tee on the process's stdin and stdout.
 pub fn run(config: Config) -> ExitCode {
+    // Take over SIGINT and SIGTERM first: one that arrives while the logs are being opened
+    // waits in the queue instead of killing the process.
+    let signals = match Signals::new([SIGINT, SIGTERM]) {
+        Ok(s) => s,
+        Err(source) => {
+            eprintln!("smart-tee: {}", Error::Signals { source });
+            return ExitCode::from(1);
+        }
+    };
     let mut failed = false;
     let mut sinks = Vec::new();
     for path in &config.files {
@@ -66,10 +75,7 @@ pub fn run(config: Config) -> ExitCode {
         LineEngine::new(config.engine.clone()),
         sinks,
     )));
-    if let Err(e) = watch_signals(&log, config.ignore_interrupts) {
-        eprintln!("smart-tee: {e}");
-        return ExitCode::from(1);
-    }
+    watch_signals(signals, &log, config.ignore_interrupts);
     let stdin = io::stdin().as_fd().try_clone_to_owned().map(File::from);
     let stdout = io::stdout().as_fd().try_clone_to_owned().map(File::from);
     let (mut stdin, stdout) = match (stdin, stdout) {
@@ -153,9 +159,7 @@ pub fn copy<R: Read, W: Write>(
 }
 
 /// Starts the thread that turns SIGINT and SIGTERM into a clean exit.
-fn watch_signals(log: &Arc<Mutex<LogWriter>>, ignore_interrupts: bool) -> Result<(), Error> {
-    let mut signals =
-        Signals::new([SIGINT, SIGTERM]).map_err(|source| Error::Signals { source })?;
+fn watch_signals(mut signals: Signals, log: &Arc<Mutex<LogWriter>>, ignore_interrupts: bool) {
     let log = Arc::clone(log);
     std::thread::spawn(move || {
         for signal in signals.forever() {
@@ -170,5 +174,4 @@ fn watch_signals(log: &Arc<Mutex<LogWriter>>, ignore_interrupts: bool) -> Result
             std::process::exit(128 + signal);
         }
     });
-    Ok(())
 }

@@ -1,0 +1,490 @@
+//! The binary end to end: stdout is the input byte for byte, the logs honour the contract, and
+//! every flag, error and signal behaves as the README says.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{input_lines, lines, strict_parse};
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_smart-tee"));
+    c.env_remove("SMART_TEE_MAX_LINE_BYTES");
+    c
+}
+
+/// A fresh directory under the target dir, removed and recreated.
+fn tempdir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn run(cmd: &mut Command, input: &[u8]) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn smart-tee");
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn sample() -> Vec<u8> {
+    let mut s = Vec::new();
+    s.extend_from_slice(b"{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\"}\n");
+    s.extend_from_slice(
+        format!(
+            "{{\"type\":\"user\",\"content\":\"{}\",\"uuid\":\"u1\"}}\r\n",
+            "x".repeat(20_000)
+        )
+        .as_bytes(),
+    );
+    s.extend_from_slice(b"\n   \nnot json \xff\x00\n");
+    s.extend_from_slice(b"{\"type\":\"result\",\"result\":\"done\"}");
+    s
+}
+
+#[test]
+fn stdout_is_the_input_and_the_log_follows_the_contract() {
+    let dir = tempdir("contract");
+    let log = dir.join("a.jsonl");
+    let input = sample();
+    let out = run(bin().arg(&log), &input);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(out.stdout, input);
+    assert!(out.stderr.is_empty());
+    let logged = std::fs::read(&log).unwrap();
+    let ls = lines(&logged);
+    assert_eq!(ls.len(), input_lines(&input).len());
+    assert_eq!(ls.len(), 4);
+    for l in &ls {
+        assert!(l.len() <= 5120);
+        strict_parse(l).unwrap();
+    }
+    assert_eq!(
+        ls[0],
+        b"{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\"}"
+    );
+    let user = strict_parse(ls[1]).unwrap();
+    assert_eq!(user["uuid"], "u1");
+    assert!(
+        user["content"]
+            .as_str()
+            .unwrap()
+            .contains("[TRUNCATED: 20000 → ")
+    );
+    assert_eq!(strict_parse(ls[2]).unwrap()["type"], "non_json");
+    assert_eq!(ls[3], b"{\"type\":\"result\",\"result\":\"done\"}");
+}
+
+#[test]
+fn arbitrary_bytes_pass_through_unchanged() {
+    let dir = tempdir("bytes");
+    let mut input: Vec<u8> = (0..=255u8).cycle().take(300_000).collect();
+    input.extend_from_slice(b"\n\r\n\0");
+    let out = run(bin().arg(dir.join("l")), &input);
+    assert!(out.status.success());
+    assert_eq!(out.stdout, input);
+    let logged = std::fs::read(dir.join("l")).unwrap();
+    for l in lines(&logged) {
+        assert!(l.len() <= 5120);
+        strict_parse(l).unwrap();
+    }
+}
+
+#[test]
+fn no_file_just_copies() {
+    let input = sample();
+    let out = run(&mut bin(), &input);
+    assert!(out.status.success());
+    assert_eq!(out.stdout, input);
+}
+
+#[test]
+fn every_file_gets_the_same_log_and_append_appends() {
+    let dir = tempdir("files");
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    std::fs::write(&a, "{\"old\":1}\n").unwrap();
+    std::fs::write(&b, "{\"old\":1}\n").unwrap();
+    let out = run(bin().arg(&a).arg("-a").arg(&b), b"{\"new\":2}\n");
+    assert!(out.status.success());
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    assert_eq!(std::fs::read(&a).unwrap(), b"{\"old\":1}\n{\"new\":2}\n");
+    let out = run(bin().arg(&a), b"{\"new\":3}\n");
+    assert!(out.status.success());
+    assert_eq!(std::fs::read(&a).unwrap(), b"{\"new\":3}\n");
+}
+
+#[test]
+fn budget_from_flag_suffix_and_environment() {
+    let dir = tempdir("budget");
+    let line = format!("{{\"content\":\"{}\"}}\n", "y".repeat(100_000));
+    let longest = |args: &[&str], env: Option<&str>| {
+        let log = dir.join("l");
+        let mut cmd = bin();
+        cmd.args(args).arg(&log);
+        if let Some(v) = env {
+            cmd.env("SMART_TEE_MAX_LINE_BYTES", v);
+        }
+        let out = run(&mut cmd, line.as_bytes());
+        assert!(out.status.success(), "{}", stderr(&out));
+        lines(&std::fs::read(&log).unwrap())[0].len()
+    };
+    let default = longest(&[], None);
+    assert!(default <= 5120 && default > 5000, "{default}");
+    let k = longest(&["-b", "2K"], None);
+    assert!(k <= 2048 && k > 1900, "{k}");
+    let env = longest(&[], Some("1k"));
+    assert!(env <= 1024 && env > 900, "{env}");
+    let flag_wins = longest(&["--max-line-bytes=3000"], Some("1k"));
+    assert!(flag_wins <= 3000 && flag_wins > 2800, "{flag_wins}");
+    assert_eq!(
+        longest(&["-b", "0"], None),
+        line.len() - 1,
+        "0 means no truncation"
+    );
+}
+
+#[test]
+fn bad_values_exit_2_with_a_message() {
+    for args in [
+        &["-b", "abc"][..],
+        &["-b", "-5"],
+        &["-b", "99999999999999999999999"],
+        &["-b", "5G"],
+        &["-b", "100"],
+        &["-b", "1.5K"],
+        &["--head-ratio", "2"],
+        &["--head-ratio", "nan"],
+        &["--output-error=sometimes"],
+        &["--file-mode", "999"],
+        &["--no-such-flag"],
+        &["--marker", &"m".repeat(200), "-b", "128"],
+    ] {
+        let out = run(bin().args(args), b"");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains("error"), "{args:?}: {err}");
+        assert!(
+            !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+            "{err}"
+        );
+    }
+    let out = run(bin().env("SMART_TEE_MAX_LINE_BYTES", "lots"), b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("lots"));
+    let out = run(bin().args(["-b", "100"]), b"");
+    assert!(stderr(&out).contains("below 128"), "{}", stderr(&out));
+}
+
+#[test]
+fn help_lists_every_flag_with_its_default() {
+    let out = bin().arg("--help").output().unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    for flag in [
+        "--append",
+        "--ignore-interrupts",
+        "-p",
+        "--output-error",
+        "--max-line-bytes",
+        "SMART_TEE_MAX_LINE_BYTES",
+        "[default: 5120]",
+        "--preserve",
+        "--truncate-first",
+        "--cut-last",
+        "--no-default-fields",
+        "--marker",
+        "--head-ratio",
+        "[default: 0.5]",
+        "--file-mode",
+        "[default: 600]",
+        "Exit status",
+    ] {
+        assert!(help.contains(flag), "--help lacks {flag}");
+    }
+    assert!(bin().arg("--version").output().unwrap().status.success());
+}
+
+#[test]
+fn field_rules_from_flags() {
+    let dir = tempdir("fields");
+    let log = dir.join("l");
+    let line = format!(
+        "{{\"keep\":\"{}\",\"drop\":\"{}\",\"other\":\"{}\"}}\n",
+        "k".repeat(3000),
+        "d".repeat(3000),
+        "o".repeat(3000)
+    );
+    let out = run(
+        bin()
+            .args([
+                "-b",
+                "4000",
+                "--preserve",
+                "keep",
+                "--truncate-first",
+                "drop",
+            ])
+            .arg(&log),
+        line.as_bytes(),
+    );
+    assert!(out.status.success());
+    let v = strict_parse(lines(&std::fs::read(&log).unwrap())[0]).unwrap();
+    assert_eq!(
+        v["keep"].as_str().unwrap().len(),
+        3000,
+        "preserved field whole"
+    );
+    assert!(
+        v["drop"]
+            .as_str()
+            .unwrap()
+            .starts_with("[TRUNCATED: 3000 → 0 bytes]")
+    );
+    assert!(v["other"].as_str().unwrap().len() > 500);
+
+    // Without the default rules, `content` is an ordinary field and `type` may be cut.
+    let line = format!(
+        "{{\"type\":\"{}\",\"content\":\"{}\"}}\n",
+        "t".repeat(3000),
+        "c".repeat(3000)
+    );
+    let out = run(
+        bin().args(["-b", "2000", "--no-default-fields"]).arg(&log),
+        line.as_bytes(),
+    );
+    assert!(out.status.success());
+    let v = strict_parse(lines(&std::fs::read(&log).unwrap())[0]).unwrap();
+    let (t, c) = (
+        v["type"].as_str().unwrap().len(),
+        v["content"].as_str().unwrap().len(),
+    );
+    assert!(t.abs_diff(c) < 10, "equal shares without rules: {t} vs {c}");
+}
+
+#[test]
+fn marker_and_head_ratio() {
+    let dir = tempdir("marker");
+    let log = dir.join("l");
+    let line = format!("{{\"s\":\"{}{}\"}}\n", "h".repeat(5000), "t".repeat(5000));
+    let out = run(
+        bin()
+            .args([
+                "-b",
+                "1000",
+                "--marker",
+                "<cut {kept} of {original}>",
+                "--head-ratio",
+                "1",
+            ])
+            .arg(&log),
+        line.as_bytes(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = strict_parse(lines(&std::fs::read(&log).unwrap())[0]).unwrap();
+    let s = v["s"].as_str().unwrap();
+    assert!(s.starts_with("hhhh"));
+    assert!(s.ends_with(" of 10000>"), "{s}");
+}
+
+#[test]
+fn logs_are_private_by_default() {
+    let dir = tempdir("mode");
+    let out = run(bin().arg(dir.join("p")), b"{}\n");
+    assert!(out.status.success());
+    let mode = std::fs::metadata(dir.join("p"))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o600);
+    let out = run(
+        bin().args(["--file-mode", "640"]).arg(dir.join("q")),
+        b"{}\n",
+    );
+    assert!(out.status.success());
+    let mode = std::fs::metadata(dir.join("q"))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o640 & !umask());
+}
+
+fn umask() -> u32 {
+    let out = Command::new("sh").args(["-c", "umask"]).output().unwrap();
+    u32::from_str_radix(String::from_utf8_lossy(&out.stdout).trim(), 8).unwrap()
+}
+
+#[test]
+fn unwritable_logs_do_not_stop_the_others() {
+    let dir = tempdir("unwritable");
+    let good = dir.join("good");
+    let missing = dir.join("no/such/dir/log");
+    let input = sample();
+    let out = run(bin().arg(&missing).arg("/dev/full").arg(&good), &input);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.stdout, input, "stdout still gets every byte");
+    let err = stderr(&out);
+    assert!(
+        err.contains("no/such/dir/log") && err.contains("No such file"),
+        "{err}"
+    );
+    assert!(
+        err.contains("/dev/full") && err.contains("No space left"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 2, "one message per failed log: {err}");
+    assert_eq!(lines(&std::fs::read(&good).unwrap()).len(), 4);
+}
+
+#[test]
+fn closed_stdout_keeps_the_log_by_default() {
+    let dir = tempdir("epipe");
+    let log = dir.join("l");
+    let line = b"{\"type\":\"assistant\",\"n\":1}\n";
+    let input: Vec<u8> = line.repeat(200_000);
+    let script = format!(
+        "{} {} < /dev/stdin | head -c 10 > /dev/null; exit ${{PIPESTATUS[0]}}",
+        env!("CARGO_BIN_EXE_smart-tee"),
+        log.display()
+    );
+    let out = run(Command::new("bash").args(["-c", &script]), &input);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+    assert_eq!(std::fs::read(&log).unwrap(), input, "the log is complete");
+
+    let script = format!(
+        "{} --output-error=exit {} < /dev/stdin | head -c 10 > /dev/null; exit ${{PIPESTATUS[0]}}",
+        env!("CARGO_BIN_EXE_smart-tee"),
+        log.display()
+    );
+    let out = run(Command::new("bash").args(["-c", &script]), &input);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("Broken pipe"), "{}", stderr(&out));
+    let logged = std::fs::read(&log).unwrap();
+    assert!(logged.len() < input.len(), "it stopped early");
+    let ls = lines(&logged);
+    let (last, whole) = ls.split_last().unwrap();
+    assert!(whole.iter().all(|l| *l == &line[..line.len() - 1]));
+    // The line cut short by the stop is logged as a record, never torn.
+    let last = strict_parse(last).unwrap();
+    assert!(last["n"] == 1 || last["type"] == "non_json", "{last}");
+}
+
+/// Starts smart-tee with a stdin that stays open, returns the child.
+fn spawn_open(args: &[&str]) -> std::process::Child {
+    bin()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits until `path` holds `want` bytes' worth of lines, or 20 seconds pass.
+fn wait_for_lines(path: &Path, want: usize) -> Vec<u8> {
+    let start = Instant::now();
+    loop {
+        let got = std::fs::read(path).unwrap_or_default();
+        if lines(&got).len() >= want || start.elapsed() > Duration::from_secs(20) {
+            return got;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn a_finished_line_reaches_the_log_before_input_ends() {
+    let dir = tempdir("prompt");
+    let log = dir.join("l");
+    let mut child = spawn_open(&[log.to_str().unwrap()]);
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"{\"a\":1}\n{\"b\":").unwrap();
+    stdin.flush().unwrap();
+    let got = wait_for_lines(&log, 1);
+    assert_eq!(
+        got, b"{\"a\":1}\n",
+        "the finished line is logged while input is still open"
+    );
+    let mut out = [0u8; 13];
+    child.stdout.as_mut().unwrap().read_exact(&mut out).unwrap();
+    assert_eq!(
+        &out, b"{\"a\":1}\n{\"b\":",
+        "stdout gets the partial line at once"
+    );
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
+
+fn signal(child: &std::process::Child, sig: &str) {
+    let ok = Command::new("kill")
+        .args([sig, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+}
+
+#[test]
+fn sigterm_logs_the_partial_line_and_exits_143() {
+    let dir = tempdir("sigterm");
+    let log = dir.join("l");
+    let mut child = spawn_open(&[log.to_str().unwrap()]);
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(b"{\"a\":1}\n{\"b\":2}\n{\"partial\":")
+        .unwrap();
+    stdin.flush().unwrap();
+    wait_for_lines(&log, 2);
+    signal(&child, "-TERM");
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(143));
+    let logged = std::fs::read(&log).unwrap();
+    let ls = lines(&logged);
+    assert_eq!(ls.len(), 3);
+    assert_eq!(ls[0], b"{\"a\":1}");
+    assert_eq!(ls[1], b"{\"b\":2}");
+    assert_eq!(strict_parse(ls[2]).unwrap()["text"], "{\"partial\":");
+}
+
+#[test]
+fn sigint_exits_130_unless_ignored() {
+    let dir = tempdir("sigint");
+    let log = dir.join("l");
+    let mut child = spawn_open(&[log.to_str().unwrap()]);
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"{\"a\":1}\n").unwrap();
+    wait_for_lines(&log, 1);
+    signal(&child, "-INT");
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+
+    let log = dir.join("l2");
+    let mut child = spawn_open(&["-i", log.to_str().unwrap()]);
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"{\"a\":1}\n").unwrap();
+    wait_for_lines(&log, 1);
+    signal(&child, "-INT");
+    stdin.write_all(b"{\"b\":2}\n").unwrap();
+    drop(stdin);
+    assert_eq!(child.wait().unwrap().code(), Some(0), "-i ignores SIGINT");
+    assert_eq!(std::fs::read(&log).unwrap(), b"{\"a\":1}\n{\"b\":2}\n");
+}
