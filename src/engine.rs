@@ -101,17 +101,15 @@ impl LineEngine {
         let budget = self.config.max_line_bytes;
         let start = out.len();
         let json = line.strip_prefix(BOM).unwrap_or(line);
-        let outcome = if std::str::from_utf8(json).is_ok() && scan::is_valid(json, &mut self.stack)
-        {
-            if budget == 0 || json.len() <= budget {
-                out.extend_from_slice(json);
-                Outcome::Verbatim
-            } else {
-                self.cut(json, out)
-            }
+        let fits = budget == 0 || json.len() <= budget;
+        let outcome = if fits && scan::is_valid(json, &mut self.stack) {
+            out.extend_from_slice(json);
+            Outcome::Verbatim
+        } else if fits {
+            self.non_json(line, out)
         } else {
-            emit::emit_record(NON_JSON, line, budget, &self.style(), out);
-            Outcome::NonJson
+            // One pass validates and indexes: most of a stream's bytes are in lines like this.
+            self.cut(line, json, out)
         };
         debug_assert!(
             budget == 0 || out.len() - start <= budget,
@@ -129,16 +127,30 @@ impl LineEngine {
     }
 
     #[cold]
-    fn cut(&mut self, json: &[u8], out: &mut Vec<u8>) -> Outcome {
+    fn non_json(&mut self, line: &[u8], out: &mut Vec<u8>) -> Outcome {
+        emit::emit_record(
+            NON_JSON,
+            line,
+            self.config.max_line_bytes,
+            &self.style(),
+            out,
+        );
+        Outcome::NonJson
+    }
+
+    /// A line over the budget: index it (which validates it), plan, emit.
+    fn cut(&mut self, line: &[u8], json: &[u8], out: &mut Vec<u8>) -> Outcome {
         let budget = self.config.max_line_bytes;
         let start = out.len();
         if json.len() < u32::MAX as usize {
             let mut index = IndexBuilder::new(&mut self.nodes, json, &self.config.fields);
-            let scanned = scan::scan(json, &mut index, &mut self.stack).is_ok();
+            if scan::scan(json, &mut index, &mut self.stack).is_err() {
+                return self.non_json(line, out);
+            }
             let costs = Costs {
                 marker: &self.config.marker,
             };
-            if scanned && self.planner.plan(&self.nodes, json, budget, &costs) {
+            if self.planner.plan(&self.nodes, json, budget, &costs) {
                 let style = EmitStyle {
                     marker: &self.config.marker,
                     head_ratio: self.config.head_ratio,

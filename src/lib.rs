@@ -31,6 +31,7 @@ pub mod marker;
 pub mod plan;
 pub mod scan;
 pub mod sink;
+pub mod synth;
 pub mod tee;
 
 pub use engine::{EngineConfig, LineEngine, Outcome};

@@ -8,7 +8,8 @@
 //! Strictness matches serde_json's except where noted: lone surrogate escapes (`"\ud800"`) are
 //! rejected because they cannot become valid UTF-8; there is no depth limit (serde_json stops at
 //! 128 levels); numbers of any size are accepted (serde_json without `arbitrary_precision` rejects
-//! `1e400`). The caller checks UTF-8 first, so the scanner sees only valid UTF-8.
+//! `1e400`). UTF-8 is validated inside strings as they are scanned (outside strings any byte
+//! above 0x7F is invalid anyway), so a line needs one pass, not two.
 
 use crate::fields::{FieldClass, FieldClasses};
 
@@ -82,19 +83,6 @@ pub struct Invalid;
 const OBJ: u8 = 0;
 const ARR: u8 = 1;
 
-/// Bytes that end a run of plain string bytes: `"`, `\` and the control characters.
-static STRING_STOP: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut b = 0;
-    while b < 0x20 {
-        t[b] = true;
-        b += 1;
-    }
-    t[b'"' as usize] = true;
-    t[b'\\' as usize] = true;
-    t
-};
-
 #[inline]
 fn skip_ws(s: &[u8], mut i: usize) -> usize {
     while let Some(&b) = s.get(i) {
@@ -106,12 +94,12 @@ fn skip_ws(s: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// True when `s` is one strict JSON text (surrounding whitespace allowed). `s` must be UTF-8.
+/// True when `s` is one strict JSON text in valid UTF-8 (surrounding whitespace allowed).
 pub fn is_valid(s: &[u8], stack: &mut Vec<u8>) -> bool {
     scan(s, &mut Validate, stack).is_ok()
 }
 
-/// Scans `s` (valid UTF-8) as one JSON text, reporting its structure to `v`.
+/// Scans `s` as one JSON text in valid UTF-8, reporting its structure to `v`.
 pub fn scan<V: Visitor>(s: &[u8], v: &mut V, stack: &mut Vec<u8>) -> Result<(), Invalid> {
     stack.clear();
     let mut i = skip_ws(s, 0);
@@ -243,25 +231,70 @@ fn number_end(s: &[u8], mut i: usize) -> Result<usize, Invalid> {
     Ok(i)
 }
 
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// SWAR: a mask with the high bit set in (at least) the lowest byte of `x` that is `"`, `\`, a
+/// control character or non-ASCII. Borrows only run upward, so the lowest flagged byte is exact.
+#[inline(always)]
+fn string_stops(x: u64) -> u64 {
+    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+    let quote = zero(x ^ (ONES * b'"' as u64));
+    let backslash = zero(x ^ (ONES * b'\\' as u64));
+    let control = x.wrapping_sub(ONES * 0x20) & !x & HIGH;
+    quote | backslash | control | (x & HIGH)
+}
+
 /// The string starting with the quote at `i`; returns the index after its closing quote.
+/// Validates escapes, rejects control characters, and validates UTF-8 as it goes, so a line
+/// needs no separate UTF-8 pass.
 #[inline]
 pub fn string_end(s: &[u8], i: usize) -> Result<usize, Invalid> {
     let mut j = i + 1;
     loop {
-        // Plain bytes run until a quote, a backslash or a control character.
-        match s[j.min(s.len())..]
-            .iter()
-            .position(|&b| STRING_STOP[b as usize])
-        {
-            None => return Err(Invalid),
-            Some(k) => j += k,
+        // Plain ASCII runs are skipped eight bytes at a time.
+        while let Some(word) = s.get(j..j + 8) {
+            let stops = string_stops(u64::from_le_bytes(word.try_into().unwrap_or_default()));
+            if stops != 0 {
+                j += (stops.trailing_zeros() / 8) as usize;
+                break;
+            }
+            j += 8;
         }
-        match s[j] {
+        match *s.get(j).ok_or(Invalid)? {
             b'"' => return Ok(j + 1),
             b'\\' => j = escape_end(s, j)?,
-            _ => return Err(Invalid),
+            0x80.. => j = utf8_char_end(s, j)?,
+            0x00..=0x1F => return Err(Invalid),
+            _ => j += 1,
         }
     }
+}
+
+/// The end of the UTF-8 character whose first byte (non-ASCII) is at `i`, by the rules of
+/// `std::str::from_utf8`: no overlong forms, no surrogates, nothing past U+10FFFF.
+#[inline]
+fn utf8_char_end(s: &[u8], i: usize) -> Result<usize, Invalid> {
+    let cont = |k: usize| s.get(i + k).is_some_and(|&b| (0x80..=0xBF).contains(&b));
+    let second = |lo: u8, hi: u8| s.get(i + 1).is_some_and(|&b| (lo..=hi).contains(&b));
+    let ok = match s[i] {
+        0xC2..=0xDF => cont(1),
+        0xE0 => second(0xA0, 0xBF) && cont(2),
+        0xE1..=0xEC | 0xEE..=0xEF => cont(1) && cont(2),
+        0xED => second(0x80, 0x9F) && cont(2),
+        0xF0 => second(0x90, 0xBF) && cont(2) && cont(3),
+        0xF1..=0xF3 => cont(1) && cont(2) && cont(3),
+        0xF4 => second(0x80, 0x8F) && cont(2) && cont(3),
+        _ => false,
+    };
+    if !ok {
+        return Err(Invalid);
+    }
+    Ok(i + match s[i] {
+        0xC2..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        _ => 4,
+    })
 }
 
 fn hex4(s: &[u8], i: usize) -> Option<u32> {
@@ -275,6 +308,7 @@ fn hex4(s: &[u8], i: usize) -> Option<u32> {
 
 /// The escape whose backslash is at `j`; returns the index after it (after both halves of a
 /// surrogate pair).
+#[inline]
 fn escape_end(s: &[u8], j: usize) -> Result<usize, Invalid> {
     match s.get(j + 1) {
         Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => Ok(j + 2),
@@ -429,6 +463,24 @@ mod tests {
             "1 2",
         ] {
             assert!(!valid(s), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn utf8_is_validated_in_strings() {
+        let mut stack = Vec::new();
+        for (bytes, ok) in [
+            (&b"\"\xc3\xa9\xe2\x86\x92\xf0\x9f\x98\x80\""[..], true),
+            (b"\"\xc0\xaf\"", false),
+            (b"\"\xed\xa0\x80\"", false),
+            (b"\"\xf4\x90\x80\x80\"", false),
+            (b"\"\xe2\x86\"", false),
+            (b"\"\xff\"", false),
+            (b"\xc3\xa9", false),
+            (b"\"abcdefghijklmnop\x80qrst\"", false),
+        ] {
+            assert_eq!(is_valid(bytes, &mut stack), ok, "{bytes:?}");
+            assert_eq!(std::str::from_utf8(bytes).is_ok() && ok, ok);
         }
     }
 
