@@ -1,1 +1,91 @@
-fn main() {}
+//! The line engine alone, beside the naive serde_json `Value` parse → cut → serialize, so the
+//! ratio shows. Inputs come from the project's own generator (`smart_tee::synth`), grouped:
+//! lines that fit, typical over-budget stream-json lines, a 1 MB line with base64 images, and
+//! tiny 300-byte lines.
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use smart_tee::synth::StreamGen;
+use smart_tee::{EngineConfig, LineEngine};
+
+#[path = "../tests/common/naive.rs"]
+mod naive;
+
+const BUDGET: usize = 5120;
+
+/// Lines of `kind` until `bytes` are reached; `fit` keeps only lines within the budget.
+fn lines(kind: &str, bytes: usize, seed: u64) -> Vec<Vec<u8>> {
+    let mut g = StreamGen::new(seed);
+    let mut out = Vec::new();
+    let mut total = 0;
+    while total < bytes {
+        let mut line = Vec::new();
+        g.line_of(kind, &mut line);
+        line.pop();
+        if kind == "fit" && line.len() > BUDGET {
+            continue;
+        }
+        total += line.len();
+        out.push(line);
+    }
+    out
+}
+
+fn tiny_lines(n: usize) -> Vec<Vec<u8>> {
+    (0..n)
+        .map(|i| {
+            let mut l = format!(r#"{{"type":"assistant","uuid":"{i:08}","message":{{"content":[{{"type":"text","text":""#).into_bytes();
+            while l.len() < 296 {
+                l.push(b'a' + (l.len() % 26) as u8);
+            }
+            l.extend_from_slice(b"\"}]}}");
+            l
+        })
+        .collect()
+}
+
+fn one_mb_image_line() -> Vec<Vec<u8>> {
+    let mut g = StreamGen::new(7);
+    loop {
+        let mut line = Vec::new();
+        g.line_of("image", &mut line);
+        if line.len() > 800_000 {
+            line.pop();
+            return vec![line];
+        }
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let groups: Vec<(&str, Vec<Vec<u8>>)> = vec![
+        ("fit", lines("fit", 4 << 20, 1)),
+        ("typical/read", lines("read", 8 << 20, 2)),
+        ("typical/bash", lines("bash", 8 << 20, 3)),
+        ("typical/write", lines("write", 8 << 20, 4)),
+        ("huge/image-1MB", one_mb_image_line()),
+        ("tiny/300B", tiny_lines(20_000)),
+    ];
+    for (name, input) in &groups {
+        let bytes: usize = input.iter().map(Vec::len).sum();
+        let mut group = c.benchmark_group(*name);
+        group.throughput(Throughput::Bytes(bytes as u64));
+        group.sample_size(20);
+        group.bench_function(BenchmarkId::new("smart-tee", bytes), |b| {
+            let mut engine = LineEngine::new(EngineConfig::default());
+            let mut out = Vec::with_capacity(1 << 20);
+            b.iter(|| {
+                for line in input {
+                    out.clear();
+                    engine.process(line, &mut out);
+                }
+                out.len()
+            })
+        });
+        group.bench_function(BenchmarkId::new("naive-serde_json", bytes), |b| {
+            b.iter(|| input.iter().map(|l| naive::naive_cut(l, BUDGET).len()).sum::<usize>())
+        });
+        group.finish();
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
