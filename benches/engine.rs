@@ -81,7 +81,12 @@ fn bench(c: &mut Criterion) {
             })
         });
         group.bench_function(BenchmarkId::new("naive-serde_json", bytes), |b| {
-            b.iter(|| input.iter().map(|l| naive::naive_cut(l, BUDGET).len()).sum::<usize>())
+            b.iter(|| {
+                input
+                    .iter()
+                    .map(|l| naive::naive_cut(l, BUDGET).len())
+                    .sum::<usize>()
+            })
         });
         group.finish();
     }

@@ -8,8 +8,9 @@
 //! Strictness matches serde_json's except where noted: lone surrogate escapes (`"\ud800"`) are
 //! rejected because they cannot become valid UTF-8; there is no depth limit (serde_json stops at
 //! 128 levels); numbers of any size are accepted (serde_json without `arbitrary_precision` rejects
-//! `1e400`). UTF-8 is validated inside strings as they are scanned (outside strings any byte
-//! above 0x7F is invalid anyway), so a line needs one pass, not two.
+//! `1e400`). UTF-8 is checked first, in one SIMD pass (simdutf8); a line with no control bytes
+//! (nearly all: serializers escape them) then has its strings scanned with memchr for `"` and
+//! `\` alone.
 
 use crate::fields::{FieldClass, FieldClasses};
 
@@ -101,6 +102,29 @@ pub fn is_valid(s: &[u8], stack: &mut Vec<u8>) -> bool {
 
 /// Scans `s` as one JSON text in valid UTF-8, reporting its structure to `v`.
 pub fn scan<V: Visitor>(s: &[u8], v: &mut V, stack: &mut Vec<u8>) -> Result<(), Invalid> {
+    if simdutf8::basic::from_utf8(s).is_err() {
+        return Err(Invalid);
+    }
+    // Serializers escape every control character, so almost every line has none; then a string
+    // ends at the first unescaped quote and only `"` and `\` need looking for.
+    if has_control(s) {
+        scan_with::<V, true>(s, v, stack)
+    } else {
+        scan_with::<V, false>(s, v, stack)
+    }
+}
+
+/// True when `s` holds a byte below 0x20. Branch-free, so it vectorizes.
+fn has_control(s: &[u8]) -> bool {
+    s.chunks(4096)
+        .any(|c| c.iter().fold(false, |acc, &b| acc | (b < 0x20)))
+}
+
+fn scan_with<V: Visitor, const CONTROL: bool>(
+    s: &[u8],
+    v: &mut V,
+    stack: &mut Vec<u8>,
+) -> Result<(), Invalid> {
     stack.clear();
     let mut i = skip_ws(s, 0);
     'value: loop {
@@ -114,7 +138,7 @@ pub fn scan<V: Visitor>(s: &[u8], v: &mut V, stack: &mut Vec<u8>) -> Result<(), 
                     v.close(i);
                 } else {
                     stack.push(OBJ);
-                    i = member_key(s, i, v)?;
+                    i = member_key::<V, CONTROL>(s, i, v)?;
                     continue 'value;
                 }
             }
@@ -130,7 +154,7 @@ pub fn scan<V: Visitor>(s: &[u8], v: &mut V, stack: &mut Vec<u8>) -> Result<(), 
                 }
             }
             b'"' => {
-                let end = string_end(s, i)?;
+                let end = string_end::<CONTROL>(s, i)?;
                 v.scalar(Kind::String, i, end);
                 i = end;
             }
@@ -151,7 +175,7 @@ pub fn scan<V: Visitor>(s: &[u8], v: &mut V, stack: &mut Vec<u8>) -> Result<(), 
                 None => return if i == s.len() { Ok(()) } else { Err(Invalid) },
                 Some(&kind) => match (s.get(i), kind) {
                     (Some(b','), OBJ) => {
-                        i = member_key(s, skip_ws(s, i + 1), v)?;
+                        i = member_key::<V, CONTROL>(s, skip_ws(s, i + 1), v)?;
                         continue 'value;
                     }
                     (Some(b','), _) => {
@@ -172,11 +196,15 @@ pub fn scan<V: Visitor>(s: &[u8], v: &mut V, stack: &mut Vec<u8>) -> Result<(), 
 
 /// Parses `"key" :` at `i`; returns where the member's value starts.
 #[inline]
-fn member_key<V: Visitor>(s: &[u8], i: usize, v: &mut V) -> Result<usize, Invalid> {
+fn member_key<V: Visitor, const CONTROL: bool>(
+    s: &[u8],
+    i: usize,
+    v: &mut V,
+) -> Result<usize, Invalid> {
     if s.get(i) != Some(&b'"') {
         return Err(Invalid);
     }
-    let end = string_end(s, i)?;
+    let end = string_end::<CONTROL>(s, i)?;
     v.key(i, end);
     let i = skip_ws(s, end);
     if s.get(i) != Some(&b':') {
@@ -234,67 +262,75 @@ fn number_end(s: &[u8], mut i: usize) -> Result<usize, Invalid> {
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGH: u64 = 0x8080_8080_8080_8080;
 
-/// SWAR: a mask with the high bit set in (at least) the lowest byte of `x` that is `"`, `\`, a
-/// control character or non-ASCII. Borrows only run upward, so the lowest flagged byte is exact.
+/// SWAR: a mask with the high bit set in (at least) the lowest byte of `x` that is `"`, `\\` or a
+/// control character. Borrows only run upward, so the lowest flagged byte is exact.
 #[inline(always)]
 fn string_stops(x: u64) -> u64 {
     let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
     let quote = zero(x ^ (ONES * b'"' as u64));
     let backslash = zero(x ^ (ONES * b'\\' as u64));
     let control = x.wrapping_sub(ONES * 0x20) & !x & HIGH;
-    quote | backslash | control | (x & HIGH)
+    quote | backslash | control
 }
 
-/// The string starting with the quote at `i`; returns the index after its closing quote.
-/// Validates escapes, rejects control characters, and validates UTF-8 as it goes, so a line
-/// needs no separate UTF-8 pass.
+/// The escapes other than `\u`: `\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`.
+static SIMPLE_ESCAPE: [bool; 256] = {
+    let mut t = [false; 256];
+    let chars = b"\"\\/bfnrt";
+    let mut k = 0;
+    while k < chars.len() {
+        t[chars[k] as usize] = true;
+        k += 1;
+    }
+    t
+};
+
+/// The first `"` or `\\` at or after `j`. Escapes come every few dozen bytes in agent text, so
+/// the first 32 bytes are looked at eight at a time before handing a long run to memchr.
+#[inline(always)]
+fn quote_or_backslash(s: &[u8], mut j: usize) -> Option<usize> {
+    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+    for _ in 0..4 {
+        let Some(word) = s.get(j..j + 8) else { break };
+        let x = u64::from_le_bytes(word.try_into().unwrap_or_default());
+        let stops = zero(x ^ (ONES * b'"' as u64)) | zero(x ^ (ONES * b'\\' as u64));
+        if stops != 0 {
+            return Some(j + (stops.trailing_zeros() / 8) as usize);
+        }
+        j += 8;
+    }
+    Some(j + memchr::memchr2(b'"', b'\\', s.get(j..)?)?)
+}
+
+/// The string starting with the quote at `i` (in a line already checked to be UTF-8); returns
+/// the index after its closing quote. Validates escapes; with `CONTROL` (the line holds bytes
+/// below 0x20) rejects raw control characters too.
 #[inline]
-pub fn string_end(s: &[u8], i: usize) -> Result<usize, Invalid> {
+fn string_end<const CONTROL: bool>(s: &[u8], i: usize) -> Result<usize, Invalid> {
     let mut j = i + 1;
     loop {
-        // Plain ASCII runs are skipped eight bytes at a time.
-        while let Some(word) = s.get(j..j + 8) {
-            let stops = string_stops(u64::from_le_bytes(word.try_into().unwrap_or_default()));
-            if stops != 0 {
-                j += (stops.trailing_zeros() / 8) as usize;
-                break;
+        if CONTROL {
+            // Eight bytes at a time, stopping at quotes, backslashes and control characters.
+            while let Some(word) = s.get(j..j + 8) {
+                let stops = string_stops(u64::from_le_bytes(word.try_into().unwrap_or_default()));
+                if stops != 0 {
+                    j += (stops.trailing_zeros() / 8) as usize;
+                    break;
+                }
+                j += 8;
             }
-            j += 8;
+        } else {
+            j = quote_or_backslash(s, j).ok_or(Invalid)?;
         }
         match *s.get(j).ok_or(Invalid)? {
             b'"' => return Ok(j + 1),
+            // The common escapes inline; `\u` and errors in `escape_end`.
+            b'\\' if SIMPLE_ESCAPE[*s.get(j + 1).ok_or(Invalid)? as usize] => j += 2,
             b'\\' => j = escape_end(s, j)?,
-            0x80.. => j = utf8_char_end(s, j)?,
             0x00..=0x1F => return Err(Invalid),
             _ => j += 1,
         }
     }
-}
-
-/// The end of the UTF-8 character whose first byte (non-ASCII) is at `i`, by the rules of
-/// `std::str::from_utf8`: no overlong forms, no surrogates, nothing past U+10FFFF.
-#[inline]
-fn utf8_char_end(s: &[u8], i: usize) -> Result<usize, Invalid> {
-    let cont = |k: usize| s.get(i + k).is_some_and(|&b| (0x80..=0xBF).contains(&b));
-    let second = |lo: u8, hi: u8| s.get(i + 1).is_some_and(|&b| (lo..=hi).contains(&b));
-    let ok = match s[i] {
-        0xC2..=0xDF => cont(1),
-        0xE0 => second(0xA0, 0xBF) && cont(2),
-        0xE1..=0xEC | 0xEE..=0xEF => cont(1) && cont(2),
-        0xED => second(0x80, 0x9F) && cont(2),
-        0xF0 => second(0x90, 0xBF) && cont(2) && cont(3),
-        0xF1..=0xF3 => cont(1) && cont(2) && cont(3),
-        0xF4 => second(0x80, 0x8F) && cont(2) && cont(3),
-        _ => false,
-    };
-    if !ok {
-        return Err(Invalid);
-    }
-    Ok(i + match s[i] {
-        0xC2..=0xDF => 2,
-        0xE0..=0xEF => 3,
-        _ => 4,
-    })
 }
 
 fn hex4(s: &[u8], i: usize) -> Option<u32> {

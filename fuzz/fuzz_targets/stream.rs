@@ -1,0 +1,64 @@
+//! The whole stream path on arbitrary bytes in arbitrary chunks: stdout equals the input, the
+//! log holds one valid line within the budget per non-blank input line, and the log does not
+//! depend on how the input was split.
+#![no_main]
+
+use std::io::Read;
+use std::sync::Mutex;
+
+use libfuzzer_sys::fuzz_target;
+use smart_tee::cli::OutputError;
+use smart_tee::log::LogWriter;
+use smart_tee::sink::{LogSink, SharedBuffer};
+use smart_tee::{EngineConfig, LineEngine};
+
+/// Hands out the input in the chunk sizes it is given, cycling.
+struct Chunked<'a> {
+    data: &'a [u8],
+    sizes: Vec<usize>,
+    next: usize,
+}
+
+impl Read for Chunked<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let size = self.sizes[self.next % self.sizes.len()].max(1);
+        self.next += 1;
+        let n = size.min(buf.len()).min(self.data.len());
+        buf[..n].copy_from_slice(&self.data[..n]);
+        self.data = &self.data[n..];
+        Ok(n)
+    }
+}
+
+fn run(data: &[u8], sizes: Vec<usize>, budget: usize) -> (Vec<u8>, Vec<u8>) {
+    let log = SharedBuffer::default();
+    let sink = LogSink::new("fuzz.log".as_ref(), Box::new(log.clone()));
+    let config = EngineConfig { max_line_bytes: budget, ..EngineConfig::default() };
+    let writer = Mutex::new(LogWriter::new(LineEngine::new(config), vec![sink]));
+    let mut stdout = Vec::new();
+    let mut input = Chunked { data, sizes, next: 0 };
+    assert!(smart_tee::tee::copy(&mut input, Some(&mut stdout), &writer, OutputError::WarnNopipe));
+    (stdout, log.contents())
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((head, data)) = data.split_first_chunk::<4>() else { return };
+    let budget = 128 + (head[0] as usize) * 8;
+    let sizes: Vec<usize> = head[1..].iter().map(|&b| b as usize % 17 + 1).collect();
+    let (stdout, log) = run(data, sizes, budget);
+    assert_eq!(stdout, data);
+    let (_, whole) = run(data, vec![usize::MAX], budget);
+    assert_eq!(log, whole, "the log depends on chunking");
+    let want = data
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.iter().all(|b| b" \t\r".contains(b)))
+        .count();
+    let lines: Vec<&[u8]> = if log.is_empty() { vec![] } else { log[..log.len() - 1].split(|&b| b == b'\n').collect() };
+    assert_eq!(lines.len(), want);
+    for line in lines {
+        assert!(line.len() <= budget);
+        let mut de = serde_json::Deserializer::from_slice(line);
+        de.disable_recursion_limit();
+        assert!(<serde_json::Value as serde::Deserialize>::deserialize(&mut de).is_ok() && de.end().is_ok());
+    }
+});

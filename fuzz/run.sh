@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs every fuzz target for N seconds each (default 60), seeded from the test fixtures, the
+# sample stream and the real corpus. Usage: fuzz/run.sh [SECONDS] [TARGET...]
+set -euo pipefail
+cd "$(dirname "$0")"
+secs="${1:-60}"; shift || true
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(engine_line validity stream)
+corpus_src="${SMART_TEE_CORPUS:-../../shared/corpus/real}"
+command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz
+for t in "${targets[@]}"; do
+  mkdir -p "corpus/$t"
+  # Seeds: lines of the real corpus and the sample (each cut to 16 KiB), and a few hostile ones.
+  n=0
+  for f in "$corpus_src"/*.jsonl ../samples/*.jsonl; do
+    [ -f "$f" ] || continue
+    while IFS= read -r line && [ $n -lt 400 ]; do
+      printf '\x00\x10%s' "${line:0:16384}" > "corpus/$t/seed-$n"; n=$((n+1))
+    done < "$f"
+  done
+  printf '\x00\x00[[[[[[[[[[{"a":"\\ud83d\\ude00\\n"}]]]]]]]]]]' > "corpus/$t/seed-deep"
+  printf '\x00\x00\xef\xbb\xbf{"x":1e400,"y":-0}\r\n\xff\xfe NaN\n' > "corpus/$t/seed-odd"
+  echo "== $t for ${secs}s"
+  cargo +nightly fuzz run "$t" "corpus/$t" -- -max_total_time="$secs" -max_len=16384 \
+    -timeout=10 -rss_limit_mb=4096 2>&1 | tail -n 4
+done
