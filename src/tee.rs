@@ -1,18 +1,23 @@
-//! The tee loop: read a chunk, write it to stdout at once, hand it to the logs.
+//! The tee: one thread reads a chunk and writes it to stdout at once; a second thread, the log
+//! worker, splits the chunks into lines, runs them through the engine and writes the logs. The
+//! two overlap on two cores; a bounded queue of recycled buffers between them caps memory.
 //!
 //! Output errors follow GNU tee's `--output-error` modes, with one deliberate difference: by
 //! default a stdout whose reader has gone (EPIPE) is silently dropped and the logs go on, as with
 //! `-p`, because losing an agent's log because a viewer was closed is the worse failure.
 //!
-//! SIGINT and SIGTERM are handled on a thread of their own: it waits until the loop is between
-//! chunks, logs the unfinished last line as a record, and exits with 128 + the signal number.
-//! With `-i`, SIGINT is ignored.
+//! SIGINT and SIGTERM are handled on a thread of their own: it queues a stop behind the chunks
+//! already read, so the worker logs every complete line received, then the unfinished last line
+//! as a record, and exits with 128 + the signal number. With `-i`, SIGINT is ignored.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::AsFd;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
+use std::thread::JoinHandle;
 
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
@@ -25,6 +30,8 @@ use crate::sink::LogSink;
 
 /// Bytes asked of one read.
 const CHUNK: usize = 128 * 1024;
+/// Chunks queued for the log worker at most.
+const QUEUE: usize = 8;
 
 /// What a write error does, by mode.
 enum Reaction {
@@ -45,8 +52,13 @@ fn reaction(mode: OutputError, err: &Error) -> Reaction {
     }
 }
 
-fn lock(log: &Mutex<LogWriter>) -> MutexGuard<'_, LogWriter> {
-    log.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+enum Msg {
+    /// A buffer and how many of its bytes were read.
+    Chunk(Vec<u8>, usize),
+    /// End of input.
+    End,
+    /// Log what is queued and what is pending, then exit with this status.
+    Stop(i32),
 }
 
 /// Runs smart-tee on the process's stdin and stdout.
@@ -71,22 +83,22 @@ pub fn run(config: Config) -> ExitCode {
             }
         }
     }
-    let log = Arc::new(Mutex::new(LogWriter::new(
-        LineEngine::new(config.engine.clone()),
-        sinks,
-    )));
-    watch_signals(signals, &log, config.ignore_interrupts);
+    let log = LogWriter::new(LineEngine::new(config.engine.clone()), sinks);
     let stdin = io::stdin().as_fd().try_clone_to_owned().map(File::from);
-    let stdout = io::stdout().as_fd().try_clone_to_owned().map(File::from);
-    let (mut stdin, stdout) = match (stdin, stdout) {
-        (Ok(i), Ok(o)) => (i, Some(o)),
-        (Ok(i), Err(_)) => (i, None),
-        (Err(source), _) => {
+    let stdout = io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .map(File::from)
+        .ok();
+    let mut stdin = match stdin {
+        Ok(i) => i,
+        Err(source) => {
             eprintln!("smart-tee: {}", Error::ReadStdin { source });
             return ExitCode::from(1);
         }
     };
-    let ok = copy(&mut stdin, stdout, &log, config.output_error);
+    let watch = Some((signals, config.ignore_interrupts));
+    let ok = copy(&mut stdin, stdout, log, config.output_error, watch);
     if ok && !failed {
         ExitCode::SUCCESS
     } else {
@@ -95,28 +107,28 @@ pub fn run(config: Config) -> ExitCode {
 }
 
 /// Copies `input` to `stdout` and into the logs until end of input, or until no output is left.
-/// Returns false if any error was diagnosed. With an `exit` mode, exits the process on error.
+/// Returns false if any error was diagnosed. With an `exit` mode, exits the process on error;
+/// with `signals`, exits on SIGTERM and (unless ignored) SIGINT after finishing the log.
 pub fn copy<R: Read, W: Write>(
     input: &mut R,
     mut stdout: Option<W>,
-    log: &Mutex<LogWriter>,
+    log: LogWriter,
     mode: OutputError,
+    signals: Option<(Signals, bool)>,
 ) -> bool {
-    let mut ok = true;
-    let mut buf = vec![0u8; CHUNK];
-    let handle = |err: Error, ok: &mut bool| match reaction(mode, &err) {
-        Reaction::Drop => {}
-        Reaction::Warn => {
-            eprintln!("smart-tee: {err}");
-            *ok = false;
-        }
-        Reaction::Exit => {
-            eprintln!("smart-tee: {err}");
-            lock(log).finish();
-            std::process::exit(1);
-        }
+    let (tx, rx) = sync_channel::<Msg>(QUEUE);
+    let (free_tx, free_rx) = channel::<Vec<u8>>();
+    let logs_alive = Arc::new(AtomicBool::new(log.has_live_sinks()));
+    let worker = {
+        let alive = Arc::clone(&logs_alive);
+        std::thread::spawn(move || log_worker(rx, log, mode, alive, free_tx))
     };
+    if let Some((signals, ignore_interrupts)) = signals {
+        watch_signals(signals, tx.clone(), ignore_interrupts);
+    }
+    let mut ok = true;
     loop {
+        let mut buf = free_rx.try_recv().unwrap_or_else(|_| vec![0u8; CHUNK]);
         let n = match input.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => n,
@@ -127,51 +139,103 @@ pub fn copy<R: Read, W: Write>(
                 break;
             }
         };
-        let chunk = &buf[..n];
         let written = stdout
             .as_mut()
-            .map(|out| out.write_all(chunk).and_then(|()| out.flush()));
+            .map(|out| out.write_all(&buf[..n]).and_then(|()| out.flush()));
+        let mut exit = false;
         if let Some(Err(source)) = written {
             stdout = None;
             let err = Error::WriteStdout { source };
-            if matches!(reaction(mode, &err), Reaction::Exit) {
-                // Log what was read before stopping: the log should hold all of it.
-                lock(log).feed(chunk);
+            match reaction(mode, &err) {
+                Reaction::Drop => {}
+                Reaction::Warn => {
+                    eprintln!("smart-tee: {err}");
+                    ok = false;
+                }
+                Reaction::Exit => {
+                    eprintln!("smart-tee: {err}");
+                    exit = true;
+                }
             }
-            handle(err, &mut ok);
         }
-        let mut guard = lock(log);
-        let errors = guard.feed(chunk);
-        let live = guard.has_live_sinks();
-        drop(guard);
-        for err in errors {
-            handle(err, &mut ok);
+        // The log gets what was read even when stdout failed: it should hold all of it.
+        if tx.send(Msg::Chunk(buf, n)).is_err() {
+            break; // the worker has exited the process or ended
         }
-        if stdout.is_none() && !live {
+        if exit {
+            let _ = tx.send(Msg::Stop(1));
+            // The worker exits the process; wait for it.
+            let _ = worker.join();
+            return false;
+        }
+        if stdout.is_none() && !logs_alive.load(Ordering::Relaxed) {
             // Like tee: with no output left, stop reading.
             break;
         }
     }
-    for err in lock(log).finish() {
-        handle(err, &mut ok);
+    let _ = tx.send(Msg::End);
+    join(worker) && ok
+}
+
+fn join(worker: JoinHandle<bool>) -> bool {
+    worker.join().unwrap_or(false)
+}
+
+/// The log worker: feeds chunks to the log writer, reports write errors by mode.
+fn log_worker(
+    rx: Receiver<Msg>,
+    mut log: LogWriter,
+    mode: OutputError,
+    alive: Arc<AtomicBool>,
+    free: Sender<Vec<u8>>,
+) -> bool {
+    let mut ok = true;
+    let mut report = |errors: Vec<Error>, log: &mut LogWriter| {
+        for err in errors {
+            match reaction(mode, &err) {
+                Reaction::Drop => {}
+                Reaction::Warn => {
+                    eprintln!("smart-tee: {err}");
+                    ok = false;
+                }
+                Reaction::Exit => {
+                    eprintln!("smart-tee: {err}");
+                    log.finish();
+                    std::process::exit(1);
+                }
+            }
+        }
+    };
+    for msg in rx {
+        match msg {
+            Msg::Chunk(buf, n) => {
+                let errors = log.feed(&buf[..n]);
+                report(errors, &mut log);
+                alive.store(log.has_live_sinks(), Ordering::Relaxed);
+                let _ = free.send(buf);
+            }
+            Msg::End => break,
+            Msg::Stop(status) => {
+                let errors = log.finish();
+                report(errors, &mut log);
+                std::process::exit(status);
+            }
+        }
     }
+    let errors = log.finish();
+    report(errors, &mut log);
     ok
 }
 
-/// Starts the thread that turns SIGINT and SIGTERM into a clean exit.
-fn watch_signals(mut signals: Signals, log: &Arc<Mutex<LogWriter>>, ignore_interrupts: bool) {
-    let log = Arc::clone(log);
+/// Starts the thread that turns SIGINT and SIGTERM into a clean exit: the stop is queued behind
+/// the chunks already read, so every complete line received is logged first.
+fn watch_signals(mut signals: Signals, tx: SyncSender<Msg>, ignore_interrupts: bool) {
     std::thread::spawn(move || {
         for signal in signals.forever() {
             if signal == SIGINT && ignore_interrupts {
                 continue;
             }
-            // Waits until the loop is between chunks: complete lines are logged already.
-            let errors = lock(&log).finish();
-            for err in errors {
-                eprintln!("smart-tee: {err}");
-            }
-            std::process::exit(128 + signal);
+            let _ = tx.send(Msg::Stop(128 + signal));
         }
     });
 }

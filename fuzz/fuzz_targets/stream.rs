@@ -4,7 +4,6 @@
 #![no_main]
 
 use std::io::Read;
-use std::sync::Mutex;
 
 use libfuzzer_sys::fuzz_target;
 use smart_tee::cli::OutputError;
@@ -34,10 +33,11 @@ fn run(data: &[u8], sizes: Vec<usize>, budget: usize) -> (Vec<u8>, Vec<u8>) {
     let log = SharedBuffer::default();
     let sink = LogSink::new("fuzz.log".as_ref(), Box::new(log.clone()));
     let config = EngineConfig { max_line_bytes: budget, ..EngineConfig::default() };
-    let writer = Mutex::new(LogWriter::new(LineEngine::new(config), vec![sink]));
+    let writer = LogWriter::new(LineEngine::new(config), vec![sink]);
     let mut stdout = Vec::new();
     let mut input = Chunked { data, sizes, next: 0 };
-    assert!(smart_tee::tee::copy(&mut input, Some(&mut stdout), &writer, OutputError::WarnNopipe));
+    let ok = smart_tee::tee::copy(&mut input, Some(&mut stdout), writer, OutputError::WarnNopipe, None);
+    assert!(ok);
     (stdout, log.contents())
 }
 
