@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Whole-binary comparison, all in one run, alternating the commands:
+#   smart-tee LOG < corpus | cat > /dev/null
+#   tee LOG < corpus | cat > /dev/null
+#   cat corpus | cat > /dev/null            (the pipe floor)
+#   tee >(jq truncation recipe > LOG) ...   (where jq is installed)
+# on a generated 200 MB stream-json corpus; then one million 300-byte lines, a giant line, and
+# the latency of a line when input pauses. Prints median wall time and peak RSS of each.
+# Usage: benches/compare.sh [REPS] [SIZE]     (defaults: 5, 200M)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+reps="${1:-5}"; size="${2:-200M}"
+work="${TMPDIR:-/tmp}/smart-tee-compare"; mkdir -p "$work"
+cargo build --release -q --bin smart-tee --examples
+st="$PWD/target/release/smart-tee"
+corpus="$work/corpus-$size.jsonl"
+[ -s "$corpus" ] || target/release/examples/gen_corpus "$size" 42 > "$corpus"
+tiny="$work/tiny.jsonl"
+[ -s "$tiny" ] || python3 -c "
+import sys
+w = sys.stdout.write
+for i in range(1_000_000):
+    w('{\"type\":\"assistant\",\"uuid\":\"%08d\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"%s\"}]}}\n' % (i, 'a' * 220))
+" > "$tiny"
+
+# Runs "$2" (a shell pipeline) once; appends "wall_seconds peak_rss_kb" to $work/$1.times.
+# Wall time is the whole pipeline's; the RSS is the first command's, measured by GNU time.
+measure() {
+  local name="$1" cmd="$2" t0 t1
+  t0=$(date +%s.%N)
+  bash -c "$cmd"
+  t1=$(date +%s.%N)
+  echo "$(echo "$t1 - $t0" | bc) $(cat "$work/rss")" >> "$work/$name.times"
+}
+T="/usr/bin/time -f %M -o $work/rss"
+jq_prog='walk(if type == "string" and (.|utf8bytelength) > 2000 then .[:1000] + "[TRUNCATED]" + .[-1000:] else . end)'
+
+run_set() {
+  local input="$1" label="$2"
+  rm -f "$work"/*.times
+  for ((i = 0; i < reps; i++)); do
+    measure smart-tee "$T $st $work/st.log < $input | cat > /dev/null"
+    measure tee "$T tee $work/tee.log < $input | cat > /dev/null"
+    measure pipe-floor "$T cat $input | cat > /dev/null"
+    if [ "$label" = corpus ] && command -v jq > /dev/null && [ "$i" -lt 2 ]; then
+      measure jq "$T tee >(jq -c '$jq_prog' > $work/jq.log) < $input | cat > /dev/null"
+    fi
+  done
+  echo "== $label: $(du -h "$input" | cut -f1) input, $(wc -l < "$input") lines, $reps runs (jq: 2)"
+  for name in smart-tee tee pipe-floor jq; do
+    [ -f "$work/$name.times" ] || continue
+    sort -n "$work/$name.times" | awk -v n="$name" '{t[NR]=$1; r[NR]=$2} END {
+      m = t[int((NR+1)/2)]; printf "%-11s median %.3f s   peak RSS %6.1f MiB\n", n, m, r[int((NR+1)/2)]/1024 }'
+  done
+  med() { sort -n "$work/$1.times" | awk '{t[NR]=$1} END {print t[int((NR+1)/2)]}'; }
+  echo "ratios: smart-tee/tee $(echo "scale=2; $(med smart-tee) / $(med tee)" | bc)" \
+       " smart-tee/pipe-floor $(echo "scale=2; $(med smart-tee) / $(med pipe-floor)" | bc)"
+  if [ "$label" = tiny ]; then
+    echo "lines per second through smart-tee: $(echo "1000000 / $(med smart-tee)" | bc)"
+  fi
+}
+
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+run_set "$corpus" corpus
+echo "log sizes: smart-tee $(du -h "$work/st.log" | cut -f1), tee $(du -h "$work/tee.log" | cut -f1)"
+run_set "$tiny" tiny
+
+echo "== giant lines (one JSON line, a string of N MiB)"
+for mib in 256 1024; do
+  giant="$work/giant-$mib.jsonl"
+  [ -s "$giant" ] || python3 -c "
+import sys
+sys.stdout.write('{\"type\":\"user\",\"content\":\"')
+chunk = 'abcdefghij' * 104857
+for _ in range($mib):
+    sys.stdout.write(chunk + 'klmnopqrstuvwxyz123456'[:1048576 - len(chunk)])
+sys.stdout.write('\"}\n')
+" > "$giant"
+  t0=$(date +%s.%N)
+  /usr/bin/time -f %M -o "$work/rss" "$st" "$work/giant.log" < "$giant" | cat > /dev/null
+  t1=$(date +%s.%N)
+  printf "%5d MiB line: %.2f s, peak RSS %.0f MiB, log line %s bytes\n" "$mib" \
+    "$(echo "$t1 - $t0" | bc)" "$(echo "$(cat "$work/rss") / 1024" | bc)" "$(wc -c < "$work/giant.log")"
+done
+
+echo "== latency (a line every 20 ms)"
+target/release/examples/latency "$st" 200
