@@ -11,10 +11,18 @@ use std::time::{Duration, Instant};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let bin = args.first().map(String::as_str).unwrap_or("target/release/smart-tee");
+    let bin = args
+        .first()
+        .map(String::as_str)
+        .unwrap_or("target/release/smart-tee");
     let n: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(200);
     let log = std::env::temp_dir().join(format!("smart-tee-latency-{}.jsonl", std::process::id()));
-    let mut child = match Command::new(bin).arg(&log).stdin(Stdio::piped()).stdout(Stdio::null()).spawn() {
+    let mut child = match Command::new(bin)
+        .arg(&log)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+    {
         Ok(c) => c,
         Err(e) => {
             eprintln!("latency: cannot run {bin}: {e}");
@@ -22,7 +30,10 @@ fn main() {
         }
     };
     let mut stdin = child.stdin.take().expect("stdin");
-    let line = format!("{{\"type\":\"assistant\",\"text\":\"{}\"}}\n", "x".repeat(200));
+    let line = format!(
+        "{{\"type\":\"assistant\",\"text\":\"{}\"}}\n",
+        "x".repeat(200)
+    );
     let mut delays = Vec::with_capacity(n);
     let mut expected = 0u64;
     for _ in 0..n {

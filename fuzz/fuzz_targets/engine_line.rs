@@ -12,10 +12,15 @@ fn strict(bytes: &[u8]) -> bool {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((b, rest)) = data.split_first_chunk::<2>() else { return };
+    let Some((b, rest)) = data.split_first_chunk::<2>() else {
+        return;
+    };
     let budget = 128 + (u16::from_le_bytes(*b) as usize % 4000);
     let line = rest.split(|&c| c == b'\n').next().unwrap_or_default();
-    let mut engine = LineEngine::new(EngineConfig { max_line_bytes: budget, ..EngineConfig::default() });
+    let mut engine = LineEngine::new(EngineConfig {
+        max_line_bytes: budget,
+        ..EngineConfig::default()
+    });
     let mut out = Vec::new();
     let outcome = engine.process(line, &mut out);
     if outcome == Outcome::Blank {
@@ -25,9 +30,18 @@ fuzz_target!(|data: &[u8]| {
     assert_ne!(outcome, Outcome::Unplanned, "the planner gave up");
     let logged = out.strip_suffix(b"\n").expect("newline");
     assert!(logged.len() <= budget, "{} > {budget}", logged.len());
-    assert!(strict(logged), "not JSON: {}", String::from_utf8_lossy(logged));
+    assert!(
+        strict(logged),
+        "not JSON: {}",
+        String::from_utf8_lossy(logged)
+    );
     let trimmed = &line[..line.iter().rposition(|&c| c != b'\r').map_or(0, |p| p + 1)];
     if outcome == Outcome::Verbatim || (strict(trimmed) && trimmed.len() <= budget) {
-        assert_eq!(logged, trimmed.strip_prefix("\u{feff}".as_bytes()).unwrap_or(trimmed));
+        assert_eq!(
+            logged,
+            trimmed
+                .strip_prefix("\u{feff}".as_bytes())
+                .unwrap_or(trimmed)
+        );
     }
 });

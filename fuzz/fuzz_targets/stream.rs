@@ -32,17 +32,32 @@ impl Read for Chunked<'_> {
 fn run(data: &[u8], sizes: Vec<usize>, budget: usize) -> (Vec<u8>, Vec<u8>) {
     let log = SharedBuffer::default();
     let sink = LogSink::new("fuzz.log".as_ref(), Box::new(log.clone()));
-    let config = EngineConfig { max_line_bytes: budget, ..EngineConfig::default() };
+    let config = EngineConfig {
+        max_line_bytes: budget,
+        ..EngineConfig::default()
+    };
     let writer = LogWriter::new(LineEngine::new(config), vec![sink]);
     let mut stdout = Vec::new();
-    let mut input = Chunked { data, sizes, next: 0 };
-    let ok = smart_tee::tee::copy(&mut input, Some(&mut stdout), writer, OutputError::WarnNopipe, None);
+    let mut input = Chunked {
+        data,
+        sizes,
+        next: 0,
+    };
+    let ok = smart_tee::tee::copy(
+        &mut input,
+        Some(&mut stdout),
+        writer,
+        OutputError::WarnNopipe,
+        None,
+    );
     assert!(ok);
     (stdout, log.contents())
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((head, data)) = data.split_first_chunk::<4>() else { return };
+    let Some((head, data)) = data.split_first_chunk::<4>() else {
+        return;
+    };
     let budget = 128 + (head[0] as usize) * 8;
     let sizes: Vec<usize> = head[1..].iter().map(|&b| b as usize % 17 + 1).collect();
     let (stdout, log) = run(data, sizes, budget);
@@ -53,12 +68,19 @@ fuzz_target!(|data: &[u8]| {
         .split(|&b| b == b'\n')
         .filter(|l| !l.iter().all(|b| b" \t\r".contains(b)))
         .count();
-    let lines: Vec<&[u8]> = if log.is_empty() { vec![] } else { log[..log.len() - 1].split(|&b| b == b'\n').collect() };
+    let lines: Vec<&[u8]> = if log.is_empty() {
+        vec![]
+    } else {
+        log[..log.len() - 1].split(|&b| b == b'\n').collect()
+    };
     assert_eq!(lines.len(), want);
     for line in lines {
         assert!(line.len() <= budget);
         let mut de = serde_json::Deserializer::from_slice(line);
         de.disable_recursion_limit();
-        assert!(<serde_json::Value as serde::Deserialize>::deserialize(&mut de).is_ok() && de.end().is_ok());
+        assert!(
+            <serde_json::Value as serde::Deserialize>::deserialize(&mut de).is_ok()
+                && de.end().is_ok()
+        );
     }
 });

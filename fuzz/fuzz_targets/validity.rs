@@ -12,5 +12,10 @@ fuzz_target!(|data: &[u8]| {
     }
     let ours = smart_tee::scan::is_valid(data, &mut Vec::new());
     let theirs = serde_json::from_slice::<serde_json::Value>(data).is_ok();
-    assert_eq!(ours, theirs, "verdicts differ on {:?}", String::from_utf8_lossy(data));
+    assert_eq!(
+        ours,
+        theirs,
+        "verdicts differ on {:?}",
+        String::from_utf8_lossy(data)
+    );
 });

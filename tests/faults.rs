@@ -1,0 +1,236 @@
+//! Fault tests: kills, concurrent appenders, truncated input, read-only places, FIFOs and
+//! symlinks, the budget's floor and ceiling. Each asserts an exact outcome.
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{check_contract, lines, strict_parse};
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_smart-tee"));
+    c.env_remove("SMART_TEE_MAX_LINE_BYTES");
+    c
+}
+
+fn tempdir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("faults-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Every line of the log is whole, valid JSON.
+fn assert_no_torn_lines(log: &[u8]) {
+    assert!(
+        log.is_empty() || log.ends_with(b"\n"),
+        "the log ends inside a line"
+    );
+    for l in lines(log) {
+        strict_parse(l).unwrap_or_else(|e| {
+            panic!("torn or invalid line ({e}): {}", String::from_utf8_lossy(l))
+        });
+    }
+}
+
+#[test]
+fn sigkill_mid_stream_leaves_no_torn_line() {
+    let dir = tempdir("sigkill");
+    let log = dir.join("l");
+    let mut child = bin()
+        .arg(&log)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let big = format!(
+        "{{\"type\":\"user\",\"content\":\"{}\"}}\n",
+        "z".repeat(50_000)
+    );
+    let start = Instant::now();
+    // Write until the log holds a good amount, then kill without warning.
+    while std::fs::metadata(&log).map(|m| m.len()).unwrap_or(0) < 2_000_000 {
+        for i in 0..50 {
+            let _ = writeln!(stdin, "{{\"type\":\"assistant\",\"n\":{i}}}");
+        }
+        let _ = stdin.write_all(big.as_bytes());
+        assert!(start.elapsed() < Duration::from_secs(30));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_no_torn_lines(&std::fs::read(&log).unwrap());
+}
+
+#[test]
+fn four_appenders_never_interleave() {
+    let dir = tempdir("appenders");
+    let log = dir.join("shared.jsonl");
+    let per_writer = 20_000;
+    let children: Vec<_> = (0..4)
+        .map(|w| {
+            let mut input = String::new();
+            for i in 0..per_writer {
+                let pad = "p".repeat((i * 37 + w * 11) % 400);
+                input.push_str(&format!("{{\"writer\":{w},\"i\":{i},\"pad\":\"{pad}\"}}\n"));
+                if i % 1000 == 0 {
+                    input.push_str(&format!(
+                        "{{\"writer\":{w},\"big\":\"{}\"}}\n",
+                        "b".repeat(30_000)
+                    ));
+                }
+            }
+            let mut child = bin()
+                .arg("-a")
+                .arg(&log)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap();
+            let mut stdin = child.stdin.take().unwrap();
+            let t = std::thread::spawn(move || stdin.write_all(input.as_bytes()).unwrap());
+            (child, t)
+        })
+        .collect();
+    for (mut child, t) in children {
+        t.join().unwrap();
+        assert!(child.wait().unwrap().success());
+    }
+    let logged = std::fs::read(&log).unwrap();
+    assert_no_torn_lines(&logged);
+    let mut seen = vec![vec![false; per_writer]; 4];
+    let mut bigs = 0;
+    for l in lines(&logged) {
+        let v = strict_parse(l).unwrap();
+        let w = v["writer"].as_u64().unwrap() as usize;
+        match v["i"].as_u64() {
+            Some(i) => {
+                assert!(!seen[w][i as usize], "line {w}/{i} twice");
+                seen[w][i as usize] = true;
+            }
+            None => bigs += 1,
+        }
+    }
+    assert!(
+        seen.iter().all(|s| s.iter().all(|&x| x)),
+        "every line present"
+    );
+    assert_eq!(bigs, 4 * per_writer / 1000);
+}
+
+#[test]
+fn input_ending_mid_line_mid_character_or_mid_escape() {
+    for tail in [
+        &b"{\"a\":\"unfinished"[..],
+        b"{\"a\":\"caf\xc3",
+        b"{\"a\":\"\\u00",
+        b"{\"a\":\"\\",
+        b"{\"a\":\"\\ud83d",
+        b"[1,2,",
+    ] {
+        let mut input = b"{\"ok\":1}\n".to_vec();
+        input.extend_from_slice(tail);
+        let log = check_contract(&input, 5120);
+        let ls = lines(&log);
+        assert_eq!(ls.len(), 2);
+        let last = strict_parse(ls[1]).unwrap();
+        assert_eq!(last["type"], "non_json");
+        assert_eq!(
+            last["text"].as_str().unwrap(),
+            String::from_utf8_lossy(tail)
+        );
+    }
+}
+
+#[test]
+fn read_only_places_are_reported_and_skipped() {
+    let dir = tempdir("readonly");
+    let good = dir.join("good");
+    let out = bin()
+        .args(["/sys/smart-tee-test.log", "/proc/version"])
+        .arg(&good)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            c.stdin.take().unwrap().write_all(b"{\"a\":1}\n")?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.stdout, b"{\"a\":1}\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("opening log \"/sys/smart-tee-test.log\": "),
+        "{err}"
+    );
+    assert!(err.contains("writing log \"/proc/version\": "), "{err}");
+    assert_eq!(std::fs::read(&good).unwrap(), b"{\"a\":1}\n");
+}
+
+#[test]
+fn symlinks_are_followed_and_fifos_written() {
+    let dir = tempdir("links");
+    let target = dir.join("target.jsonl");
+    std::os::unix::fs::symlink(&target, dir.join("link.jsonl")).unwrap();
+    let fifo = dir.join("fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    let mut child = bin()
+        .arg(dir.join("link.jsonl"))
+        .arg(&fifo)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"{\"a\":1}\nplain\n")
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    let want = b"{\"a\":1}\n{\"type\":\"non_json\",\"text\":\"plain\"}\n";
+    assert_eq!(std::fs::read(&target).unwrap(), want);
+    assert!(
+        std::fs::symlink_metadata(dir.join("link.jsonl"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(reader.join().unwrap(), want);
+}
+
+#[test]
+fn budget_floor_and_huge_budgets() {
+    let line = format!(
+        "{{\"type\":\"user\",\"content\":\"{}\",\"uuid\":\"u\"}}\n",
+        "c".repeat(1 << 20)
+    );
+    // At the floor every line still fits and keeps its type and id.
+    let log = check_contract(line.as_bytes(), 128);
+    let v = strict_parse(lines(&log)[0]).unwrap();
+    assert_eq!(
+        (v["type"].as_str(), v["uuid"].as_str()),
+        (Some("user"), Some("u"))
+    );
+    // A budget larger than any line changes nothing.
+    let log = check_contract(line.as_bytes(), 4095 << 20);
+    assert_eq!(log, line.as_bytes());
+    let out = bin().args(["-b", "4096M"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("too large"));
+}
