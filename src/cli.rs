@@ -91,8 +91,14 @@ struct Cli {
     #[arg(long, value_name = "FIELD")]
     preserve: Vec<String>,
 
-    /// A field whose values give up their bytes first (repeatable; adds to the defaults:
-    /// tool_use_result, toolUseResult, data, tool_result, content, input).
+    /// A field holding a copy of what the model saw; copies give up their bytes before any
+    /// other field (repeatable; adds to the defaults: tool_use_result, toolUseResult,
+    /// originalFile). With --plain they are cut-first fields.
+    #[arg(long, value_name = "FIELD")]
+    duplicate: Vec<String>,
+
+    /// A field whose values give up their bytes first, after duplicates (repeatable; adds to the
+    /// defaults: data, tool_result, content, input).
     #[arg(long, value_name = "FIELD")]
     truncate_first: Vec<String>,
 
@@ -101,9 +107,20 @@ struct Cli {
     #[arg(long, value_name = "FIELD")]
     cut_last: Vec<String>,
 
-    /// Start from no field rules: only --preserve, --truncate-first and --cut-last apply.
+    /// Start from no field rules: only --preserve, --duplicate, --truncate-first and --cut-last
+    /// apply.
     #[arg(long)]
     no_default_fields: bool,
+
+    /// Plain truncation: no base64 descriptors, duplicates are ordinary cut-first fields.
+    /// Default: off (agent-aware cutting).
+    #[arg(long)]
+    plain: bool,
+
+    /// Replace base64 payloads (images, signatures) by descriptors in lines that fit the budget
+    /// too, not only in lines that are cut. Such lines are then rewritten compactly. Default: off.
+    #[arg(long)]
+    omit_images: bool,
 
     /// The marker put where a string was cut. {original} is the string's length and {kept} the
     /// bytes of it kept, both counting its JSON text between the quotes.
@@ -155,6 +172,7 @@ impl Cli {
         } else {
             FieldClasses::defaults()
         };
+        fields.extend(&self.duplicate, FieldClass::Duplicate);
         fields.extend(&self.truncate_first, FieldClass::CutFirst);
         fields.extend(&self.cut_last, FieldClass::CutLast);
         fields.extend(&self.preserve, FieldClass::Preserved);
@@ -162,8 +180,17 @@ impl Cli {
             max_line_bytes: self.max_line_bytes,
             head_ratio: self.head_ratio,
             marker: MarkerTemplate::parse(&self.marker),
-            fields,
+            fields: if self.plain {
+                fields.without_duplicates()
+            } else {
+                fields
+            },
+            value_aware: !self.plain,
+            omit_images: self.omit_images,
         };
+        if self.plain && self.omit_images {
+            return Err("--omit-images needs value-aware cutting; drop --plain".into());
+        }
         let floor = engine.min_budget();
         if engine.max_line_bytes != 0 && engine.max_line_bytes < floor {
             return Err(format!(

@@ -4,8 +4,11 @@
 //! Cut lines are written compactly by copying byte ranges of the original line (keys, numbers,
 //! string heads and tails stay exactly as written) and splicing markers in between.
 
-use crate::marker::{MarkerTemplate, Unit, escape_char, escaped_len, render_container_marker};
-use crate::plan::{OBJECT_MARKER_KEY, State, WHOLE, is_typed_array};
+use crate::marker::{
+    MarkerTemplate, Unit, escape_char, escaped_len, render_container_marker,
+    render_payload_descriptor,
+};
+use crate::plan::{DESCRIPTOR, OBJECT_MARKER_KEY, State, WHOLE, is_typed_array, media_type_of};
 use crate::scan::{Kind, Node};
 
 /// Settings the emitter needs.
@@ -106,6 +109,8 @@ pub fn emit_plan(
                 out.push(b'"');
                 if kept[i] == WHOLE {
                     out.extend_from_slice(content);
+                } else if kept[i] == DESCRIPTOR {
+                    render_payload_descriptor(media_type_of(nodes, line, i), content.len(), out);
                 } else {
                     cut_string(content, kept[i] as usize, style, out);
                 }

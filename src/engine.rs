@@ -4,6 +4,8 @@
 //! over the budget is indexed (`scan.rs`), planned (`plan.rs`) and emitted (`emit.rs`); only a
 //! line that is not JSON becomes a record. All buffers are reused from line to line.
 
+use std::panic::{self, AssertUnwindSafe};
+
 use crate::emit::{self, EmitStyle, NON_JSON, UNPLANNED};
 use crate::fields::FieldClasses;
 use crate::marker::MarkerTemplate;
@@ -26,6 +28,11 @@ pub struct EngineConfig {
     pub head_ratio: f64,
     pub marker: MarkerTemplate,
     pub fields: FieldClasses,
+    /// Agent-aware cutting: base64 payloads become descriptors, duplicates give way first.
+    /// Off with `--plain` (then `fields` should come `without_duplicates`).
+    pub value_aware: bool,
+    /// Replace base64 payloads by descriptors in lines that fit, too (`--omit-images`).
+    pub omit_images: bool,
 }
 
 impl Default for EngineConfig {
@@ -35,6 +42,8 @@ impl Default for EngineConfig {
             head_ratio: 0.5,
             marker: MarkerTemplate::default(),
             fields: FieldClasses::defaults(),
+            value_aware: true,
+            omit_images: false,
         }
     }
 }
@@ -102,14 +111,23 @@ impl LineEngine {
         let start = out.len();
         let json = line.strip_prefix(BOM).unwrap_or(line);
         let fits = budget == 0 || json.len() <= budget;
-        let outcome = if fits && scan::is_valid(json, &mut self.stack) {
+        let outcome = if fits && self.config.omit_images && self.config.value_aware {
+            self.omit_payloads(line, json, out)
+        } else if fits && scan::is_valid(json, &mut self.stack) {
             out.extend_from_slice(json);
             Outcome::Verbatim
         } else if fits {
             self.non_json(line, out)
         } else {
             // One pass validates and indexes: most of a stream's bytes are in lines like this.
-            self.cut(line, json, out)
+            // A bug in planning must cost one line its detail, never the stream: a panic here
+            // falls back to the raw record.
+            let cut = panic::catch_unwind(AssertUnwindSafe(|| self.cut(line, json, out)));
+            cut.unwrap_or_else(|_| {
+                out.truncate(start);
+                emit::emit_record(UNPLANNED, json, budget, &self.style(), out);
+                Outcome::Unplanned
+            })
         };
         debug_assert!(
             budget == 0 || out.len() - start <= budget,
@@ -138,36 +156,47 @@ impl LineEngine {
         Outcome::NonJson
     }
 
+    /// `--omit-images` on a line that fits: index it, and if it holds base64 payloads, write it
+    /// with descriptors in their place (compactly); otherwise unchanged.
+    fn omit_payloads(&mut self, line: &[u8], json: &[u8], out: &mut Vec<u8>) -> Outcome {
+        let mut index = IndexBuilder::new(&mut self.nodes, json, &self.config.fields, true);
+        if json.len() >= u32::MAX as usize || scan::scan(json, &mut index, &mut self.stack).is_err()
+        {
+            return self.non_json(line, out);
+        }
+        if !self.nodes.iter().any(|n| n.payload) {
+            out.extend_from_slice(json);
+            return Outcome::Verbatim;
+        }
+        self.cut_indexed(json, json.len(), out)
+    }
+
     /// A line over the budget: index it (which validates it), plan, emit.
     fn cut(&mut self, line: &[u8], json: &[u8], out: &mut Vec<u8>) -> Outcome {
-        let budget = self.config.max_line_bytes;
-        let start = out.len();
         if json.len() < u32::MAX as usize {
-            let mut index = IndexBuilder::new(&mut self.nodes, json, &self.config.fields);
+            let payloads = self.config.value_aware;
+            let mut index = IndexBuilder::new(&mut self.nodes, json, &self.config.fields, payloads);
             if scan::scan(json, &mut index, &mut self.stack).is_err() {
                 return self.non_json(line, out);
             }
-            let costs = Costs {
-                marker: &self.config.marker,
-            };
-            if self.planner.plan(&self.nodes, json, budget, &costs) {
-                let style = EmitStyle {
-                    marker: &self.config.marker,
-                    head_ratio: self.config.head_ratio,
-                };
-                emit::emit_plan(
-                    json,
-                    &self.nodes,
-                    &self.planner.state,
-                    &self.planner.kept,
-                    &style,
-                    out,
-                );
-                if out.len() - start <= budget {
-                    return Outcome::Cut;
-                }
-                out.truncate(start);
+        }
+        self.cut_indexed(json, self.config.max_line_bytes, out)
+    }
+
+    /// Plans and emits an indexed line into `budget` bytes.
+    fn cut_indexed(&mut self, json: &[u8], budget: usize, out: &mut Vec<u8>) -> Outcome {
+        let start = out.len();
+        let costs = Costs {
+            marker: &self.config.marker,
+        };
+        if json.len() < u32::MAX as usize && self.planner.plan(&self.nodes, json, budget, &costs) {
+            let style = self.style();
+            let (state, kept) = (&self.planner.state, &self.planner.kept);
+            emit::emit_plan(json, &self.nodes, state, kept, &style, out);
+            if out.len() - start <= budget {
+                return Outcome::Cut;
             }
+            out.truncate(start);
         }
         emit::emit_record(UNPLANNED, json, budget, &self.style(), out);
         Outcome::Unplanned

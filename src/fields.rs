@@ -1,27 +1,44 @@
 //! Field rules: which values give up their bytes first and which are kept.
 //!
 //! Every value takes the class of the nearest enclosing member whose key is named in a rule
-//! (its own key first), or `Normal` when none is. So in `{"tool_use_result":{"stdout":"…"}}`
-//! the stdout string is `CutFirst`, and in `{"content":[{"type":"text","text":"…"}]}` the type is
-//! `Preserved` and the text is `CutLast`.
+//! (its own key first), or `Normal` when none is; two exceptions: everything inside a
+//! `Duplicate` member is `Duplicate` (a copy is a copy all the way down), except `Preserved`
+//! fields. So in `{"content":[{"type":"text","text":"…"}]}` the type is `Preserved` and the text
+//! is `CutLast`, and in `{"toolUseResult":{"file":{"content":"…"}}}` the content is `Duplicate`.
 
 /// How readily a value gives up its bytes. The order is the order of giving up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum FieldClass {
-    CutFirst = 0,
-    Normal = 1,
-    CutLast = 2,
+    /// Copies of what the model saw (`tool_use_result`, `toolUseResult`, `originalFile`).
+    Duplicate = 0,
+    /// Tool output and tool inputs.
+    CutFirst = 1,
+    Normal = 2,
+    /// The assistant's own words.
+    CutLast = 3,
     /// Cut only when nothing else is left, and then visibly.
-    Preserved = 3,
+    Preserved = 4,
 }
 
 impl FieldClass {
-    pub const ALL: [FieldClass; 4] = [
+    pub const ALL: [FieldClass; 5] = [
+        FieldClass::Duplicate,
         FieldClass::CutFirst,
         FieldClass::Normal,
         FieldClass::CutLast,
         FieldClass::Preserved,
     ];
+
+    /// The class of a member whose own rule is `own` (if any) inside a value of class `parent`.
+    #[inline]
+    pub fn inherit(own: Option<FieldClass>, parent: FieldClass) -> FieldClass {
+        match (own, parent) {
+            (Some(FieldClass::Preserved), _) => FieldClass::Preserved,
+            (_, FieldClass::Duplicate) => FieldClass::Duplicate,
+            (Some(c), _) => c,
+            (None, p) => p,
+        }
+    }
 }
 
 pub const DEFAULT_PRESERVE: &[&str] = &[
@@ -40,14 +57,10 @@ pub const DEFAULT_PRESERVE: &[&str] = &[
     "parentUuid",
 ];
 
-pub const DEFAULT_TRUNCATE_FIRST: &[&str] = &[
-    "tool_use_result",
-    "toolUseResult",
-    "data",
-    "tool_result",
-    "content",
-    "input",
-];
+pub const DEFAULT_TRUNCATE_FIRST: &[&str] = &["data", "tool_result", "content", "input"];
+
+/// Copies that give way even before tool output. With `--plain` they are plain cut-first fields.
+pub const DEFAULT_DUPLICATE: &[&str] = &["tool_use_result", "toolUseResult", "originalFile"];
 
 pub const DEFAULT_CUT_LAST: &[&str] = &["text", "result"];
 
@@ -63,9 +76,20 @@ impl FieldClasses {
     pub fn defaults() -> Self {
         let mut f = FieldClasses::default();
         f.extend(DEFAULT_PRESERVE, FieldClass::Preserved);
+        f.extend(DEFAULT_DUPLICATE, FieldClass::Duplicate);
         f.extend(DEFAULT_TRUNCATE_FIRST, FieldClass::CutFirst);
         f.extend(DEFAULT_CUT_LAST, FieldClass::CutLast);
         f
+    }
+
+    /// The rules of `--plain`: duplicates are ordinary cut-first fields.
+    pub fn without_duplicates(mut self) -> Self {
+        for (_, c) in &mut self.rules {
+            if *c == FieldClass::Duplicate {
+                *c = FieldClass::CutFirst;
+            }
+        }
+        self
     }
 
     /// Adds rules. A name already ruled keeps the stronger rule (`Preserved` beats the others).

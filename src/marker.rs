@@ -123,6 +123,55 @@ pub fn render_container_marker(original: usize, kept: usize, unit: Unit, out: &m
     out.push(b']');
 }
 
+/// Writes the descriptor that stands in for a base64 payload of `len` bytes:
+/// `[IMAGE OMITTED: image/png, 604,112 bytes base64]`, `[DATA OMITTED: application/pdf, …]`, or
+/// `[BASE64 OMITTED: 1,234 bytes]` when the media type is not known. `media` is raw JSON string
+/// content without escapes.
+pub fn render_payload_descriptor(media: Option<&[u8]>, len: usize, out: &mut Vec<u8>) {
+    match media {
+        Some(m) => {
+            out.extend_from_slice(if m.starts_with(b"image/") {
+                b"[IMAGE OMITTED: "
+            } else {
+                b"[DATA OMITTED: "
+            });
+            out.extend_from_slice(m);
+            out.extend_from_slice(b", ");
+            push_grouped(out, len);
+            out.extend_from_slice(b" bytes base64]");
+        }
+        None => {
+            out.extend_from_slice(b"[BASE64 OMITTED: ");
+            push_grouped(out, len);
+            out.extend_from_slice(b" bytes]");
+        }
+    }
+}
+
+/// Length of [`render_payload_descriptor`]'s output.
+pub fn payload_descriptor_len(media: Option<&[u8]>, len: usize) -> usize {
+    let number = digits(len) + (digits(len) - 1) / 3;
+    match media {
+        Some(m) => {
+            let head = if m.starts_with(b"image/") { 16 } else { 15 };
+            head + m.len() + 2 + number + 14
+        }
+        None => 17 + number + 7,
+    }
+}
+
+/// Writes `n` with thousands separators: `604,112`.
+fn push_grouped(out: &mut Vec<u8>, n: usize) {
+    let mut plain = Vec::with_capacity(20);
+    push_usize(&mut plain, n);
+    for (k, d) in plain.iter().enumerate() {
+        if k > 0 && (plain.len() - k) % 3 == 0 {
+            out.push(b',');
+        }
+        out.push(*d);
+    }
+}
+
 /// Number of decimal digits of `n`.
 #[inline]
 pub fn digits(mut n: usize) -> usize {
@@ -216,6 +265,29 @@ mod tests {
         render_container_marker(57, 6, Unit::Items, &mut out);
         assert_eq!(out, "[TRUNCATED: 57 → 6 items]".as_bytes());
         assert_eq!(container_marker_len(57, 6, Unit::Items), out.len());
+    }
+
+    #[test]
+    fn payload_descriptors() {
+        for (media, len, want) in [
+            (
+                Some(&b"image/png"[..]),
+                604_112,
+                "[IMAGE OMITTED: image/png, 604,112 bytes base64]",
+            ),
+            (
+                Some(b"application/pdf"),
+                999,
+                "[DATA OMITTED: application/pdf, 999 bytes base64]",
+            ),
+            (None, 1_234_567, "[BASE64 OMITTED: 1,234,567 bytes]"),
+            (None, 100, "[BASE64 OMITTED: 100 bytes]"),
+        ] {
+            let mut out = Vec::new();
+            render_payload_descriptor(media, len, &mut out);
+            assert_eq!(String::from_utf8(out.clone()).unwrap(), want);
+            assert_eq!(payload_descriptor_len(media, len), out.len());
+        }
     }
 
     #[test]

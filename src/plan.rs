@@ -17,11 +17,14 @@
 //!    kept whole leaves the classes below it at their floors: cut-first fields give their bytes
 //!    first.
 //!
+//! Base64 payloads (image data, signatures: see `scan::is_base64_payload`) come before both:
+//! in a planned line each is replaced by a short descriptor that keeps its media type and size.
+//!
 //! The costs are exact for the emitter in `emit.rs`; the engine still checks the emitted length
 //! and falls back to a minimal record should the two ever disagree.
 
 use crate::fields::FieldClass;
-use crate::marker::{MarkerTemplate, Unit, container_marker_len};
+use crate::marker::{MarkerTemplate, Unit, container_marker_len, payload_descriptor_len};
 use crate::scan::{Kind, Node};
 
 /// What becomes of a value.
@@ -42,6 +45,8 @@ pub const MIN_CUT_LEN: usize = 64;
 
 /// `kept` value of a string kept whole.
 pub const WHOLE: u32 = u32::MAX;
+/// `kept` value of a base64 payload replaced by its descriptor.
+pub const DESCRIPTOR: u32 = u32::MAX - 1;
 
 pub const OBJECT_MARKER_KEY: &str = "_truncated";
 /// `{"type":"text","text":""}`: the marker element of an array of typed blocks.
@@ -95,6 +100,32 @@ pub fn is_typed_array(nodes: &[Node], line: &[u8], i: usize) -> bool {
             .is_some_and(|m| &line[m.key_start as usize..m.key_end as usize] == b"\"type\"")
 }
 
+/// The media type next to a payload (`{"media_type":"image/png","data":"…"}`), when it is a
+/// short plain string.
+pub fn media_type_of<'l>(nodes: &[Node], line: &'l [u8], i: usize) -> Option<&'l [u8]> {
+    let parent = nodes[i].parent as usize;
+    if parent == i || nodes[parent].kind != Kind::Object {
+        return None;
+    }
+    let mut c = parent + 1;
+    while c < nodes[parent].next as usize {
+        let nd = &nodes[c];
+        if nd.kind == Kind::String
+            && &line[nd.key_start as usize..nd.key_end as usize] == b"\"media_type\""
+        {
+            let m = &line[nd.start as usize + 1..nd.end as usize - 1];
+            return (m.len() <= 100 && !m.contains(&b'\\')).then_some(m);
+        }
+        c = nd.next as usize;
+    }
+    None
+}
+
+/// Output bytes of payload `i` as its descriptor, quotes included.
+pub fn descriptor_cost(nodes: &[Node], line: &[u8], i: usize) -> usize {
+    2 + payload_descriptor_len(media_type_of(nodes, line, i), nodes[i].text_len() - 2)
+}
+
 /// Reusable planning state: one slot per node.
 #[derive(Default)]
 pub struct Planner {
@@ -121,14 +152,14 @@ impl Planner {
             Kind::Object | Kind::Array => nd.children,
             _ => WHOLE,
         }));
-        self.measure(nodes, budget, costs);
+        self.measure(nodes, line, budget, costs);
         self.plan_structure(nodes, line, budget, costs);
         self.plan_strings(nodes, line, budget, costs)
     }
 
     /// Bottom-up costs: children come after their parent, so a reverse sweep sees every child
     /// before its container.
-    fn measure(&mut self, nodes: &[Node], budget: usize, costs: &Costs) {
+    fn measure(&mut self, nodes: &[Node], line: &[u8], budget: usize, costs: &Costs) {
         let n = nodes.len();
         for v in [&mut self.full, &mut self.floor, &mut self.pref] {
             v.clear();
@@ -138,6 +169,12 @@ impl Planner {
         for i in (0..n).rev() {
             let nd = &nodes[i];
             match nd.kind {
+                Kind::String if nd.payload => {
+                    let cost = descriptor_cost(nodes, line, i);
+                    self.full[i] = cost;
+                    self.floor[i] = cost;
+                    self.pref[i] = cost;
+                }
                 Kind::String => {
                     let len = nd.text_len() - 2;
                     let floor = costs.string(len, 0);
@@ -374,6 +411,11 @@ impl Planner {
                 continue;
             }
             match nd.kind {
+                Kind::String if nd.payload => {
+                    // Base64 payloads give up their bytes first of all: a descriptor stands in.
+                    fixed += descriptor_cost(nodes, line, i);
+                    self.kept[i] = DESCRIPTOR;
+                }
                 Kind::String => self.candidates.push(i as u32),
                 Kind::Scalar => fixed += nd.text_len(),
                 Kind::Object | Kind::Array => {
@@ -406,7 +448,7 @@ impl Planner {
         if total > room {
             return false;
         }
-        let mut levels = [0usize; 4];
+        let mut levels = [0usize; FieldClass::ALL.len()];
         for class_now in FieldClass::ALL.into_iter().rev() {
             let members = || {
                 self.candidates

@@ -38,7 +38,11 @@ pub struct Node {
     pub next: u32,
     /// Direct children (members or elements).
     pub children: u32,
+    /// The enclosing container (the root is its own parent).
+    pub parent: u32,
     pub class: FieldClass,
+    /// A string that is a base64 payload (see [`is_base64_payload`]).
+    pub payload: bool,
 }
 
 impl Node {
@@ -369,22 +373,55 @@ fn escape_end(s: &[u8], j: usize) -> Result<usize, Invalid> {
     }
 }
 
+/// Strings shorter than this are never taken for base64 payloads.
+pub const PAYLOAD_MIN_LEN: usize = 256;
+
+/// True for a string (raw content between the quotes) that is base64 by its alphabet and
+/// length: at least [`PAYLOAD_MIN_LEN`] bytes of `A-Z a-z 0-9 + / =` (`=` only at the end),
+/// with upper case, lower case and digits all present, so that long runs of one letter, words
+/// and hex digests are not mistaken for one.
+pub fn is_base64_payload(s: &[u8]) -> bool {
+    if s.len() < PAYLOAD_MIN_LEN {
+        return false;
+    }
+    let body = s
+        .strip_suffix(b"==")
+        .or_else(|| s.strip_suffix(b"="))
+        .unwrap_or(s);
+    let (mut upper, mut lower, mut digit, mut other) = (false, false, false, false);
+    for &b in body {
+        upper |= b.is_ascii_uppercase();
+        lower |= b.is_ascii_lowercase();
+        digit |= b.is_ascii_digit();
+        other |= !(b.is_ascii_alphanumeric() || b == b'+' || b == b'/');
+    }
+    upper && lower && digit && !other
+}
+
 /// Builds the flat index of a line that must be cut.
 pub struct IndexBuilder<'a> {
     pub nodes: &'a mut Vec<Node>,
     line: &'a [u8],
     fields: &'a FieldClasses,
+    /// Whether to look for base64 payloads.
+    payloads: bool,
     open: Vec<u32>,
     key: (u32, u32),
 }
 
 impl<'a> IndexBuilder<'a> {
-    pub fn new(nodes: &'a mut Vec<Node>, line: &'a [u8], fields: &'a FieldClasses) -> Self {
+    pub fn new(
+        nodes: &'a mut Vec<Node>,
+        line: &'a [u8],
+        fields: &'a FieldClasses,
+        payloads: bool,
+    ) -> Self {
         nodes.clear();
         IndexBuilder {
             nodes,
             line,
             fields,
+            payloads,
             open: Vec::new(),
             key: (0, 0),
         }
@@ -392,20 +429,24 @@ impl<'a> IndexBuilder<'a> {
 
     fn push(&mut self, kind: Kind, start: usize, end: usize) -> u32 {
         let (key_start, key_end) = std::mem::take(&mut self.key);
-        let parent_class = match self.open.last() {
+        let idx = self.nodes.len() as u32;
+        let (parent, parent_class) = match self.open.last() {
             Some(&p) => {
                 self.nodes[p as usize].children += 1;
-                self.nodes[p as usize].class
+                (p, self.nodes[p as usize].class)
             }
-            None => FieldClass::Normal,
+            None => (idx, FieldClass::Normal),
         };
-        let class = if key_end > key_start + 2 {
-            let name = &self.line[key_start as usize + 1..key_end as usize - 1];
-            self.fields.class_of(name).unwrap_or(parent_class)
+        let own = if key_end > key_start + 2 {
+            self.fields
+                .class_of(&self.line[key_start as usize + 1..key_end as usize - 1])
         } else {
-            parent_class
+            None
         };
-        let idx = self.nodes.len() as u32;
+        let class = FieldClass::inherit(own, parent_class);
+        let payload = self.payloads
+            && kind == Kind::String
+            && is_base64_payload(&self.line[start + 1..end - 1]);
         self.nodes.push(Node {
             kind,
             start: start as u32,
@@ -414,7 +455,9 @@ impl<'a> IndexBuilder<'a> {
             key_end,
             next: idx + 1,
             children: 0,
+            parent,
             class,
+            payload,
         });
         idx
     }
@@ -518,6 +561,24 @@ mod tests {
             assert_eq!(is_valid(bytes, &mut stack), ok, "{bytes:?}");
             assert_eq!(std::str::from_utf8(bytes).is_ok() && ok, ok);
         }
+    }
+
+    #[test]
+    fn base64_payloads_by_alphabet_and_length() {
+        let b64: Vec<u8> = (0..400).map(|i| b"Ab3+/xYz9Q"[i % 10]).collect();
+        assert!(is_base64_payload(&b64));
+        assert!(is_base64_payload(&[&b64[..], b"=="].concat()));
+        assert!(!is_base64_payload(&b64[..200]), "too short");
+        assert!(!is_base64_payload(&vec![b'x'; 1000]), "one letter");
+        assert!(!is_base64_payload(&b"0123456789abcdef".repeat(40)), "hex");
+        assert!(
+            !is_base64_payload(&[&b64[..], b" word"].concat()),
+            "a space"
+        );
+        assert!(
+            !is_base64_payload(&[&b64[..], b"\\n"].concat()),
+            "an escape"
+        );
     }
 
     #[test]

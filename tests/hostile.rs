@@ -103,7 +103,7 @@ fn deep_nesting_is_cut_without_recursion() {
 
 #[test]
 fn a_60_megabyte_string_keeps_head_and_tail() {
-    let body = "0123456789abcdef".repeat(60 << 16);
+    let body = "0123456789 abcde".repeat(60 << 16);
     let line = format!(r#"{{"type":"user","uuid":"u-1","content":"HEAD{body}TAIL"}}"#);
     let out = one_line(line.as_bytes(), 5120);
     let v = strict_parse(&out).unwrap();
@@ -111,7 +111,7 @@ fn a_60_megabyte_string_keeps_head_and_tail() {
     assert_eq!(v["uuid"], "u-1");
     let content = v["content"].as_str().unwrap();
     assert!(content.starts_with("HEAD0123"), "{}", &content[..40]);
-    assert!(content.ends_with("cdefTAIL"));
+    assert!(content.ends_with("bcdeTAIL"));
     assert!(content.contains(&format!("[TRUNCATED: {} → ", body.len() + 8)));
     assert!(
         out.len() > 4000,
