@@ -87,7 +87,7 @@ fn is_descriptor_of(orig: &str, out: &str) -> bool {
         let s = orig.len().to_string();
         let mut g = String::new();
         for (k, c) in s.chars().enumerate() {
-            if k > 0 && (s.len() - k) % 3 == 0 {
+            if k > 0 && (s.len() - k).is_multiple_of(3) {
                 g.push(',');
             }
             g.push(c);
