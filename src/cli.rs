@@ -11,6 +11,7 @@ use clap::{CommandFactory, Parser, ValueEnum};
 use crate::engine::{DEFAULT_BUDGET, EngineConfig};
 use crate::fields::{FieldClass, FieldClasses};
 use crate::marker::{DEFAULT_MARKER, MarkerTemplate};
+use crate::stats::StatsReport;
 
 /// What a write error on an output does (GNU tee's `--output-error` modes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -131,6 +132,32 @@ struct Cli {
     #[arg(long, value_name = "R", default_value_t = 0.5, value_parser = parse_ratio)]
     head_ratio: f64,
 
+    /// Give every object line without a top-level "timestamp" the time it was received, as
+    /// RFC 3339 UTC with milliseconds, added as its last key (in the logs only). Default: off.
+    #[arg(long)]
+    add_timestamp: bool,
+
+    /// Replace secrets in the logs (never on stdout) by [REDACTED:kind] before cutting: API
+    /// keys (Anthropic, OpenAI), AWS keys, GitHub, GitLab and Slack tokens, JWTs, bearer
+    /// tokens, PEM private keys, password=/token= assignments. Default: off.
+    #[arg(long)]
+    redact: bool,
+
+    /// Cut stdout lines longer than N bytes with the same engine (valid JSON, structure kept);
+    /// shorter lines pass byte for byte. An unfinished line is then held until its newline.
+    /// Accepts K and M suffixes; the least is 128. Default: off.
+    #[arg(long, value_name = "N", value_parser = parse_size)]
+    stdout_max_line_bytes: Option<usize>,
+
+    /// At exit, print a summary on stderr: lines in, cut, not JSON; bytes in, logged, saved;
+    /// and the fields that gave up the most bytes. Default: off.
+    #[arg(long)]
+    stats: bool,
+
+    /// At exit, write the summary as a JSON object to FILE. Default: off.
+    #[arg(long, value_name = "FILE")]
+    stats_json: Option<PathBuf>,
+
     /// Permission bits, in octal, of log files that smart-tee creates (existing files keep
     /// theirs). The default keeps agent logs private.
     #[arg(long, value_name = "OCTAL", default_value = "600", value_parser = parse_mode)]
@@ -146,6 +173,9 @@ pub struct Config {
     pub output_error: OutputError,
     pub file_mode: u32,
     pub engine: EngineConfig,
+    /// `--stdout-max-line-bytes`.
+    pub stdout_max_line_bytes: Option<usize>,
+    pub stats: StatsReport,
 }
 
 /// Parses the process's arguments; on a bad flag or value, prints why and exits with status 2.
@@ -187,6 +217,9 @@ impl Cli {
             },
             value_aware: !self.plain,
             omit_images: self.omit_images,
+            add_timestamp: self.add_timestamp,
+            redact: self.redact,
+            field_stats: self.stats || self.stats_json.is_some(),
         };
         if self.plain && self.omit_images {
             return Err("--omit-images needs value-aware cutting; drop --plain".into());
@@ -204,6 +237,11 @@ impl Cli {
                 },
             ));
         }
+        if let Some(n) = self.stdout_max_line_bytes.filter(|&n| n != 0 && n < floor) {
+            return Err(format!(
+                "--stdout-max-line-bytes {n} is below {floor}, the least that holds a marker record"
+            ));
+        }
         let output_error = match (self.output_error, self.pipe) {
             (Some(mode), _) => mode,
             (None, _) => OutputError::WarnNopipe,
@@ -215,6 +253,11 @@ impl Cli {
             output_error,
             file_mode: self.file_mode,
             engine,
+            stdout_max_line_bytes: self.stdout_max_line_bytes.filter(|&n| n > 0),
+            stats: StatsReport {
+                human: self.stats,
+                json: self.stats_json,
+            },
         })
     }
 }

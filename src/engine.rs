@@ -4,13 +4,16 @@
 //! over the budget is indexed (`scan.rs`), planned (`plan.rs`) and emitted (`emit.rs`); only a
 //! line that is not JSON becomes a record. All buffers are reused from line to line.
 
+use std::collections::HashMap;
+use std::mem::take;
 use std::panic::{self, AssertUnwindSafe};
 
 use crate::emit::{self, EmitStyle, NON_JSON, UNPLANNED};
 use crate::fields::FieldClasses;
 use crate::marker::MarkerTemplate;
-use crate::plan::{Costs, Planner};
-use crate::scan::{self, IndexBuilder, Node};
+use crate::plan::{Costs, DESCRIPTOR, Planner, State, WHOLE};
+use crate::redact::Redactor;
+use crate::scan::{self, IndexBuilder, Kind, Node};
 
 /// The smallest budget any configuration may have: a marker record must always fit.
 pub const MIN_BUDGET: usize = 128;
@@ -33,6 +36,12 @@ pub struct EngineConfig {
     pub value_aware: bool,
     /// Replace base64 payloads by descriptors in lines that fit, too (`--omit-images`).
     pub omit_images: bool,
+    /// Give object lines without a top-level `timestamp` the receive time (`--add-timestamp`).
+    pub add_timestamp: bool,
+    /// Replace secrets by `[REDACTED:kind]` before cutting (`--redact`).
+    pub redact: bool,
+    /// Count the bytes each field gave up (`--stats`).
+    pub field_stats: bool,
 }
 
 impl Default for EngineConfig {
@@ -44,6 +53,9 @@ impl Default for EngineConfig {
             fields: FieldClasses::defaults(),
             value_aware: true,
             omit_images: false,
+            add_timestamp: false,
+            redact: false,
+            field_stats: false,
         }
     }
 }
@@ -76,6 +88,13 @@ pub enum Outcome {
 /// Turns lines into log lines. Reuse one engine for many lines: its buffers are kept.
 pub struct LineEngine {
     config: EngineConfig,
+    redactor: Option<Redactor>,
+    /// The line with its secrets redacted (`--redact`).
+    redacted: Vec<u8>,
+    /// The line with its timestamp added (`--add-timestamp`).
+    stamped: Vec<u8>,
+    /// Input bytes given up, by the name of the field they were in (`--stats`).
+    saved_by_field: HashMap<Vec<u8>, u64>,
     stack: Vec<u8>,
     nodes: Vec<Node>,
     planner: Planner,
@@ -84,7 +103,11 @@ pub struct LineEngine {
 impl LineEngine {
     pub fn new(config: EngineConfig) -> LineEngine {
         LineEngine {
+            redactor: config.redact.then(Redactor::new),
             config,
+            redacted: Vec::new(),
+            stamped: Vec::new(),
+            saved_by_field: HashMap::new(),
             stack: Vec::new(),
             nodes: Vec::new(),
             planner: Planner::default(),
@@ -107,6 +130,56 @@ impl LineEngine {
         {
             return Outcome::Blank;
         }
+        if self.redactor.is_none() && !self.config.add_timestamp {
+            return self.process_line(line, out);
+        }
+        // The rare paths: rewrite the line first, in buffers kept from line to line.
+        let (mut redacted, mut stamped) = (take(&mut self.redacted), take(&mut self.stamped));
+        let mut src = line;
+        if let Some(r) = &self.redactor
+            && r.redact(src, &mut redacted)
+        {
+            src = &redacted;
+        }
+        if self.config.add_timestamp && self.stamp(src, &mut stamped) {
+            src = &stamped;
+        }
+        let outcome = self.process_line(src, out);
+        (self.redacted, self.stamped) = (redacted, stamped);
+        outcome
+    }
+
+    /// Input bytes each field gave up so far, by field name (with `field_stats`).
+    pub fn saved_by_field(&self) -> &HashMap<Vec<u8>, u64> {
+        &self.saved_by_field
+    }
+
+    /// `--add-timestamp`: writes `line` with `"timestamp":"<now>"` as its last top-level key
+    /// into `stamped`, if it is a JSON object without one. Returns whether it did.
+    #[cold]
+    fn stamp(&mut self, line: &[u8], stamped: &mut Vec<u8>) -> bool {
+        let json = line.strip_prefix(BOM).unwrap_or(line).trim_ascii();
+        if !(json.starts_with(b"{") && json.ends_with(b"}")) {
+            return false;
+        }
+        let mut keys = scan::TopLevelKey::new(json, b"timestamp");
+        if scan::scan(json, &mut keys, &mut self.stack).is_err() || keys.found {
+            return false;
+        }
+        let body = json[..json.len() - 1].trim_ascii_end();
+        stamped.clear();
+        stamped.extend_from_slice(body);
+        if body != b"{" {
+            stamped.push(b',');
+        }
+        stamped.extend_from_slice(b"\"timestamp\":\"");
+        let now = crate::stamp::rfc3339_millis(std::time::SystemTime::now());
+        stamped.extend_from_slice(now.as_bytes());
+        stamped.extend_from_slice(b"\"}");
+        true
+    }
+
+    fn process_line(&mut self, line: &[u8], out: &mut Vec<u8>) -> Outcome {
         let budget = self.config.max_line_bytes;
         let start = out.len();
         let json = line.strip_prefix(BOM).unwrap_or(line);
@@ -135,6 +208,45 @@ impl LineEngine {
         );
         out.push(b'\n');
         outcome
+    }
+
+    /// Adds what each cut value gave up (in input bytes) to the field it is in: the nearest
+    /// enclosing key.
+    #[cold]
+    fn count_savings(&mut self, json: &[u8]) {
+        let nodes = &self.nodes;
+        let (state, kept) = (&self.planner.state, &self.planner.kept);
+        let mut i = 0;
+        while i < nodes.len() {
+            let nd = &nodes[i];
+            let saved = match (state[i], nd.kind) {
+                (State::Dropped | State::Collapsed, _) => nd.text_len(),
+                (_, Kind::String) if kept[i] == DESCRIPTOR => nd.text_len() - 2,
+                (_, Kind::String) if kept[i] != WHOLE => nd.text_len() - 2 - kept[i] as usize,
+                _ => 0,
+            };
+            if saved > 0 {
+                let mut k = i;
+                while !nodes[k].has_key() && nodes[k].parent as usize != k {
+                    k = nodes[k].parent as usize;
+                }
+                let key = &json[nodes[k].key_start as usize..nodes[k].key_end as usize];
+                let name = key
+                    .get(1..key.len().saturating_sub(1))
+                    .unwrap_or(b"(top level)");
+                let name = if name.is_empty() {
+                    &b"(top level)"[..]
+                } else {
+                    name
+                };
+                *self.saved_by_field.entry(name.to_vec()).or_default() += saved as u64;
+            }
+            i = if matches!(state[i], State::Dropped | State::Collapsed) {
+                nd.next as usize
+            } else {
+                i + 1
+            };
+        }
     }
 
     fn style(&self) -> EmitStyle<'_> {
@@ -194,6 +306,9 @@ impl LineEngine {
             let (state, kept) = (&self.planner.state, &self.planner.kept);
             emit::emit_plan(json, &self.nodes, state, kept, &style, out);
             if out.len() - start <= budget {
+                if self.config.field_stats {
+                    self.count_savings(json);
+                }
                 return Outcome::Cut;
             }
             out.truncate(start);

@@ -29,6 +29,12 @@ pub enum Error {
         #[source]
         source: io::Error,
     },
+    #[error("writing stats {path:?}: {source}")]
+    WriteStats {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
     #[error("setting up signal handling: {source}")]
     Signals {
         #[source]

@@ -29,8 +29,12 @@ pub mod fields;
 pub mod log;
 pub mod marker;
 pub mod plan;
+pub mod redact;
 pub mod scan;
 pub mod sink;
+pub mod stamp;
+pub mod stats;
+pub mod stdout_cap;
 pub mod synth;
 pub mod tee;
 

@@ -37,6 +37,11 @@ impl Stats {
         }
     }
 
+    /// Lines read, blank ones included.
+    pub fn lines_in(&self) -> u64 {
+        self.lines_logged() + self.lines_blank
+    }
+
     /// Lines written to the log.
     pub fn lines_logged(&self) -> u64 {
         self.lines_verbatim + self.lines_cut + self.lines_non_json + self.lines_unplanned
@@ -52,11 +57,16 @@ pub struct LogWriter {
     batch: Vec<u8>,
     stats: Stats,
     finished: bool,
+    /// False when nothing would read the engine's work (no logs, no stats): then lines are
+    /// not processed at all.
+    active: bool,
 }
 
 impl LogWriter {
     pub fn new(engine: LineEngine, sinks: Vec<LogSink>) -> LogWriter {
+        let active = !sinks.is_empty() || engine.config().field_stats;
         LogWriter {
+            active,
             engine,
             sinks,
             pending: Vec::new(),
@@ -70,6 +80,10 @@ impl LogWriter {
         self.stats
     }
 
+    pub fn engine(&self) -> &LineEngine {
+        &self.engine
+    }
+
     /// True while at least one log can still be written.
     pub fn has_live_sinks(&self) -> bool {
         self.sinks.iter().any(|s| !s.is_failed())
@@ -80,6 +94,9 @@ impl LogWriter {
     pub fn feed(&mut self, chunk: &[u8]) -> Vec<Error> {
         self.stats.bytes_in += chunk.len() as u64;
         let mut errors = Vec::new();
+        if !self.active {
+            return errors;
+        }
         let mut start = 0;
         for nl in memchr_iter(b'\n', chunk) {
             if self.pending.is_empty() {

@@ -80,6 +80,40 @@ impl Visitor for Validate {
     fn close(&mut self, _: usize) {}
 }
 
+/// The visitor for `--add-timestamp`: notes whether the top-level object has a given key.
+pub struct TopLevelKey<'a> {
+    line: &'a [u8],
+    name: &'a [u8],
+    depth: usize,
+    pub found: bool,
+}
+
+impl<'a> TopLevelKey<'a> {
+    pub fn new(line: &'a [u8], name: &'a [u8]) -> Self {
+        TopLevelKey {
+            line,
+            name,
+            depth: 0,
+            found: false,
+        }
+    }
+}
+
+impl Visitor for TopLevelKey<'_> {
+    fn key(&mut self, start: usize, end: usize) {
+        if self.depth == 1 && &self.line[start + 1..end - 1] == self.name {
+            self.found = true;
+        }
+    }
+    fn scalar(&mut self, _: Kind, _: usize, _: usize) {}
+    fn open(&mut self, _: Kind, _: usize) {
+        self.depth += 1;
+    }
+    fn close(&mut self, _: usize) {
+        self.depth -= 1;
+    }
+}
+
 /// The line is not valid JSON. Where it went wrong is not kept: a malformed line is logged as a
 /// record of its text either way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -27,6 +27,8 @@ use crate::engine::LineEngine;
 use crate::error::Error;
 use crate::log::LogWriter;
 use crate::sink::LogSink;
+use crate::stats::{self, StatsReport};
+use crate::stdout_cap::StdoutCap;
 
 /// Bytes asked of one read.
 const CHUNK: usize = 128 * 1024;
@@ -97,12 +99,49 @@ pub fn run(config: Config) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let watch = Some((signals, config.ignore_interrupts));
-    let ok = copy(&mut stdin, stdout, log, config.output_error, watch);
+    let options = CopyOptions {
+        mode: config.output_error,
+        signals: Some((signals, config.ignore_interrupts)),
+        stats: config.stats.clone(),
+        stdout_cap: config.stdout_max_line_bytes.map(|max| {
+            let engine = crate::EngineConfig {
+                max_line_bytes: max,
+                redact: false,
+                add_timestamp: false,
+                omit_images: false,
+                field_stats: false,
+                ..config.engine.clone()
+            };
+            StdoutCap::new(max, LineEngine::new(engine))
+        }),
+    };
+    let ok = copy(&mut stdin, stdout, log, options);
     if ok && !failed {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
+    }
+}
+
+/// How [`copy`] runs.
+pub struct CopyOptions {
+    pub mode: OutputError,
+    /// Signals to watch, and whether SIGINT is ignored.
+    pub signals: Option<(Signals, bool)>,
+    /// The summary to give at exit.
+    pub stats: StatsReport,
+    /// Cut long stdout lines (`--stdout-max-line-bytes`).
+    pub stdout_cap: Option<StdoutCap>,
+}
+
+impl CopyOptions {
+    pub fn new(mode: OutputError) -> CopyOptions {
+        CopyOptions {
+            mode,
+            signals: None,
+            stats: StatsReport::default(),
+            stdout_cap: None,
+        }
     }
 }
 
@@ -113,20 +152,26 @@ pub fn copy<R: Read, W: Write>(
     input: &mut R,
     mut stdout: Option<W>,
     log: LogWriter,
-    mode: OutputError,
-    signals: Option<(Signals, bool)>,
+    options: CopyOptions,
 ) -> bool {
+    let CopyOptions {
+        mode,
+        signals,
+        stats,
+        mut stdout_cap,
+    } = options;
     let (tx, rx) = sync_channel::<Msg>(QUEUE);
     let (free_tx, free_rx) = channel::<Vec<u8>>();
     let logs_alive = Arc::new(AtomicBool::new(log.has_live_sinks()));
     let worker = {
         let alive = Arc::clone(&logs_alive);
-        std::thread::spawn(move || log_worker(rx, log, mode, alive, free_tx))
+        std::thread::spawn(move || log_worker(rx, log, mode, alive, free_tx, stats))
     };
     if let Some((signals, ignore_interrupts)) = signals {
         watch_signals(signals, tx.clone(), ignore_interrupts);
     }
     let mut ok = true;
+    let mut capped = Vec::new();
     loop {
         let mut buf = free_rx.try_recv().unwrap_or_else(|_| vec![0u8; CHUNK]);
         let n = match input.read(&mut buf) {
@@ -139,9 +184,17 @@ pub fn copy<R: Read, W: Write>(
                 break;
             }
         };
+        let bytes = match stdout_cap.as_mut() {
+            Some(cap) => {
+                capped.clear();
+                cap.feed(&buf[..n], &mut capped);
+                &capped[..]
+            }
+            None => &buf[..n],
+        };
         let written = stdout
             .as_mut()
-            .map(|out| out.write_all(&buf[..n]).and_then(|()| out.flush()));
+            .map(|out| out.write_all(bytes).and_then(|()| out.flush()));
         let mut exit = false;
         if let Some(Err(source)) = written {
             stdout = None;
@@ -173,6 +226,17 @@ pub fn copy<R: Read, W: Write>(
             break;
         }
     }
+    if let (Some(cap), Some(out)) = (stdout_cap.as_mut(), stdout.as_mut()) {
+        capped.clear();
+        cap.finish(&mut capped);
+        if let Err(source) = out.write_all(&capped).and_then(|()| out.flush()) {
+            let err = Error::WriteStdout { source };
+            if !matches!(reaction(mode, &err), Reaction::Drop) {
+                eprintln!("smart-tee: {err}");
+                ok = false;
+            }
+        }
+    }
     let _ = tx.send(Msg::End);
     join(worker) && ok
 }
@@ -188,8 +252,19 @@ fn log_worker(
     mode: OutputError,
     alive: Arc<AtomicBool>,
     free: Sender<Vec<u8>>,
+    stats: StatsReport,
 ) -> bool {
     let mut ok = true;
+    let summarize = |log: &LogWriter| {
+        if stats.human || stats.json.is_some() {
+            let by_field = log.engine().saved_by_field();
+            if let Err(e) = stats::report(&log.stats(), by_field, &stats) {
+                eprintln!("smart-tee: {e}");
+                return false;
+            }
+        }
+        true
+    };
     let mut report = |errors: Vec<Error>, log: &mut LogWriter| {
         for err in errors {
             match reaction(mode, &err) {
@@ -218,13 +293,14 @@ fn log_worker(
             Msg::Stop(status) => {
                 let errors = log.finish();
                 report(errors, &mut log);
+                summarize(&log);
                 std::process::exit(status);
             }
         }
     }
     let errors = log.finish();
     report(errors, &mut log);
-    ok
+    summarize(&log) && ok
 }
 
 /// Starts the thread that turns SIGINT and SIGTERM into a clean exit: the stop is queued behind

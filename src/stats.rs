@@ -1,0 +1,103 @@
+//! `--stats` and `--stats-json`: what went through, what was logged, what was saved and where.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::PathBuf;
+
+use crate::error::Error;
+use crate::log::Stats;
+use crate::marker::{escape_str, push_usize};
+
+/// Where the summary goes at exit.
+#[derive(Clone, Debug, Default)]
+pub struct StatsReport {
+    /// A human-readable summary on stderr.
+    pub human: bool,
+    /// A JSON object, written to this file.
+    pub json: Option<PathBuf>,
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+}
+
+/// Fields by bytes saved, most first.
+fn ranked(by_field: &HashMap<Vec<u8>, u64>) -> Vec<(String, u64)> {
+    let mut v: Vec<(String, u64)> = by_field
+        .iter()
+        .map(|(k, &n)| (String::from_utf8_lossy(k).into_owned(), n))
+        .collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    v
+}
+
+/// Writes the summary as asked.
+pub fn report(
+    stats: &Stats,
+    by_field: &HashMap<Vec<u8>, u64>,
+    to: &StatsReport,
+) -> Result<(), Error> {
+    let saved = stats.bytes_in.saturating_sub(stats.bytes_logged);
+    let fields = ranked(by_field);
+    if to.human {
+        eprintln!(
+            "smart-tee: {} lines in: {} logged whole, {} cut, {} not JSON, {} blank; {} in, {} logged, {} saved",
+            stats.lines_in(),
+            stats.lines_verbatim,
+            stats.lines_cut + stats.lines_unplanned,
+            stats.lines_non_json,
+            stats.lines_blank,
+            mib(stats.bytes_in),
+            mib(stats.bytes_logged),
+            mib(saved),
+        );
+        if !fields.is_empty() {
+            let top: Vec<String> = fields
+                .iter()
+                .take(10)
+                .map(|(k, n)| format!("{k} {}", mib(*n)))
+                .collect();
+            eprintln!("smart-tee: saved by field: {}", top.join(", "));
+        }
+    }
+    if let Some(path) = &to.json {
+        let mut out = Vec::new();
+        out.extend_from_slice(b"{");
+        for (k, (name, n)) in [
+            ("lines_in", stats.lines_in()),
+            ("lines_verbatim", stats.lines_verbatim),
+            ("lines_cut", stats.lines_cut + stats.lines_unplanned),
+            ("lines_non_json", stats.lines_non_json),
+            ("lines_blank", stats.lines_blank),
+            ("bytes_in", stats.bytes_in),
+            ("bytes_logged", stats.bytes_logged),
+            ("bytes_saved", saved),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            if k > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(format!("\"{name}\":{n}").as_bytes());
+        }
+        out.extend_from_slice(b",\"saved_by_field\":{");
+        for (k, (name, n)) in fields.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            out.push(b'"');
+            escape_str(name, &mut out);
+            out.extend_from_slice(b"\":");
+            push_usize(&mut out, *n as usize);
+        }
+        out.extend_from_slice(b"}}\n");
+        std::fs::File::create(path)
+            .and_then(|mut f| f.write_all(&out))
+            .map_err(|source| Error::WriteStats {
+                path: path.clone(),
+                source,
+            })?;
+    }
+    Ok(())
+}

@@ -1,0 +1,253 @@
+//! Agent-aware behaviour end to end: base64 payloads, duplicates, --plain, --omit-images,
+//! --add-timestamp, --stdout-max-line-bytes, --stats, --stats-json, --redact.
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use common::{corpus_files, lines, strict_parse};
+use serde_json::Value;
+
+fn tempdir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("agent-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn run(args: &[&str], log: &Path, input: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_smart-tee"))
+        .env_remove("SMART_TEE_MAX_LINE_BYTES")
+        .args(args)
+        .arg(log)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let t = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().unwrap();
+    t.join().unwrap().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn corpus(name: &str) -> Vec<u8> {
+    let file = corpus_files()
+        .into_iter()
+        .find(|f| f.to_string_lossy().contains(name))
+        .unwrap();
+    std::fs::read(file).unwrap()
+}
+
+fn log_values(log: &Path) -> Vec<Value> {
+    lines(&std::fs::read(log).unwrap())
+        .iter()
+        .map(|l| strict_parse(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn screenshots_become_descriptors_that_keep_media_type_and_size() {
+    let dir = tempdir("images");
+    let log = dir.join("l");
+    let input = corpus("images-in-tool-results");
+    let out = run(&[], &log, &input);
+    assert_eq!(out.stdout, input, "stdout keeps the screenshot");
+    let logged = std::fs::read(&log).unwrap();
+    assert!(logged.len() < 6000, "{}", logged.len());
+    let v = &log_values(&log)[1];
+    let image = &v["message"]["content"][0]["content"][1];
+    assert_eq!(image["type"], "image");
+    assert_eq!(image["source"]["media_type"], "image/png");
+    assert_eq!(
+        image["source"]["data"],
+        "[IMAGE OMITTED: image/png, 604,176 bytes base64]"
+    );
+    assert_eq!(
+        v["toolUseResult"][1]["source"]["data"],
+        "[IMAGE OMITTED: image/png, 604,176 bytes base64]"
+    );
+    // The text block beside the image survives whole.
+    let text = v["message"]["content"][0]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(text.starts_with("### Result") && !text.contains("TRUNCATED"));
+
+    // --plain cuts the data like any string.
+    run(&["--plain"], &log, &input);
+    let v = &log_values(&log)[1];
+    let data = v["message"]["content"][0]["content"][1]["source"]["data"]
+        .as_str()
+        .unwrap();
+    assert!(data.starts_with("iVBORw0KGgo") && data.contains("[TRUNCATED: 604176 → "));
+}
+
+#[test]
+fn omit_images_applies_to_lines_that_fit() {
+    let dir = tempdir("omit");
+    let log = dir.join("l");
+    let input = corpus("images-in-user-messages");
+    run(&["-b", "0"], &log, &input);
+    assert_eq!(
+        std::fs::read(&log).unwrap(),
+        input,
+        "without --omit-images nothing changes"
+    );
+    run(&["-b", "0", "--omit-images"], &log, &input);
+    let text = String::from_utf8(std::fs::read(&log).unwrap()).unwrap();
+    assert_eq!(
+        text.matches("[IMAGE OMITTED: image/").count(),
+        2,
+        "the two pasted images"
+    );
+    assert!(text.len() < input.len() - 60_000);
+    for (orig, cut) in lines(&input).iter().zip(lines(text.as_bytes())) {
+        let (o, c) = (strict_parse(orig).unwrap(), strict_parse(cut).unwrap());
+        common::naive::agrees(&o, &c).unwrap();
+        // Lines change only where a payload (an image, a thinking signature) was replaced.
+        if orig != &cut {
+            assert!(String::from_utf8_lossy(cut).contains(" OMITTED: "));
+        }
+    }
+}
+
+#[test]
+fn duplicates_give_way_before_the_model_facing_content() {
+    let dir = tempdir("dups");
+    let log = dir.join("l");
+    let output = (0..600)
+        .map(|i| format!("line {i} of the command output\\n"))
+        .collect::<String>();
+    let line = format!(
+        r#"{{"type":"user","message":{{"role":"user","content":[{{"tool_use_id":"t1","type":"tool_result","content":"{output}"}}]}},"tool_use_result":{{"stdout":"{output}","stderr":""}}}}"#
+    );
+    let model_kept = |args: &[&str]| {
+        run(args, &log, format!("{line}\n").as_bytes());
+        let v = &log_values(&log)[0];
+        let model = v["message"]["content"][0]["content"]
+            .as_str()
+            .unwrap()
+            .len();
+        let dup = v["tool_use_result"]["stdout"].as_str().unwrap().len();
+        (model, dup)
+    };
+    let (model, dup) = model_kept(&[]);
+    assert!(
+        model > 4000 && dup < 100,
+        "agent-aware: model {model}, duplicate {dup}"
+    );
+    let (model, dup) = model_kept(&["--plain"]);
+    assert!(
+        model.abs_diff(dup) < 100,
+        "plain: fair shares, model {model}, duplicate {dup}"
+    );
+}
+
+#[test]
+fn add_timestamp_adds_the_receive_time_as_the_last_key() {
+    let dir = tempdir("stamp");
+    let log = dir.join("l");
+    let input = b"{\"type\":\"a\"}\n{\"type\":\"b\",\"timestamp\":\"2020-01-01T00:00:00.000Z\"}\n{}\n[1]\nplain\n";
+    let out = run(&["--add-timestamp"], &log, input);
+    assert_eq!(out.stdout, input, "stdout is never changed");
+    let ls: Vec<Vec<u8>> = lines(&std::fs::read(&log).unwrap())
+        .iter()
+        .map(|l| l.to_vec())
+        .collect();
+    let v0 = strict_parse(&ls[0]).unwrap();
+    let keys: Vec<&String> = v0.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["type", "timestamp"]);
+    let ts = v0["timestamp"].as_str().unwrap();
+    assert_eq!(ts.len(), 24, "{ts}");
+    assert!(ts.starts_with("20") && ts.ends_with('Z') && &ts[10..11] == "T" && &ts[19..20] == ".");
+    assert_eq!(
+        ls[1],
+        b"{\"type\":\"b\",\"timestamp\":\"2020-01-01T00:00:00.000Z\"}"
+    );
+    assert!(ls[2].starts_with(b"{\"timestamp\":\"20"));
+    assert_eq!(ls[3], b"[1]");
+    assert_eq!(strict_parse(&ls[4]).unwrap()["type"], "non_json");
+}
+
+#[test]
+fn stdout_max_line_bytes_cuts_only_long_lines() {
+    let dir = tempdir("stdoutcap");
+    let log = dir.join("l");
+    let long = format!(
+        "{{\"type\":\"user\",\"content\":\"{}\"}}",
+        "w ".repeat(100_000)
+    );
+    let input = format!("{{\"a\":1}}\r\nnot json\n{long}\n{{\"tail\":true}}");
+    let out = run(&["--stdout-max-line-bytes", "1K"], &log, input.as_bytes());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let ls: Vec<&str> = stdout.split('\n').collect();
+    assert_eq!(ls[0], "{\"a\":1}\r");
+    assert_eq!(ls[1], "not json");
+    assert!(ls[2].len() <= 1024);
+    let v = strict_parse(ls[2].as_bytes()).unwrap();
+    assert_eq!(v["type"], "user");
+    assert!(
+        v["content"]
+            .as_str()
+            .unwrap()
+            .contains("[TRUNCATED: 200000 → ")
+    );
+    assert_eq!(
+        ls[3], "{\"tail\":true}",
+        "the last line passes without a newline added"
+    );
+    assert_eq!(ls.len(), 4);
+}
+
+#[test]
+fn stats_summarise_the_run() {
+    let dir = tempdir("stats");
+    let log = dir.join("l");
+    let json = dir.join("stats.json");
+    let input = corpus("images-in-tool-results");
+    let out = run(
+        &["--stats", "--stats-json", json.to_str().unwrap()],
+        &log,
+        &input,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("2 lines in: 1 logged whole, 1 cut, 0 not JSON"),
+        "{err}"
+    );
+    assert!(err.contains("saved by field: data "), "{err}");
+    let s: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(s["bytes_in"], input.len() as u64);
+    assert_eq!(s["bytes_logged"], std::fs::read(&log).unwrap().len() as u64);
+    assert_eq!(s["lines_in"], 2);
+    assert_eq!(s["lines_cut"], 1);
+    assert!(s["saved_by_field"]["data"].as_u64().unwrap() > 1_200_000);
+}
+
+#[test]
+fn redact_replaces_secrets_in_the_log_only() {
+    let dir = tempdir("redact");
+    let log = dir.join("l");
+    let input = b"{\"type\":\"user\",\"content\":\"export ANTHROPIC_API_KEY=sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv_wx and password=hunter22\"}\nplain AKIAIOSFODNN7EXAMPLE\n";
+    let out = run(&["--redact"], &log, input);
+    assert_eq!(out.stdout, input, "stdout keeps the secrets");
+    let logged = String::from_utf8(std::fs::read(&log).unwrap()).unwrap();
+    assert!(
+        !logged.contains("sk-ant-") && !logged.contains("hunter22") && !logged.contains("AKIAIOSF")
+    );
+    assert!(logged.contains("ANTHROPIC_API_KEY=[REDACTED:anthropic_key]"));
+    assert!(logged.contains("password=[REDACTED:assignment]"));
+    assert!(logged.contains("plain [REDACTED:aws_access_key_id]"));
+    for l in lines(logged.as_bytes()) {
+        strict_parse(l).unwrap();
+    }
+}
