@@ -25,7 +25,9 @@ fn kept(s: &str) -> usize {
 
 /// Sum over the texts a reader wants: the assistant's text blocks and error tool results.
 fn texts(v: &Value, assistant: &mut usize, errors: &mut usize, measure: &dyn Fn(&str) -> usize) {
-    let Some(content) = v["message"]["content"].as_array() else { return };
+    let Some(content) = v["message"]["content"].as_array() else {
+        return;
+    };
     for block in content {
         if v["type"] == "assistant" && block["type"] == "text" {
             *assistant += block["text"].as_str().map_or(0, measure);
@@ -46,7 +48,10 @@ fn texts(v: &Value, assistant: &mut usize, errors: &mut usize, measure: &dyn Fn(
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let dir = args.first().cloned().unwrap_or_else(|| "../shared/corpus/real".into());
+    let dir = args
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "../shared/corpus/real".into());
     let budget: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(5120);
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("reading {dir}: {e}"))
@@ -54,13 +59,18 @@ fn main() {
         .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
         .collect();
     files.sort();
-    let aware = EngineConfig { max_line_bytes: budget, ..EngineConfig::default() };
+    let aware = EngineConfig {
+        max_line_bytes: budget,
+        ..EngineConfig::default()
+    };
     let plain = EngineConfig {
         value_aware: false,
         fields: FieldClasses::defaults().without_duplicates(),
         ..aware.clone()
     };
-    println!("| file | bytes in | logged (agent-aware) | logged (--plain) | assistant text kept aware / plain | error text kept aware / plain |");
+    println!(
+        "| file | bytes in | logged (agent-aware) | logged (--plain) | assistant text kept aware / plain | error text kept aware / plain |"
+    );
     println!("| --- | ---: | ---: | ---: | ---: | ---: |");
     for file in files {
         let input = std::fs::read(&file).unwrap();
@@ -84,7 +94,13 @@ fn main() {
             }
             row.push((out.len(), a, e));
         }
-        let pct = |n: usize, of: usize| if of == 0 { "–".to_string() } else { format!("{:.0}%", 100.0 * n as f64 / of as f64) };
+        let pct = |n: usize, of: usize| {
+            if of == 0 {
+                "–".to_string()
+            } else {
+                format!("{:.0}%", 100.0 * n as f64 / of as f64)
+            }
+        };
         let name = file.file_name().unwrap().to_string_lossy().into_owned();
         println!(
             "| {} | {} | {} | {} | {} / {} of {} | {} / {} of {} |",

@@ -42,6 +42,14 @@ pub const PATTERNS: &[(&str, &str)] = &[
     ),
 ];
 
+/// Compiles a built-in pattern without Unicode: `\\b` and the classes are ASCII, which keeps the
+/// matcher on its fast DFA over any input (a Unicode `\\b` makes it fall back to a slow engine
+/// at the first non-ASCII byte).
+fn ascii(pattern: &str) -> Regex {
+    Regex::new(&format!("(?-u){pattern}"))
+        .unwrap_or_else(|e| panic!("bad built-in pattern {pattern}: {e}"))
+}
+
 /// The compiled patterns.
 pub struct Redactor {
     /// All patterns as one alternation, for one pass over the line.
@@ -57,12 +65,9 @@ impl Default for Redactor {
 
 impl Redactor {
     pub fn new() -> Redactor {
-        let each: Vec<Regex> = PATTERNS
-            .iter()
-            .map(|(_, p)| Regex::new(p).unwrap_or_else(|e| panic!("bad built-in pattern {p}: {e}")))
-            .collect();
+        let each: Vec<Regex> = PATTERNS.iter().map(|(_, p)| ascii(p)).collect();
         let joined: Vec<String> = PATTERNS.iter().map(|(_, p)| format!("(?:{p})")).collect();
-        let any = Regex::new(&joined.join("|")).unwrap_or_else(|e| panic!("bad pattern set: {e}"));
+        let any = ascii(&joined.join("|"));
         Redactor { any, each }
     }
 

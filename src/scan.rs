@@ -413,7 +413,7 @@ pub const PAYLOAD_MIN_LEN: usize = 256;
 /// True for a string (raw content between the quotes) that is base64 by its alphabet and
 /// length: at least [`PAYLOAD_MIN_LEN`] bytes of `A-Z a-z 0-9 + / =` (`=` only at the end),
 /// with upper case, lower case and digits all present, so that long runs of one letter, words
-/// and hex digests are not mistaken for one.
+/// and hex digests are not mistaken for one. Strings over 64 KiB are judged by samples.
 pub fn is_base64_payload(s: &[u8]) -> bool {
     if s.len() < PAYLOAD_MIN_LEN {
         return false;
@@ -422,15 +422,53 @@ pub fn is_base64_payload(s: &[u8]) -> bool {
         .strip_suffix(b"==")
         .or_else(|| s.strip_suffix(b"="))
         .unwrap_or(s);
-    let (mut upper, mut lower, mut digit, mut other) = (false, false, false, false);
-    for &b in body {
-        upper |= b.is_ascii_uppercase();
-        lower |= b.is_ascii_lowercase();
-        digit |= b.is_ascii_digit();
-        other |= !(b.is_ascii_alphanumeric() || b == b'+' || b == b'/');
+    // A long string is judged by its first and last 16 KiB and 32 windows in between: a
+    // screenshot is megabytes, and reading all of it would cost more than the rest of the line.
+    const EDGE: usize = 16 << 10;
+    if body.len() > 4 * EDGE {
+        let step = (body.len() - 2 * EDGE) / 33;
+        let windows = (1..33).map(|k| &body[EDGE + k * step..EDGE + k * step + 256]);
+        let (head, tail) = (&body[..EDGE], &body[body.len() - EDGE..]);
+        return base64_classes(std::iter::once(head).chain(windows).chain([tail]));
     }
-    upper && lower && digit && !other
+    base64_classes(std::iter::once(body))
 }
+
+/// True when every byte of `parts` is base64 and upper case, lower case and digits all occur.
+fn base64_classes<'a>(parts: impl Iterator<Item = &'a [u8]>) -> bool {
+    // Bit 1: upper case, 2: lower case, 4: digit, 8: `+` or `/`; 0: not base64. Checked a block
+    // at a time, so ordinary text is turned away within its first 64 bytes.
+    let mut seen = 0;
+    for block in parts.flat_map(|p| p.chunks(64)) {
+        let (mut any, mut bad) = (0u8, false);
+        for &b in block {
+            let class = BASE64_CLASS[b as usize];
+            any |= class;
+            bad |= class == 0;
+        }
+        if bad {
+            return false;
+        }
+        seen |= any;
+    }
+    seen & 7 == 7
+}
+
+static BASE64_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = match b as u8 {
+            b'A'..=b'Z' => 1,
+            b'a'..=b'z' => 2,
+            b'0'..=b'9' => 4,
+            b'+' | b'/' => 8,
+            _ => 0,
+        };
+        b += 1;
+    }
+    t
+};
 
 /// Builds the flat index of a line that must be cut.
 pub struct IndexBuilder<'a> {
