@@ -158,10 +158,104 @@ struct Cli {
     #[arg(long, value_name = "FILE")]
     stats_json: Option<PathBuf>,
 
+    /// Read mode: the FILEs are logs to read (smart-tee logs, raw stream-json or Claude Code
+    /// transcripts), printed to stdout as the options below say. Nothing is written.
+    #[arg(long, help_heading = "Reading logs (--view)", conflicts_with_all = ["compact", "append", "ignore_interrupts", "pipe", "output_error", "stats", "stats_json", "stdout_max_line_bytes"])]
+    view: bool,
+
+    /// Only the last N events (lines). Large files are read from their end.
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "view",
+        help_heading = "Reading logs (--view)"
+    )]
+    tail: Option<usize>,
+
+    /// Only the first N events.
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "view",
+        help_heading = "Reading logs (--view)"
+    )]
+    head: Option<usize>,
+
+    /// Only events whose line matches PATTERN (a regular expression).
+    #[arg(
+        long,
+        value_name = "PATTERN",
+        requires = "view",
+        help_heading = "Reading logs (--view)"
+    )]
+    grep: Option<String>,
+
+    /// Only events of this `type` (repeatable).
+    #[arg(
+        long = "type",
+        value_name = "T",
+        requires = "view",
+        help_heading = "Reading logs (--view)"
+    )]
+    types: Vec<String>,
+
+    /// text: one readable line per event (time, type, gist); jsonl: events as log lines; json:
+    /// one JSON array.
+    #[arg(
+        long,
+        value_enum,
+        default_value = "text",
+        requires = "view",
+        help_heading = "Reading logs (--view)"
+    )]
+    format: crate::view::Format,
+
+    /// The whole output fits in N tokens, counted as bytes / --bytes-per-token: the oldest
+    /// events are dropped first, long fields are cut, and a first line says how many events
+    /// were left out. The least is 100.
+    #[arg(long, value_name = "N", requires = "view", value_parser = clap::value_parser!(u64).range(100..), help_heading = "Reading logs (--view)")]
+    max_tokens: Option<u64>,
+
+    /// Bytes per token for --max-tokens. 3 overestimates tokens for English text and code, so
+    /// the output stays within the reader's limit.
+    #[arg(long, value_name = "R", default_value_t = 3.0, value_parser = parse_bytes_per_token, requires = "view", help_heading = "Reading logs (--view)")]
+    bytes_per_token: f64,
+
+    /// Keep printing new events as the logs grow, like tail -f.
+    #[arg(long, requires = "view", help_heading = "Reading logs (--view)")]
+    follow: bool,
+
+    /// Rewrite the FILEs in place to the budget and the field rules, atomically (a temporary
+    /// file beside each, synced, renamed over it; permissions kept). A file being appended to
+    /// meanwhile is refused.
+    #[arg(long, help_heading = "Compacting logs (--compact)", conflicts_with_all = ["append", "ignore_interrupts", "pipe", "output_error", "stats", "stats_json", "stdout_max_line_bytes"])]
+    compact: bool,
+
+    /// With --compact: change nothing, report per file lines, bytes before and after, lines
+    /// cut and lines not JSON.
+    #[arg(
+        long,
+        requires = "compact",
+        help_heading = "Compacting logs (--compact)"
+    )]
+    dry_run: bool,
+
     /// Permission bits, in octal, of log files that smart-tee creates (existing files keep
     /// theirs). The default keeps agent logs private.
     #[arg(long, value_name = "OCTAL", default_value = "600", value_parser = parse_mode)]
     file_mode: u32,
+}
+
+/// What smart-tee was asked to do.
+#[derive(Clone, Debug)]
+pub enum Mode {
+    Tee(Config),
+    View(crate::view::ViewOptions),
+    Compact {
+        files: Vec<PathBuf>,
+        engine: EngineConfig,
+        dry_run: bool,
+    },
 }
 
 /// Everything smart-tee needs to run, checked.
@@ -179,23 +273,74 @@ pub struct Config {
 }
 
 /// Parses the process's arguments; on a bad flag or value, prints why and exits with status 2.
-pub fn parse() -> Config {
+pub fn parse() -> Mode {
     parse_from(std::env::args_os())
 }
 
-pub fn parse_from<I, T>(args: I) -> Config
+pub fn parse_from<I, T>(args: I) -> Mode
 where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
     let cli = Cli::parse_from(args);
-    match cli.into_config() {
-        Ok(config) => config,
+    match cli.into_mode() {
+        Ok(mode) => mode,
         Err(msg) => Cli::command().error(ErrorKind::ValueValidation, msg).exit(),
     }
 }
 
 impl Cli {
+    fn into_mode(mut self) -> Result<Mode, String> {
+        let (view, compact) = (self.view, self.compact);
+        if (view || compact) && self.files.is_empty() {
+            return Err(format!(
+                "--{} needs at least one FILE",
+                if view { "view" } else { "compact" }
+            ));
+        }
+        let grep = match self.grep.take() {
+            Some(p) => {
+                Some(regex::bytes::Regex::new(&p).map_err(|e| format!("--grep {p:?}: {e}"))?)
+            }
+            None => None,
+        };
+        let (tail, head, types, format) = (
+            self.tail,
+            self.head,
+            std::mem::take(&mut self.types),
+            self.format,
+        );
+        let (max_tokens, bytes_per_token, follow, dry_run) = (
+            self.max_tokens,
+            self.bytes_per_token,
+            self.follow,
+            self.dry_run,
+        );
+        let config = self.into_config()?;
+        Ok(if view {
+            Mode::View(crate::view::ViewOptions {
+                files: config.files,
+                head,
+                tail,
+                grep,
+                types,
+                format,
+                max_tokens: max_tokens.map(|t| t as usize),
+                bytes_per_token,
+                follow,
+                engine: config.engine,
+            })
+        } else if compact {
+            Mode::Compact {
+                files: config.files,
+                engine: config.engine,
+                dry_run,
+            }
+        } else {
+            Mode::Tee(config)
+        })
+    }
+
     fn into_config(self) -> Result<Config, String> {
         let mut fields = if self.no_default_fields {
             FieldClasses::default()
@@ -301,6 +446,15 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
         ));
     }
     Ok(n as usize)
+}
+
+fn parse_bytes_per_token(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(r) if (0.5..=100.0).contains(&r) => Ok(r),
+        _ => Err(format!(
+            "{s:?} is not a number of bytes per token between 0.5 and 100"
+        )),
+    }
 }
 
 fn parse_ratio(s: &str) -> Result<f64, String> {

@@ -29,6 +29,18 @@ pub enum Error {
         #[source]
         source: io::Error,
     },
+    #[error("reading log {path:?}: {source}")]
+    ReadLog {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("compacting {path:?}: {source}")]
+    Compact {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
     #[error("writing stats {path:?}: {source}")]
     WriteStats {
         path: PathBuf,

@@ -22,6 +22,7 @@
 #![forbid(unsafe_code)]
 
 pub mod cli;
+pub mod compact;
 pub mod emit;
 pub mod engine;
 pub mod error;
@@ -37,6 +38,7 @@ pub mod stats;
 pub mod stdout_cap;
 pub mod synth;
 pub mod tee;
+pub mod view;
 
 pub use engine::{EngineConfig, LineEngine, Outcome};
 pub use error::Error;

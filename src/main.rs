@@ -1,6 +1,38 @@
-//! The smart-tee binary: parse the flags, run the tee, exit with its status.
+//! The smart-tee binary: parse the flags, run the mode asked for, exit with its status.
 #![forbid(unsafe_code)]
 
-fn main() -> std::process::ExitCode {
-    smart_tee::tee::run(smart_tee::cli::parse())
+use std::process::ExitCode;
+
+use smart_tee::cli::{self, Mode};
+
+fn main() -> ExitCode {
+    match cli::parse() {
+        Mode::Tee(config) => smart_tee::tee::run(config),
+        Mode::View(options) => match smart_tee::view::run(&options) {
+            Ok(()) => ExitCode::SUCCESS,
+            // A reader that went away (`| head`) is not an error.
+            Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("smart-tee: {e}");
+                ExitCode::from(1)
+            }
+        },
+        Mode::Compact {
+            files,
+            engine,
+            dry_run,
+        } => {
+            // A write past a file-size limit should fail with an error (and leave the original
+            // intact), not kill the process with SIGXFSZ.
+            let _ = signal_hook::flag::register(
+                signal_hook::consts::SIGXFSZ,
+                std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            );
+            if smart_tee::compact::run(&files, &engine, dry_run) {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }
+    }
 }

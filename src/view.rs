@@ -1,0 +1,541 @@
+//! `--view`: reading logs back within a budget a reader can take.
+//!
+//! Events (lines) are selected — `--head`/`--tail`, `--grep`, `--type` — then rendered one per
+//! line: `jsonl` as log lines (through the engine, so each is valid JSON within a line budget),
+//! `json` as one array of them, `text` as one readable line each. `--max-tokens` caps the whole
+//! output: events are rendered with a per-event cap, the newest kept first, and a first line
+//! says how many earlier events were left out. `--tail` reads a file from its end, so a
+//! gigabyte log costs only the lines shown.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use regex::bytes::Regex;
+use serde_json::Value;
+
+use crate::engine::{EngineConfig, LineEngine};
+use crate::error::Error;
+
+/// How events are printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// One readable line per event: time, type, gist.
+    Text,
+    /// One JSON log line per event.
+    Jsonl,
+    /// One JSON array of the events.
+    Json,
+}
+
+/// What to show.
+#[derive(Clone, Debug)]
+pub struct ViewOptions {
+    pub files: Vec<PathBuf>,
+    pub head: Option<usize>,
+    pub tail: Option<usize>,
+    pub grep: Option<Regex>,
+    pub types: Vec<String>,
+    pub format: Format,
+    pub max_tokens: Option<usize>,
+    /// The token estimate: bytes per token (default 3, which overestimates tokens for English
+    /// text and code, so the budget holds).
+    pub bytes_per_token: f64,
+    pub follow: bool,
+    /// The engine for jsonl/json events (its budget is the per-line cap).
+    pub engine: EngineConfig,
+}
+
+/// The least per-event cap under `--max-tokens`.
+const MIN_EVENT_CAP: usize = 256;
+
+impl ViewOptions {
+    fn wants(&self, line: &[u8]) -> bool {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return false;
+        }
+        if let Some(re) = &self.grep
+            && !re.is_match(line)
+        {
+            return false;
+        }
+        self.types.is_empty()
+            || self
+                .types
+                .iter()
+                .any(|t| type_of(line).as_deref() == Some(t))
+    }
+}
+
+/// The `type` of a JSON object line, looked for without parsing the whole line.
+fn type_of(line: &[u8]) -> Option<String> {
+    let v: Value = serde_json::from_slice(line).ok()?;
+    v.get("type")?.as_str().map(str::to_owned)
+}
+
+/// Lines of a file from its end, read in blocks: only what is returned is read.
+pub struct ReverseLines {
+    file: File,
+    /// File offset of the start of `buf`.
+    pos: u64,
+    buf: Vec<u8>,
+    pub bytes_read: u64,
+}
+
+impl ReverseLines {
+    pub fn open(path: &Path) -> io::Result<ReverseLines> {
+        let mut file = File::open(path)?;
+        let pos = file.seek(SeekFrom::End(0))?;
+        Ok(ReverseLines {
+            file,
+            pos,
+            buf: Vec::new(),
+            bytes_read: 0,
+        })
+    }
+
+    /// The previous line (without its newline), or None at the start of the file.
+    pub fn prev(&mut self) -> io::Result<Option<Vec<u8>>> {
+        loop {
+            // A trailing newline ends the last line; it does not start an empty one.
+            let end = if self.buf.last() == Some(&b'\n') {
+                self.buf.len() - 1
+            } else {
+                self.buf.len()
+            };
+            if let Some(nl) = memchr::memrchr(b'\n', &self.buf[..end]) {
+                let line = self.buf[nl + 1..end].to_vec();
+                self.buf.truncate(nl + 1);
+                return Ok(Some(line));
+            }
+            if self.pos == 0 {
+                if end == 0 && self.buf.is_empty() {
+                    return Ok(None);
+                }
+                let line = self.buf[..end].to_vec();
+                self.buf.clear();
+                return Ok(Some(line));
+            }
+            let n = self.pos.min(64 * 1024);
+            self.pos -= n;
+            self.file.seek(SeekFrom::Start(self.pos))?;
+            let mut block = vec![0u8; n as usize];
+            self.file.read_exact(&mut block)?;
+            self.bytes_read += n;
+            block.extend_from_slice(&self.buf);
+            self.buf = block;
+        }
+    }
+}
+
+fn read_error(path: &Path, source: io::Error) -> Error {
+    Error::ReadLog {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// The selected events, oldest first, and how many matching events came before them.
+fn select(opts: &ViewOptions) -> Result<(Vec<Vec<u8>>, usize), Error> {
+    let mut events = Vec::new();
+    if let Some(n) = opts.tail.filter(|_| opts.head.is_none()) {
+        // From the end: newest first, then reversed.
+        'files: for path in opts.files.iter().rev() {
+            let mut lines = ReverseLines::open(path).map_err(|e| read_error(path, e))?;
+            while let Some(line) = lines.prev().map_err(|e| read_error(path, e))? {
+                if events.len() == n {
+                    break 'files;
+                }
+                if opts.wants(&line) {
+                    events.push(line);
+                }
+            }
+        }
+        events.reverse();
+        return Ok((events, 0));
+    }
+    for path in &opts.files {
+        let file = File::open(path).map_err(|e| read_error(path, e))?;
+        for line in BufReader::new(file).split(b'\n') {
+            let line = line.map_err(|e| read_error(path, e))?;
+            if opts.wants(&line) {
+                events.push(line);
+            }
+            if opts.head.is_some_and(|h| events.len() >= h) {
+                break;
+            }
+        }
+    }
+    if let Some(n) = opts.tail {
+        let skip = events.len().saturating_sub(n);
+        events.drain(..skip);
+    }
+    Ok((events, 0))
+}
+
+/// Renders one event, in at most `cap` bytes when given (newline excluded).
+fn render(engine: &mut LineEngine, format: Format, line: &[u8], cap: usize, out: &mut Vec<u8>) {
+    match format {
+        Format::Jsonl | Format::Json => {
+            let start = out.len();
+            engine.process(line, out);
+            if out.len() > start && out.last() == Some(&b'\n') {
+                out.pop();
+            }
+        }
+        Format::Text => {
+            let mut cut = Vec::new();
+            engine.process(line, &mut cut);
+            let v: Value = serde_json::from_slice(&cut).unwrap_or(Value::Null);
+            let text = gist(&v);
+            let end = floor_char(&text, cap);
+            out.extend_from_slice(&text.as_bytes()[..end]);
+        }
+    }
+}
+
+fn floor_char(s: &str, at: usize) -> usize {
+    let mut i = at.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The first line of `s`, at most `max` bytes, with `…` when shortened.
+fn first_line(s: &str, max: usize) -> String {
+    let line = s
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    if line.len() <= max && s.trim().lines().nth(1).is_none() {
+        line.to_string()
+    } else {
+        format!("{}…", &line[..floor_char(line, max)])
+    }
+}
+
+fn size(n: usize) -> String {
+    if n >= 1 << 20 {
+        format!("{:.1}MB", n as f64 / (1 << 20) as f64)
+    } else if n >= 1 << 10 {
+        format!("{:.1}KB", n as f64 / 1024.0)
+    } else {
+        format!("{n}B")
+    }
+}
+
+fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// One readable line: time (when known), type, and the gist of the event.
+pub fn gist(v: &Value) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(ts) = v.get("timestamp").and_then(Value::as_str) {
+        parts.push(ts.replace('T', " ").chars().take(19).collect());
+    }
+    let kind = v.get("type").and_then(Value::as_str).unwrap_or("?");
+    match v.get("subtype").and_then(Value::as_str) {
+        Some(sub) => parts.push(format!("{kind}/{sub}")),
+        None => parts.push(kind.to_string()),
+    }
+    let blocks = v.pointer("/message/content");
+    match kind {
+        "assistant" | "user" => {
+            let items: Vec<Value> = match blocks {
+                Some(Value::Array(a)) => a.clone(),
+                Some(Value::String(s)) => vec![serde_json::json!({"type": "text", "text": s})],
+                _ => Vec::new(),
+            };
+            for b in &items {
+                parts.push(block_gist(b));
+            }
+        }
+        "result" => {
+            let cost = v.get("total_cost_usd").and_then(Value::as_f64);
+            let turns = v.get("num_turns").and_then(Value::as_u64);
+            let mut s = String::new();
+            if let Some(c) = cost {
+                s.push_str(&format!("cost ${c:.4}"));
+            }
+            if let Some(t) = turns {
+                s.push_str(&format!(
+                    "{}{t} turns",
+                    if s.is_empty() { "" } else { ", " }
+                ));
+            }
+            if let Some(r) = v.get("result").and_then(Value::as_str) {
+                s.push_str(&format!(": {}", first_line(r, 160)));
+            }
+            parts.push(s);
+        }
+        "system" => {
+            for key in ["model", "cwd", "content"] {
+                if let Some(x) = v.get(key).and_then(Value::as_str) {
+                    parts.push(format!("{key}={}", first_line(x, 80)));
+                }
+            }
+        }
+        "progress" => {
+            let data = v.get("data").unwrap_or(&Value::Null);
+            for key in ["type", "hookEvent", "hookName", "command"] {
+                if let Some(x) = data.get(key).and_then(Value::as_str) {
+                    parts.push(first_line(x, 100));
+                }
+            }
+        }
+        "non_json" | "truncated" => {
+            parts.push(first_line(
+                v.get("text").and_then(Value::as_str).unwrap_or(""),
+                200,
+            ));
+        }
+        _ => {
+            let compact = serde_json::to_string(v).unwrap_or_default();
+            parts.push(first_line(&compact, 160));
+        }
+    }
+    parts.retain(|p| !p.is_empty());
+    parts.join(" ")
+}
+
+fn block_gist(b: &Value) -> String {
+    match b.get("type").and_then(Value::as_str) {
+        Some("text") => first_line(b.get("text").and_then(Value::as_str).unwrap_or(""), 200),
+        Some("thinking") => {
+            format!(
+                "thinking: {}",
+                first_line(b.get("thinking").and_then(Value::as_str).unwrap_or(""), 120)
+            )
+        }
+        Some("tool_use") => {
+            let name = b.get("name").and_then(Value::as_str).unwrap_or("?");
+            let mut s = format!("tool_use {name}");
+            if let Some(Value::Object(input)) = b.get("input") {
+                for (k, x) in input.iter().take(4) {
+                    let val = match x {
+                        Value::String(t) => first_line(t, 60),
+                        other => first_line(&other.to_string(), 60),
+                    };
+                    s.push_str(&format!(" {k}={val}"));
+                }
+            }
+            s
+        }
+        Some("tool_result") => {
+            let content = b.get("content").map(text_of).unwrap_or_default();
+            let error = b.get("is_error").and_then(Value::as_bool).unwrap_or(false);
+            format!(
+                "tool_result {} {}: {}",
+                if error { "ERROR" } else { "ok" },
+                size(content.len()),
+                first_line(&content, 160)
+            )
+        }
+        Some("image") => "[image]".to_string(),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    }
+}
+
+/// The line that says what was left out.
+fn omitted_line(format: Format, omitted: usize) -> Vec<u8> {
+    let text = format!("… {omitted} earlier events omitted");
+    match format {
+        Format::Text => text.into_bytes(),
+        _ => format!("{{\"type\":\"omitted\",\"text\":\"{text}\"}}").into_bytes(),
+    }
+}
+
+/// Renders the selected events into `out` as the options say, within `--max-tokens`.
+pub fn render_events(events: &[Vec<u8>], opts: &ViewOptions, out: &mut Vec<u8>) {
+    let budget = opts
+        .max_tokens
+        .map(|t| (t as f64 * opts.bytes_per_token).floor() as usize);
+    // Under a budget each event gets at most an eighth of it, so that several fit.
+    let cap = budget.map_or(usize::MAX, |b| (b / 8).max(MIN_EVENT_CAP));
+    let mut engine_config = opts.engine.clone();
+    if cap != usize::MAX {
+        let floor = engine_config.min_budget();
+        engine_config.max_line_bytes = if engine_config.max_line_bytes == 0 {
+            cap.max(floor)
+        } else {
+            engine_config.max_line_bytes.min(cap).max(floor)
+        };
+    }
+    let mut engine = LineEngine::new(engine_config);
+    let mut rendered: Vec<Vec<u8>> = Vec::with_capacity(events.len());
+    for e in events {
+        let mut r = Vec::new();
+        render(&mut engine, opts.format, e, cap, &mut r);
+        rendered.push(r);
+    }
+    // Keep the newest events that fit, with room for the first line and the punctuation.
+    let mut keep = rendered.len();
+    if let Some(b) = budget {
+        let overhead = |kept: usize| {
+            let header = if kept < rendered.len() {
+                omitted_line(opts.format, rendered.len() - kept).len() + 2
+            } else {
+                0
+            };
+            header + 2 + kept // brackets and one separator per event
+        };
+        let mut used = 0;
+        keep = 0;
+        for r in rendered.iter().rev() {
+            if used + r.len() + overhead(keep + 1) > b {
+                break;
+            }
+            used += r.len();
+            keep += 1;
+        }
+    }
+    let first = rendered.len() - keep;
+    let mut lines: Vec<&[u8]> = Vec::new();
+    let header = omitted_line(opts.format, first);
+    if first > 0 {
+        lines.push(&header);
+    }
+    lines.extend(rendered[first..].iter().map(Vec::as_slice));
+    match opts.format {
+        Format::Json => {
+            out.push(b'[');
+            out.extend_from_slice(&lines.join(&b","[..]));
+            out.extend_from_slice(b"]\n");
+        }
+        _ => {
+            for l in lines {
+                out.extend_from_slice(l);
+                out.push(b'\n');
+            }
+        }
+    }
+}
+
+/// Runs `--view`: prints the selection, then with `--follow` new events as they come.
+pub fn run(opts: &ViewOptions) -> Result<(), Error> {
+    let (events, _) = select(opts)?;
+    let mut out = Vec::new();
+    render_events(&events, opts, &mut out);
+    let stdout = io::stdout();
+    let mut stdout = stdout.lock();
+    let write = |w: &mut io::StdoutLock, b: &[u8]| {
+        w.write_all(b)
+            .and_then(|()| w.flush())
+            .map_err(|source| Error::WriteStdout { source })
+    };
+    write(&mut stdout, &out)?;
+    if !opts.follow {
+        return Ok(());
+    }
+    // Follow: from the current end of each file, print each new finished event.
+    let mut tails: Vec<(PathBuf, u64, Vec<u8>)> = Vec::new();
+    for p in &opts.files {
+        let len = std::fs::metadata(p).map_err(|e| read_error(p, e))?.len();
+        tails.push((p.clone(), len, Vec::new()));
+    }
+    let follow_opts = ViewOptions {
+        max_tokens: None,
+        ..opts.clone()
+    };
+    loop {
+        for (path, pos, pending) in &mut tails {
+            let len = std::fs::metadata(&*path)
+                .map_err(|e| read_error(path, e))?
+                .len();
+            if len < *pos {
+                *pos = 0; // truncated or replaced: start over
+                pending.clear();
+            }
+            if len == *pos {
+                continue;
+            }
+            let mut f = File::open(&*path).map_err(|e| read_error(path, e))?;
+            f.seek(SeekFrom::Start(*pos))
+                .map_err(|e| read_error(path, e))?;
+            let mut chunk = Vec::new();
+            f.take(len - *pos)
+                .read_to_end(&mut chunk)
+                .map_err(|e| read_error(path, e))?;
+            *pos += chunk.len() as u64;
+            pending.extend_from_slice(&chunk);
+            let Some(last_nl) = memchr::memrchr(b'\n', pending) else {
+                continue;
+            };
+            let done: Vec<Vec<u8>> = pending[..last_nl]
+                .split(|&b| b == b'\n')
+                .filter(|l| follow_opts.wants(l))
+                .map(<[u8]>::to_vec)
+                .collect();
+            pending.drain(..=last_nl);
+            if !done.is_empty() {
+                let mut out = Vec::new();
+                let fmt = if opts.format == Format::Json {
+                    Format::Jsonl
+                } else {
+                    opts.format
+                };
+                render_events(
+                    &done,
+                    &ViewOptions {
+                        format: fmt,
+                        ..follow_opts.clone()
+                    },
+                    &mut out,
+                );
+                write(&mut stdout, &out)?;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reverse_lines_reads_only_the_end() {
+        let dir = std::env::temp_dir().join(format!("smart-tee-rev-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("big.jsonl");
+        let mut f = File::create(&path).unwrap();
+        let line = format!("{{\"n\":\"{}\"}}\n", "x".repeat(1000));
+        for _ in 0..20_000 {
+            f.write_all(line.as_bytes()).unwrap();
+        }
+        f.write_all(b"{\"last\":1}\n{\"last\":2}").unwrap();
+        drop(f);
+        let mut r = ReverseLines::open(&path).unwrap();
+        assert_eq!(r.prev().unwrap().unwrap(), b"{\"last\":2}");
+        assert_eq!(r.prev().unwrap().unwrap(), b"{\"last\":1}");
+        assert_eq!(r.prev().unwrap().unwrap(), line.trim_end().as_bytes());
+        assert!(r.bytes_read <= 64 * 1024, "read {} of 20 MB", r.bytes_read);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn gists_are_readable() {
+        let tool = serde_json::json!({"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash","input":{"command":"cargo test\nmore"}}]}});
+        assert_eq!(gist(&tool), "assistant tool_use Bash command=cargo test…");
+        let result = serde_json::json!({"type":"user","timestamp":"2026-02-11T21:41:51.877Z","message":{"content":[{"type":"tool_result","is_error":true,"content":"error: boom\nmore"}]}});
+        assert_eq!(
+            gist(&result),
+            "2026-02-11 21:41:51 user tool_result ERROR 16B: error: boom…"
+        );
+        let done = serde_json::json!({"type":"result","subtype":"success","total_cost_usd":0.1354875,"num_turns":1,"result":"4"});
+        assert_eq!(gist(&done), "result/success cost $0.1355, 1 turns: 4");
+    }
+}

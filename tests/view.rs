@@ -1,0 +1,338 @@
+//! `--view` and `--compact`: readable tails of the real corpus, filters and formats, the token
+//! budget as a property, following a growing log, and compaction that never loses the original.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{check_contract, corpus_files, lines, strict_parse};
+use proptest::prelude::*;
+use serde_json::Value;
+use smart_tee::EngineConfig;
+use smart_tee::view::{Format, ViewOptions, render_events};
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_smart-tee"));
+    c.env_remove("SMART_TEE_MAX_LINE_BYTES");
+    c
+}
+
+fn tempdir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("view-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn view(args: &[&str]) -> Output {
+    let out = bin().arg("--view").args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn transcript() -> String {
+    corpus_files()
+        .into_iter()
+        .find(|f| f.to_string_lossy().contains("8463c716"))
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[test]
+fn tail_as_text_tells_the_end_of_the_session() {
+    let out = view(&["--tail", "20", "--format", "text", &transcript()]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let ls: Vec<&str> = text.lines().collect();
+    assert_eq!(ls.len(), 20);
+    for l in &ls {
+        assert!(l.starts_with("2026-02-11 22:5"), "time first: {l}");
+        assert!(l.len() < 400, "one short line per event: {l}");
+    }
+    assert!(text.contains(" assistant tool_use Bash command=git status"));
+    assert!(text.contains(" user tool_result ok "));
+    assert!(text.contains(" assistant All done."));
+}
+
+#[test]
+fn filters_formats_and_head() {
+    let t = transcript();
+    let out = view(&["--type", "user", "--tail", "5", "--format", "jsonl", &t]);
+    let ls = lines(&out.stdout);
+    assert_eq!(ls.len(), 5);
+    for l in &ls {
+        assert!(l.len() <= 5120);
+        assert_eq!(strict_parse(l).unwrap()["type"], "user");
+    }
+    let out = view(&[
+        "--grep",
+        "tool_use_id\":\"toolu_014D6RS6",
+        "--format",
+        "json",
+        &t,
+    ]);
+    let arr: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(!arr.is_empty() && arr.iter().all(|v| v.to_string().contains("toolu_014D6RS6")));
+    let out = view(&["--head", "3", "--format", "jsonl", &t]);
+    let input = std::fs::read(&t).unwrap();
+    assert_eq!(
+        lines(&out.stdout),
+        lines(&input)[..3].to_vec(),
+        "short lines come out as they are"
+    );
+}
+
+#[test]
+fn max_tokens_holds_on_the_corpus() {
+    for file in corpus_files() {
+        let f = file.to_string_lossy();
+        for format in ["text", "jsonl", "json"] {
+            let out = view(&["--max-tokens", "25000", "--format", format, &f]);
+            assert!(
+                out.stdout.len() <= 75_000,
+                "{f} {format}: {}",
+                out.stdout.len()
+            );
+            let all = view(&["--format", format, &f]).stdout.len();
+            if all > 75_000 {
+                assert!(
+                    out.stdout.len() >= 25_000,
+                    "{f} {format}: uses {} of 75000",
+                    out.stdout.len()
+                );
+                let first = out.stdout.split(|&b| b == b'\n').next().unwrap();
+                assert!(String::from_utf8_lossy(first).contains("earlier events omitted"));
+            } else {
+                assert_eq!(out.stdout.len(), all, "what fits is printed whole");
+            }
+        }
+    }
+}
+
+fn event() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        (0usize..20_000, "[a-z ]{0,20}").prop_map(|(n, s)| {
+            format!(r#"{{"type":"user","message":{{"content":[{{"type":"tool_result","content":"{s}{}"}}]}}}}"#, "x".repeat(n)).into_bytes()
+        }),
+        "[ -~]{0,300}".prop_map(String::into_bytes),
+        (0usize..3000).prop_map(|n| format!(r#"{{"type":"assistant","message":{{"content":[{{"type":"text","text":"{}"}}]}}}}"#, "word ".repeat(n)).into_bytes()),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn max_tokens_is_never_exceeded(
+        events in prop::collection::vec(event(), 0..300),
+        tokens in 100usize..40_000,
+        bpt in prop_oneof![Just(3.0), Just(4.0), 1.0f64..6.0],
+        format in prop_oneof![Just(Format::Text), Just(Format::Jsonl), Just(Format::Json)],
+    ) {
+        let events: Vec<Vec<u8>> = events.into_iter().filter(|e| !e.iter().all(u8::is_ascii_whitespace)).collect();
+        let opts = ViewOptions {
+            files: vec![], head: None, tail: None, grep: None, types: vec![], format,
+            max_tokens: Some(tokens), bytes_per_token: bpt, follow: false,
+            engine: EngineConfig::default(),
+        };
+        let mut out = Vec::new();
+        render_events(&events, &opts, &mut out);
+        let budget = (tokens as f64 * bpt).floor() as usize;
+        prop_assert!(out.len() <= budget, "{} > {budget}", out.len());
+        let mut all = Vec::new();
+        render_events(&events, &ViewOptions { max_tokens: None, ..opts.clone() }, &mut all);
+        if all.len() > budget {
+            prop_assert!(out.len() * 3 >= budget, "uses {} of {budget}", out.len());
+        }
+        if format == Format::Json {
+            prop_assert!(serde_json::from_slice::<Value>(&out).is_ok());
+        }
+    }
+}
+
+#[test]
+fn follow_prints_new_events() {
+    let dir = tempdir("follow");
+    let log = dir.join("l.jsonl");
+    std::fs::write(&log, "{\"type\":\"system\",\"subtype\":\"init\"}\n").unwrap();
+    let mut child = bin()
+        .args(["--view", "--follow", "--format", "text"])
+        .arg(&log)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    assert_eq!(first, "system/init\n");
+    let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    f.write_all(
+        b"{\"type\":\"result\",\"subtype\":\"success\",\"num_turns\":2,\"result\":\"done\"}\n",
+    )
+    .unwrap();
+    let start = Instant::now();
+    let mut next = String::new();
+    out.read_line(&mut next).unwrap();
+    assert!(start.elapsed() < Duration::from_secs(10));
+    assert_eq!(next, "result/success 2 turns: done\n");
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+fn compact(args: &[&str], files: &[&Path]) -> Output {
+    bin()
+        .arg("--compact")
+        .args(args)
+        .args(files)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn compact_rewrites_in_place_and_dry_run_does_not() {
+    let dir = tempdir("compact");
+    let src = corpus_files()
+        .into_iter()
+        .find(|f| f.to_string_lossy().contains("images-in-tool"))
+        .unwrap();
+    let log = dir.join("a.jsonl");
+    std::fs::copy(&src, &log).unwrap();
+    std::fs::set_permissions(&log, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let original = std::fs::read(&log).unwrap();
+    let out = compact(&["--dry-run"], &[&log]);
+    assert!(out.status.success());
+    let report = String::from_utf8(out.stdout).unwrap();
+    assert!(report.contains(": 2 lines, 1210674 -> "), "{report}");
+    assert!(report.contains("1 cut, 0 not JSON (dry run)"), "{report}");
+    assert_eq!(
+        std::fs::read(&log).unwrap(),
+        original,
+        "--dry-run changes nothing"
+    );
+
+    let out = compact(&[], &[&log]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let compacted = std::fs::read(&log).unwrap();
+    assert_eq!(
+        compacted,
+        check_contract(&original, 5120),
+        "the log a tee would have written"
+    );
+    assert_eq!(
+        std::fs::metadata(&log).unwrap().permissions().mode() & 0o777,
+        0o640
+    );
+    let out = compact(&[], &[&log]);
+    assert!(String::from_utf8(out.stdout).unwrap().contains("0 cut"));
+    assert_eq!(
+        std::fs::read(&log).unwrap(),
+        compacted,
+        "compacting twice changes nothing"
+    );
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        1,
+        "no temporary file left"
+    );
+}
+
+fn big_log(path: &Path) -> Vec<u8> {
+    let line = format!(
+        "{{\"type\":\"user\",\"content\":\"{}\"}}\n",
+        "q ".repeat(40_000)
+    );
+    let data = line.repeat(600);
+    std::fs::write(path, &data).unwrap();
+    data.into_bytes()
+}
+
+#[test]
+fn compact_failing_to_write_keeps_the_original() {
+    let dir = tempdir("efbig");
+    let log = dir.join("big.jsonl");
+    let original = big_log(&log);
+    // A file-size limit of 1 MiB: writing the compacted copy fails (EFBIG) part way.
+    let script = format!(
+        "ulimit -f 1024; exec {} --compact {}",
+        env!("CARGO_BIN_EXE_smart-tee"),
+        log.display()
+    );
+    let out = Command::new("bash").args(["-c", &script]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("File too large"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read(&log).unwrap(), original);
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        1,
+        "the temporary file is removed"
+    );
+}
+
+#[test]
+fn compact_killed_midway_leaves_one_whole_file() {
+    let dir = tempdir("kill");
+    let log = dir.join("big.jsonl");
+    let original = big_log(&log);
+    let want = check_contract(&original[..original.len() / 600], 5120).repeat(600);
+    for delay_ms in [5, 20, 60] {
+        std::fs::write(&log, &original).unwrap();
+        let mut child = bin()
+            .arg("--compact")
+            .arg(&log)
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        let _ = child.kill();
+        child.wait().unwrap();
+        let now = std::fs::read(&log).unwrap();
+        assert!(
+            now == original || now == want,
+            "after a kill at {delay_ms} ms the log is neither version"
+        );
+    }
+}
+
+#[test]
+fn compact_refuses_a_file_being_appended_to() {
+    let dir = tempdir("append");
+    let log = dir.join("live.jsonl");
+    big_log(&log);
+    let writer = {
+        let log = log.clone();
+        std::thread::spawn(move || {
+            let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+            for i in 0..400 {
+                writeln!(f, "{{\"i\":{i}}}").unwrap();
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        })
+    };
+    std::thread::sleep(Duration::from_millis(20));
+    let out = compact(&[], &[&log]);
+    writer.join().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("changed while being compacted"));
+    let now = std::fs::read(&log).unwrap();
+    assert_eq!(
+        lines(&now).len(),
+        600 + 400,
+        "every appended line is still there"
+    );
+}
