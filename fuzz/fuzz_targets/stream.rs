@@ -43,13 +43,8 @@ fn run(data: &[u8], sizes: Vec<usize>, budget: usize) -> (Vec<u8>, Vec<u8>) {
         sizes,
         next: 0,
     };
-    let ok = smart_tee::tee::copy(
-        &mut input,
-        Some(&mut stdout),
-        writer,
-        OutputError::WarnNopipe,
-        None,
-    );
+    let options = smart_tee::tee::CopyOptions::new(OutputError::WarnNopipe);
+    let ok = smart_tee::tee::copy(&mut input, Some(&mut stdout), writer, options);
     assert!(ok);
     (stdout, log.contents())
 }
