@@ -320,6 +320,46 @@ pub fn emit_record(kind: &str, raw: &[u8], budget: usize, style: &EmitStyle, out
     out.extend_from_slice(b"\"}");
 }
 
+/// Writes a record of a line too long to hold, from its first bytes `head`, its last bytes
+/// `tail` and its length `original`: head + marker + tail, the marker always present.
+pub fn emit_excerpt_record(
+    kind: &str,
+    head: &[u8],
+    tail: &[u8],
+    original: u64,
+    budget: usize,
+    style: &EmitStyle,
+    out: &mut Vec<u8>,
+) {
+    out.extend_from_slice(b"{\"type\":\"");
+    out.extend_from_slice(kind.as_bytes());
+    out.extend_from_slice(b"\",\"text\":\"");
+    let original = original as usize;
+    let room = if budget == 0 {
+        usize::MAX / 4
+    } else {
+        budget.saturating_sub(record_overhead(kind))
+    };
+    let text_room = room.saturating_sub(style.marker.len(original, original));
+    let head_want = (((text_room as f64) * style.head_ratio).round() as usize).min(text_room);
+    let tail_want = text_room - head_want;
+    let kept_head = escape_lossy(head, head_want, out);
+    let mut start = tail.len().saturating_sub(tail_want);
+    loop {
+        start = char_start_at_or_after(tail, start);
+        let len = escaped_text_len(&tail[start..], tail_want + 1);
+        if len <= tail_want {
+            break;
+        }
+        start += len - tail_want;
+    }
+    style
+        .marker
+        .render(original, kept_head + (tail.len() - start), out);
+    escape_lossy(&tail[start..], usize::MAX, out);
+    out.extend_from_slice(b"\"}");
+}
+
 fn char_start_at_or_after(raw: &[u8], mut p: usize) -> usize {
     let stop = (p + 3).min(raw.len());
     while p < stop && (raw[p] & 0xC0) == 0x80 {

@@ -14,6 +14,39 @@ use crate::sink::LogSink;
 /// A batch is written early once it holds this much, to bound its memory.
 const BATCH_LIMIT: usize = 256 * 1024;
 
+/// The longest line held in memory whole. A longer line is logged as a `truncated` record of
+/// its first and last bytes (see [`Oversize`]), so no input can make smart-tee allocate more.
+pub const LINE_CAP: usize = 64 << 20;
+
+/// A line past [`LINE_CAP`]: only its first and last bytes and its length are kept.
+struct Oversize {
+    head: Vec<u8>,
+    tail: std::collections::VecDeque<u8>,
+    tail_cap: usize,
+    total: u64,
+}
+
+impl Oversize {
+    fn new(line: &[u8], keep: usize) -> Oversize {
+        let mut o = Oversize {
+            head: line[..keep.min(line.len())].to_vec(),
+            tail: std::collections::VecDeque::with_capacity(keep),
+            tail_cap: keep,
+            total: 0,
+        };
+        o.push(line);
+        o
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        self.total += bytes.len() as u64;
+        let bytes = &bytes[bytes.len().saturating_sub(self.tail_cap)..];
+        let over = (self.tail.len() + bytes.len()).saturating_sub(self.tail_cap);
+        self.tail.drain(..over);
+        self.tail.extend(bytes);
+    }
+}
+
 /// Counts of what went through the engine.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
@@ -54,6 +87,8 @@ pub struct LogWriter {
     sinks: Vec<LogSink>,
     /// The unfinished last line of the input so far.
     pending: Vec<u8>,
+    /// The unfinished last line, when it is past [`LINE_CAP`].
+    oversize: Option<Oversize>,
     batch: Vec<u8>,
     stats: Stats,
     finished: bool,
@@ -70,6 +105,7 @@ impl LogWriter {
             engine,
             sinks,
             pending: Vec::new(),
+            oversize: None,
             batch: Vec::new(),
             stats: Stats::default(),
             finished: false,
@@ -99,11 +135,15 @@ impl LogWriter {
         }
         let mut start = 0;
         for nl in memchr_iter(b'\n', chunk) {
-            if self.pending.is_empty() {
-                self.line(&chunk[start..nl]);
+            let piece = &chunk[start..nl];
+            if let Some(mut o) = self.oversize.take() {
+                o.push(piece);
+                self.oversize_line(o);
+            } else if self.pending.is_empty() {
+                self.line(piece);
             } else {
                 let mut line = std::mem::take(&mut self.pending);
-                line.extend_from_slice(&chunk[start..nl]);
+                line.extend_from_slice(piece);
                 self.line(&line);
                 line.clear();
                 self.pending = line;
@@ -113,9 +153,50 @@ impl LogWriter {
                 self.write_batch(&mut errors);
             }
         }
-        self.pending.extend_from_slice(&chunk[start..]);
+        let rest = &chunk[start..];
+        match self.oversize.as_mut() {
+            Some(o) => o.push(rest),
+            None => {
+                self.pending.extend_from_slice(rest);
+                if self.pending.len() > LINE_CAP {
+                    let keep = self.excerpt_len();
+                    self.oversize = Some(Oversize::new(&self.pending, keep));
+                    self.pending = Vec::new();
+                }
+            }
+        }
         self.write_batch(&mut errors);
         errors
+    }
+
+    /// Bytes kept from each end of an oversize line: enough for any record the budget allows.
+    fn excerpt_len(&self) -> usize {
+        self.engine.config().max_line_bytes.max(64 * 1024)
+    }
+
+    #[cold]
+    fn oversize_line(&mut self, o: Oversize) {
+        let before = self.batch.len();
+        let (a, b) = o.tail.as_slices();
+        let tail = [a, b].concat();
+        let config = self.engine.config();
+        let style = crate::emit::EmitStyle {
+            marker: &config.marker,
+            head_ratio: config.head_ratio,
+        };
+        let budget = config.max_line_bytes;
+        crate::emit::emit_excerpt_record(
+            crate::emit::UNPLANNED,
+            &o.head,
+            &tail,
+            o.total,
+            budget,
+            &style,
+            &mut self.batch,
+        );
+        self.batch.push(b'\n');
+        self.stats.count(Outcome::Unplanned);
+        self.stats.bytes_logged += (self.batch.len() - before) as u64;
     }
 
     /// Ends the input: logs the unfinished last line, if any. Later calls do nothing.
@@ -125,7 +206,9 @@ impl LogWriter {
             return errors;
         }
         self.finished = true;
-        if !self.pending.is_empty() {
+        if let Some(o) = self.oversize.take() {
+            self.oversize_line(o);
+        } else if !self.pending.is_empty() {
             let line = std::mem::take(&mut self.pending);
             self.line(&line);
         }
@@ -134,6 +217,12 @@ impl LogWriter {
     }
 
     fn line(&mut self, line: &[u8]) {
+        if line.len() > LINE_CAP {
+            // Whatever the read sizes, a line past the cap is logged the same way.
+            let keep = self.excerpt_len();
+            self.oversize_line(Oversize::new(line, keep));
+            return;
+        }
         let before = self.batch.len();
         let outcome = self.engine.process(line, &mut self.batch);
         self.stats.count(outcome);

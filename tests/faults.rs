@@ -234,3 +234,48 @@ fn budget_floor_and_huge_budgets() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("too large"));
 }
+
+#[test]
+fn a_line_past_the_memory_cap_is_logged_as_an_excerpt() {
+    use smart_tee::log::LINE_CAP;
+    let mut line = b"{\"type\":\"user\",\"content\":\"".to_vec();
+    line.extend(std::iter::repeat_n(b'z', LINE_CAP + (3 << 20)));
+    line.extend_from_slice(b"\"}\n{\"next\":1}\n");
+    let dir = tempdir("cap");
+    let log = dir.join("l");
+    let mut child = bin()
+        .arg(&log)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = line.clone();
+    let writer = std::thread::spawn(move || stdin.write_all(&input).unwrap());
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(out.status.success());
+    assert!(out.stdout == line, "stdout still gets every byte");
+    let logged = std::fs::read(&log).unwrap();
+    let ls = lines(&logged);
+    assert_eq!(ls.len(), 2);
+    assert!(ls[0].len() <= 5120);
+    let v = strict_parse(ls[0]).unwrap();
+    assert_eq!(v["type"], "truncated");
+    let text = v["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("{\"type\":\"user\",\"content\":\"zzz"),
+        "{}",
+        &text[..60]
+    );
+    assert!(text.ends_with("zzz\"}"));
+    assert!(
+        text.contains(&format!("[TRUNCATED: {} → ", line.len() - 12)),
+        "marker counts the whole line"
+    );
+    assert_eq!(ls[1], b"{\"next\":1}");
+    // The same record whatever the read sizes.
+    let cfg = common::config(5120);
+    let whole = common::log_of(&line, &cfg, 0);
+    assert!(whole == logged);
+}
