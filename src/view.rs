@@ -426,6 +426,15 @@ pub fn render_events(events: &[Vec<u8>], opts: &ViewOptions, out: &mut Vec<u8>) 
 
 /// Runs `--view`: prints the selection, then with `--follow` new events as they come.
 pub fn run(opts: &ViewOptions) -> Result<(), Error> {
+    // Where following starts: taken before the first read, so that nothing written while the
+    // selection is printed is missed (an event written in that moment may show twice).
+    let mut tails: Vec<(PathBuf, u64, Vec<u8>)> = Vec::new();
+    if opts.follow {
+        for p in &opts.files {
+            let len = std::fs::metadata(p).map_err(|e| read_error(p, e))?.len();
+            tails.push((p.clone(), len, Vec::new()));
+        }
+    }
     let (events, _) = select(opts)?;
     let mut out = Vec::new();
     render_events(&events, opts, &mut out);
@@ -440,12 +449,7 @@ pub fn run(opts: &ViewOptions) -> Result<(), Error> {
     if !opts.follow {
         return Ok(());
     }
-    // Follow: from the current end of each file, print each new finished event.
-    let mut tails: Vec<(PathBuf, u64, Vec<u8>)> = Vec::new();
-    for p in &opts.files {
-        let len = std::fs::metadata(p).map_err(|e| read_error(p, e))?.len();
-        tails.push((p.clone(), len, Vec::new()));
-    }
+    // Follow: from where each file ended, print each new finished event.
     let follow_opts = ViewOptions {
         max_tokens: None,
         ..opts.clone()
