@@ -276,7 +276,7 @@ impl LineEngine {
         {
             return self.non_json(line, out);
         }
-        if !self.nodes.iter().any(|n| n.payload) {
+        if index.overflow || !self.nodes.iter().any(|n| n.payload) {
             out.extend_from_slice(json);
             return Outcome::Verbatim;
         }
@@ -290,6 +290,12 @@ impl LineEngine {
             let mut index = IndexBuilder::new(&mut self.nodes, json, &self.config.fields, payloads);
             if scan::scan(json, &mut index, &mut self.stack).is_err() {
                 return self.non_json(line, out);
+            }
+            if index.overflow {
+                // Too many values to plan within the memory cap: an excerpt of the text.
+                let budget = self.config.max_line_bytes;
+                emit::emit_record(UNPLANNED, json, budget, &self.style(), out);
+                return Outcome::Unplanned;
             }
         }
         self.cut_indexed(json, self.config.max_line_bytes, out)

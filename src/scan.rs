@@ -479,7 +479,14 @@ pub struct IndexBuilder<'a> {
     payloads: bool,
     open: Vec<u32>,
     key: (u32, u32),
+    /// Set when the line has more than [`MAX_NODES`] values: the index stops growing and the
+    /// line is logged as an excerpt.
+    pub overflow: bool,
 }
+
+/// The most values indexed in one line. The index and the plan take about 70 bytes a value, so
+/// this caps a line's planning memory near 100 MiB (a million-element array still fits).
+pub const MAX_NODES: usize = 1_500_000;
 
 impl<'a> IndexBuilder<'a> {
     pub fn new(
@@ -496,6 +503,7 @@ impl<'a> IndexBuilder<'a> {
             payloads,
             open: Vec::new(),
             key: (0, 0),
+            overflow: false,
         }
     }
 
@@ -540,14 +548,22 @@ impl Visitor for IndexBuilder<'_> {
         self.key = (start as u32, end as u32);
     }
     fn scalar(&mut self, kind: Kind, start: usize, end: usize) {
-        self.push(kind, start, end);
+        self.overflow |= self.nodes.len() >= MAX_NODES;
+        if !self.overflow {
+            self.push(kind, start, end);
+        }
     }
     fn open(&mut self, kind: Kind, start: usize) {
-        let idx = self.push(kind, start, start);
+        self.overflow |= self.nodes.len() >= MAX_NODES;
+        let idx = if self.overflow {
+            u32::MAX
+        } else {
+            self.push(kind, start, start)
+        };
         self.open.push(idx);
     }
     fn close(&mut self, end: usize) {
-        if let Some(idx) = self.open.pop() {
+        if let Some(idx) = self.open.pop().filter(|&i| i != u32::MAX) {
             let next = self.nodes.len() as u32;
             let node = &mut self.nodes[idx as usize];
             node.end = end as u32;

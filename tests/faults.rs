@@ -279,3 +279,20 @@ fn a_line_past_the_memory_cap_is_logged_as_an_excerpt() {
     let whole = common::log_of(&line, &cfg, 0);
     assert!(whole == logged);
 }
+
+#[test]
+fn a_line_with_too_many_values_is_logged_as_an_excerpt() {
+    use smart_tee::{EngineConfig, LineEngine, Outcome};
+    let n = smart_tee::scan::MAX_NODES + 10;
+    let line = format!("[{}]", vec!["0"; n].join(","));
+    let mut engine = LineEngine::new(EngineConfig::default());
+    let mut out = Vec::new();
+    assert_eq!(
+        engine.process(line.as_bytes(), &mut out),
+        Outcome::Unplanned
+    );
+    assert!(out.len() <= 5121);
+    let v = strict_parse(&out[..out.len() - 1]).unwrap();
+    assert_eq!(v["type"], "truncated");
+    assert!(v["text"].as_str().unwrap().starts_with("[0,0,0"));
+}
