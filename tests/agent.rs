@@ -11,10 +11,7 @@ use common::{corpus_files, lines, strict_parse};
 use serde_json::Value;
 
 fn tempdir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("agent-{name}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::tempdir(&format!("agent-{name}"))
 }
 
 fn run(args: &[&str], log: &Path, input: &[u8]) -> Output {

@@ -5,25 +5,13 @@ mod common;
 
 use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{input_lines, lines, strict_parse};
 
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_smart-tee"));
-    c.env_remove("SMART_TEE_MAX_LINE_BYTES");
-    c
-}
-
-/// A fresh directory under the target dir, removed and recreated.
-fn tempdir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use common::{bin, tempdir};
 
 fn run(cmd: &mut Command, input: &[u8]) -> Output {
     let mut child = cmd

@@ -4,23 +4,14 @@
 mod common;
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{check_contract, lines, strict_parse};
-
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_smart-tee"));
-    c.env_remove("SMART_TEE_MAX_LINE_BYTES");
-    c
-}
+use common::{bin, check_contract, lines, strict_parse};
 
 fn tempdir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("faults-{name}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::tempdir(&format!("faults-{name}"))
 }
 
 /// Every line of the log is whole, valid JSON.

@@ -9,23 +9,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{check_contract, corpus_files, lines, strict_parse};
+use common::{bin, check_contract, corpus_files, lines, strict_parse};
 use proptest::prelude::*;
 use serde_json::Value;
 use smart_tee::EngineConfig;
 use smart_tee::view::{Format, ViewOptions, render_events};
 
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_smart-tee"));
-    c.env_remove("SMART_TEE_MAX_LINE_BYTES");
-    c
-}
-
 fn tempdir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("view-{name}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::tempdir(&format!("view-{name}"))
 }
 
 fn view(args: &[&str]) -> Output {

@@ -9,6 +9,21 @@ use smart_tee::engine::{EngineConfig, LineEngine};
 use smart_tee::log::LogWriter;
 use smart_tee::sink::{LogSink, SharedBuffer};
 
+/// The binary under test, with the budget variable of the caller's environment removed.
+pub fn bin() -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_smart-tee"));
+    c.env_remove("SMART_TEE_MAX_LINE_BYTES");
+    c
+}
+
+/// A fresh directory `name` under the target dir, removed and recreated.
+pub fn tempdir(name: &str) -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// The chunk sizes every engine case is fed in (0 = the whole input at once).
 pub const CHUNKS: [usize; 4] = [0, 1, 7, 64 * 1024];
 
