@@ -45,6 +45,24 @@ enum Reaction {
     Exit,
 }
 
+/// Reports `err` as `mode` says (clearing `ok` for a diagnosed error); true when the mode says
+/// to exit now.
+fn diagnose(mode: OutputError, err: &Error, ok: &mut bool) -> bool {
+    match reaction(mode, err) {
+        Reaction::Drop => false,
+        Reaction::Warn => {
+            eprintln!("smart-tee: {err}");
+            *ok = false;
+            false
+        }
+        Reaction::Exit => {
+            eprintln!("smart-tee: {err}");
+            *ok = false;
+            true
+        }
+    }
+}
+
 fn reaction(mode: OutputError, err: &Error) -> Reaction {
     let pipe = err.is_broken_pipe();
     match mode {
@@ -198,18 +216,7 @@ pub fn copy<R: Read, W: Write>(
         let mut exit = false;
         if let Some(Err(source)) = written {
             stdout = None;
-            let err = Error::WriteStdout { source };
-            match reaction(mode, &err) {
-                Reaction::Drop => {}
-                Reaction::Warn => {
-                    eprintln!("smart-tee: {err}");
-                    ok = false;
-                }
-                Reaction::Exit => {
-                    eprintln!("smart-tee: {err}");
-                    exit = true;
-                }
-            }
+            exit = diagnose(mode, &Error::WriteStdout { source }, &mut ok);
         }
         // The log gets what was read even when stdout failed: it should hold all of it.
         if tx.send(Msg::Chunk(buf, n)).is_err() {
@@ -230,11 +237,8 @@ pub fn copy<R: Read, W: Write>(
         capped.clear();
         cap.finish(&mut capped);
         if let Err(source) = out.write_all(&capped).and_then(|()| out.flush()) {
-            let err = Error::WriteStdout { source };
-            if !matches!(reaction(mode, &err), Reaction::Drop) {
-                eprintln!("smart-tee: {err}");
-                ok = false;
-            }
+            // At the very end there is nothing left to stop: exit modes just report.
+            diagnose(mode, &Error::WriteStdout { source }, &mut ok);
         }
     }
     let _ = tx.send(Msg::End);
@@ -267,17 +271,9 @@ fn log_worker(
     };
     let mut report = |errors: Vec<Error>, log: &mut LogWriter| {
         for err in errors {
-            match reaction(mode, &err) {
-                Reaction::Drop => {}
-                Reaction::Warn => {
-                    eprintln!("smart-tee: {err}");
-                    ok = false;
-                }
-                Reaction::Exit => {
-                    eprintln!("smart-tee: {err}");
-                    log.finish();
-                    std::process::exit(1);
-                }
+            if diagnose(mode, &err, &mut ok) {
+                log.finish();
+                std::process::exit(1);
             }
         }
     };
