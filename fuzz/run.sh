@@ -20,6 +20,12 @@ for t in "${targets[@]}"; do
   printf '\x00\x00[[[[[[[[[[{"a":"\\ud83d\\ude00\\n"}]]]]]]]]]]' > "corpus/$t/seed-deep"
   printf '\x00\x00\xef\xbb\xbf{"x":1e400,"y":-0}\r\n\xff\xfe NaN\n' > "corpus/$t/seed-odd"
   echo "== $t for ${secs}s"
-  cargo +nightly fuzz run "$t" "corpus/$t" -- -max_total_time="$secs" -max_len=16384 \
-    -timeout=10 -rss_limit_mb=4096 2>&1 | tail -n 4
+  # A finding stops only its own target; the others still run. Findings land in artifacts/$t.
+  if cargo +nightly fuzz run "$t" "corpus/$t" -- -max_total_time="$secs" -max_len=16384 \
+    -timeout=10 -rss_limit_mb=4096 > "corpus/$t.log" 2>&1; then
+    grep -E '^Done' "corpus/$t.log"
+  else
+    echo "!! $t failed: see fuzz/corpus/$t.log and fuzz/artifacts/$t"; status=1
+  fi
 done
+exit "${status:-0}"

@@ -23,7 +23,7 @@ pub const PATTERNS: &[(&str, &str)] = &[
     ("aws_access_key_id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
     (
         "aws_secret_key",
-        r#"(?i)(aws_secret_access_key(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?)[A-Za-z0-9/+]{40}\b"#,
+        r#"((?:aws_secret_access_key|AWS_SECRET_ACCESS_KEY)(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?)[A-Za-z0-9/+]{40}\b"#,
     ),
     (
         "github_token",
@@ -35,10 +35,13 @@ pub const PATTERNS: &[(&str, &str)] = &[
         "jwt",
         r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
     ),
-    ("bearer_token", r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/-]{16,}=*"),
+    (
+        "bearer_token",
+        r"(\b(?:Bearer|bearer|BEARER)\s+)[A-Za-z0-9._~+/-]{16,}=*",
+    ),
     (
         "assignment",
-        r#"(?i)(\b(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?token|auth[_-]?token)(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?)[^\s"'\\&,;]{4,}"#,
+        r#"(\b(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?token|auth[_-]?token|PASSWORD|PASSWD|SECRET|TOKEN|API[_-]?KEY|ACCESS[_-]?TOKEN|AUTH[_-]?TOKEN|Password|Secret|Token)(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?)[^\s"'\\&,;]{4,}"#,
     ),
 ];
 
