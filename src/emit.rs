@@ -298,24 +298,7 @@ pub fn emit_record(kind: &str, raw: &[u8], budget: usize, style: &EmitStyle, out
     } else {
         let n = raw.len();
         let text_room = room.saturating_sub(style.marker.len(n, n));
-        let head_want = ((text_room as f64) * style.head_ratio).round() as usize;
-        let head_want = head_want.min(text_room);
-        let tail_want = text_room - head_want;
-        let mut scratch = Vec::new();
-        let head = escape_lossy(raw, head_want, &mut scratch);
-        // Find where a tail of at most `tail_want` escaped bytes starts.
-        let mut start = n.saturating_sub(tail_want).max(head);
-        loop {
-            start = char_start_at_or_after(raw, start);
-            let len = escaped_text_len(&raw[start..], tail_want + 1);
-            if len <= tail_want {
-                break;
-            }
-            start += len - tail_want;
-        }
-        out.extend_from_slice(&scratch);
-        style.marker.render(n, head + (n - start), out);
-        escape_lossy(&raw[start..], usize::MAX, out);
+        write_head_marker_tail(raw, raw, n, text_room, style, out);
     }
     out.extend_from_slice(b"\"}");
 }
@@ -341,10 +324,31 @@ pub fn emit_excerpt_record(
         budget.saturating_sub(record_overhead(kind))
     };
     let text_room = room.saturating_sub(style.marker.len(original, original));
+    write_head_marker_tail(head, tail, original, text_room, style, out);
+    out.extend_from_slice(b"\"}");
+}
+
+/// Writes escaped text of at most `text_room` bytes taken from the start of `head` and the end of
+/// `tail` (the same slice for a whole line), with the marker between them.
+fn write_head_marker_tail(
+    head: &[u8],
+    tail: &[u8],
+    original: usize,
+    text_room: usize,
+    style: &EmitStyle,
+    out: &mut Vec<u8>,
+) {
     let head_want = (((text_room as f64) * style.head_ratio).round() as usize).min(text_room);
     let tail_want = text_room - head_want;
     let kept_head = escape_lossy(head, head_want, out);
-    let mut start = tail.len().saturating_sub(tail_want);
+    // When head and tail are one slice, the tail must not repeat what the head took.
+    let floor = if std::ptr::eq(head, tail) {
+        kept_head
+    } else {
+        0
+    };
+    // Find where a tail of at most `tail_want` escaped bytes starts.
+    let mut start = tail.len().saturating_sub(tail_want).max(floor);
     loop {
         start = char_start_at_or_after(tail, start);
         let len = escaped_text_len(&tail[start..], tail_want + 1);
@@ -353,11 +357,9 @@ pub fn emit_excerpt_record(
         }
         start += len - tail_want;
     }
-    style
-        .marker
-        .render(original, kept_head + (tail.len() - start), out);
+    let kept = kept_head + (tail.len() - start);
+    style.marker.render(original, kept, out);
     escape_lossy(&tail[start..], usize::MAX, out);
-    out.extend_from_slice(b"\"}");
 }
 
 fn char_start_at_or_after(raw: &[u8], mut p: usize) -> usize {
