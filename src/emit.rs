@@ -8,8 +8,10 @@ use crate::marker::{
     MarkerTemplate, Unit, escape_char, escaped_len, render_container_marker,
     render_payload_descriptor,
 };
-use crate::plan::{DESCRIPTOR, OBJECT_MARKER_KEY, State, WHOLE, is_typed_array, media_type_of};
-use crate::scan::{Kind, Node};
+use crate::plan::{
+    DESCRIPTOR, OBJECT_MARKER_KEY, Sizes, State, WHOLE, is_typed_array, media_type_of,
+};
+use crate::scan::Kind;
 
 /// Settings the emitter needs.
 pub struct EmitStyle<'a> {
@@ -21,14 +23,26 @@ pub struct EmitStyle<'a> {
 /// Writes the planned line (no newline).
 pub fn emit_plan(
     line: &[u8],
-    nodes: &[Node],
+    sz: Sizes,
     state: &[State],
     kept: &[u32],
     style: &EmitStyle,
     out: &mut Vec<u8>,
 ) {
+    let nodes = sz.nodes;
     // Open containers: (node, entries written, marker written).
     let mut open: Vec<(usize, usize, bool)> = Vec::new();
+    // Writes the marker element of array `a`, which keeps `kept` of its elements.
+    let array_marker = |a: usize, kept: usize, out: &mut Vec<u8>| {
+        let typed = is_typed_array(nodes, line, a);
+        if typed {
+            out.extend_from_slice(b"{\"type\":\"text\",\"text\":\"");
+        } else {
+            out.push(b'"');
+        }
+        render_container_marker(sz.children(a), kept, Unit::Items, out);
+        out.extend_from_slice(if typed { b"\"}" } else { b"\"" });
+    };
     let mut i = 0;
     loop {
         while let Some(&(c, written, marker_done)) = open.last() {
@@ -36,24 +50,26 @@ pub fn emit_plan(
                 break;
             }
             let nd = &nodes[c];
+            let total = sz.children(c);
             if nd.kind == Kind::Object {
-                if kept[c] < nd.children && !marker_done {
+                if (kept[c] as usize) < total && !marker_done {
                     if written > 0 {
                         out.push(b',');
                     }
                     out.push(b'"');
                     out.extend_from_slice(OBJECT_MARKER_KEY.as_bytes());
                     out.extend_from_slice(b"\":\"");
-                    render_container_marker(
-                        nd.children as usize,
-                        kept[c] as usize,
-                        Unit::Keys,
-                        out,
-                    );
+                    render_container_marker(total, kept[c] as usize, Unit::Keys, out);
                     out.push(b'"');
                 }
                 out.push(b'}');
             } else {
+                if (kept[c] as usize) < total && !marker_done {
+                    if written > 0 {
+                        out.push(b',');
+                    }
+                    array_marker(c, kept[c] as usize, out);
+                }
                 out.push(b']');
             }
             open.pop();
@@ -62,26 +78,22 @@ pub fn emit_plan(
             break;
         }
         let nd = &nodes[i];
-        if state[i] == State::Dropped {
-            if let Some(top) = open.last_mut() {
-                let parent = &nodes[top.0];
-                if parent.kind == Kind::Array && !top.2 {
-                    if top.1 > 0 {
-                        out.push(b',');
-                    }
-                    top.1 += 1;
-                    top.2 = true;
-                    let typed = is_typed_array(nodes, line, top.0);
-                    if typed {
-                        out.extend_from_slice(b"{\"type\":\"text\",\"text\":\"");
-                    } else {
-                        out.push(b'"');
-                    }
-                    let (n, k) = (parent.children as usize, kept[top.0] as usize);
-                    render_container_marker(n, k, Unit::Items, out);
-                    out.extend_from_slice(if typed { b"\"}" } else { b"\"" });
+        if let Some(top) = open.last_mut() {
+            // The marker element of an array stands where its first dropped element was, or,
+            // when only a reduction dropped elements, in the middle where they were.
+            let parent = &nodes[top.0];
+            let here = state[i] == State::Dropped
+                || (sz.dropped(top.0) > 0 && top.1 == parent.children as usize / 2);
+            if parent.kind == Kind::Array && here && !top.2 {
+                if top.1 > 0 {
+                    out.push(b',');
                 }
+                top.1 += 1;
+                top.2 = true;
+                array_marker(top.0, kept[top.0] as usize, out);
             }
+        }
+        if state[i] == State::Dropped {
             i = nd.next as usize;
             continue;
         }
@@ -97,7 +109,7 @@ pub fn emit_plan(
         }
         if state[i] == State::Collapsed {
             out.push(b'"');
-            style.marker.render(nd.text_len(), 0, out);
+            style.marker.render(sz.text_len(i), 0, out);
             out.push(b'"');
             i = nd.next as usize;
             continue;
@@ -107,12 +119,13 @@ pub fn emit_plan(
             Kind::String => {
                 let content = &line[nd.start as usize + 1..nd.end as usize - 1];
                 out.push(b'"');
+                let len = sz.text_len(i) - 2;
                 if kept[i] == WHOLE {
                     out.extend_from_slice(content);
                 } else if kept[i] == DESCRIPTOR {
-                    render_payload_descriptor(media_type_of(nodes, line, i), content.len(), out);
+                    render_payload_descriptor(media_type_of(nodes, line, i), len, out);
                 } else {
-                    cut_string(content, kept[i] as usize, style, out);
+                    cut_string(content, len, kept[i] as usize, style, out);
                 }
                 out.push(b'"');
             }
@@ -136,7 +149,8 @@ fn newline_window(kept: usize) -> usize {
 
 /// Writes `content` (a JSON string's raw text) cut to about `kept` bytes: head, marker, tail.
 /// The cuts fall on character and escape boundaries and move to a nearby `\n` when there is one.
-fn cut_string(content: &[u8], kept: usize, style: &EmitStyle, out: &mut Vec<u8>) {
+/// `original` is the string's length in the input (more than `content` after a reduction).
+fn cut_string(content: &[u8], original: usize, kept: usize, style: &EmitStyle, out: &mut Vec<u8>) {
     let len = content.len();
     let head_want = ((kept as f64) * style.head_ratio).round() as usize;
     let head_want = head_want.min(kept);
@@ -153,7 +167,7 @@ fn cut_string(content: &[u8], kept: usize, style: &EmitStyle, out: &mut Vec<u8>)
         tail = p;
     }
     out.extend_from_slice(&content[..head]);
-    style.marker.render(len, head + (len - tail), out);
+    style.marker.render(original, head + (len - tail), out);
     out.extend_from_slice(&content[tail..]);
 }
 

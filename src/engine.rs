@@ -11,8 +11,9 @@ use std::panic::{self, AssertUnwindSafe};
 use crate::emit::{self, EmitStyle, NON_JSON, UNPLANNED};
 use crate::fields::FieldClasses;
 use crate::marker::MarkerTemplate;
-use crate::plan::{Costs, DESCRIPTOR, Planner, State, WHOLE};
+use crate::plan::{Costs, DESCRIPTOR, Elided, Planner, Sizes, State, WHOLE};
 use crate::redact::Redactor;
+use crate::reduce::Reduced;
 use crate::scan::{self, IndexBuilder, Kind, Node};
 
 /// The smallest budget any configuration may have: a marker record must always fit.
@@ -97,6 +98,11 @@ pub struct LineEngine {
     saved_by_field: HashMap<Vec<u8>, u64>,
     stack: Vec<u8>,
     nodes: Vec<Node>,
+    /// What a streaming reduction left out of the line being processed, by node (see
+    /// [`LineEngine::process_reduced`]); empty for lines read whole.
+    reduction: Vec<(u32, Elided)>,
+    /// The same, one entry per node once the line is indexed.
+    elided: Vec<Elided>,
     planner: Planner,
 }
 
@@ -110,6 +116,8 @@ impl LineEngine {
             saved_by_field: HashMap::new(),
             stack: Vec::new(),
             nodes: Vec::new(),
+            reduction: Vec::new(),
+            elided: Vec::new(),
             planner: Planner::default(),
         }
     }
@@ -149,6 +157,15 @@ impl LineEngine {
         outcome
     }
 
+    /// Appends the log line of a line reduced while it was read (see `reduce.rs`). The reduced
+    /// text is planned like any line, with markers counting the sizes the input had.
+    pub fn process_reduced(&mut self, reduced: Reduced, out: &mut Vec<u8>) -> Outcome {
+        self.reduction = reduced.elided;
+        let outcome = self.process(&reduced.doc, out);
+        self.reduction.clear();
+        outcome
+    }
+
     /// Input bytes each field gave up so far, by field name (with `field_stats`).
     pub fn saved_by_field(&self) -> &HashMap<Vec<u8>, u64> {
         &self.saved_by_field
@@ -183,7 +200,8 @@ impl LineEngine {
         let budget = self.config.max_line_bytes;
         let start = out.len();
         let json = line.strip_prefix(BOM).unwrap_or(line);
-        let fits = budget == 0 || json.len() <= budget;
+        // A reduced line is always cut: what it left out must be marked.
+        let fits = (budget == 0 || json.len() <= budget) && self.reduction.is_empty();
         let outcome = if fits && self.config.omit_images && self.config.value_aware {
             self.omit_payloads(line, json, out)
         } else if fits && scan::is_valid(json, &mut self.stack) {
@@ -215,14 +233,18 @@ impl LineEngine {
     #[cold]
     fn count_savings(&mut self, json: &[u8]) {
         let nodes = &self.nodes;
+        let sz = Sizes {
+            nodes,
+            elided: &self.elided,
+        };
         let (state, kept) = (&self.planner.state, &self.planner.kept);
         let mut i = 0;
         while i < nodes.len() {
             let nd = &nodes[i];
             let saved = match (state[i], nd.kind) {
-                (State::Dropped | State::Collapsed, _) => nd.text_len(),
-                (_, Kind::String) if kept[i] == DESCRIPTOR => nd.text_len() - 2,
-                (_, Kind::String) if kept[i] != WHOLE => nd.text_len() - 2 - kept[i] as usize,
+                (State::Dropped | State::Collapsed, _) => sz.text_len(i),
+                (_, Kind::String) if kept[i] == DESCRIPTOR => sz.text_len(i) - 2,
+                (_, Kind::String) if kept[i] != WHOLE => sz.text_len(i) - 2 - kept[i] as usize,
                 _ => 0,
             };
             if saved > 0 {
@@ -307,10 +329,23 @@ impl LineEngine {
         let costs = Costs {
             marker: &self.config.marker,
         };
-        if json.len() < u32::MAX as usize && self.planner.plan(&self.nodes, json, budget, &costs) {
+        self.elided.clear();
+        if !self.reduction.is_empty() {
+            self.elided.resize(self.nodes.len(), Elided::default());
+            for &(node, e) in &self.reduction {
+                if let Some(slot) = self.elided.get_mut(node as usize) {
+                    *slot = e;
+                }
+            }
+        }
+        let sz = Sizes {
+            nodes: &self.nodes,
+            elided: &self.elided,
+        };
+        if json.len() < u32::MAX as usize && self.planner.plan(sz, json, budget, &costs) {
             let style = self.style();
             let (state, kept) = (&self.planner.state, &self.planner.kept);
-            emit::emit_plan(json, &self.nodes, state, kept, &style, out);
+            emit::emit_plan(json, sz, state, kept, &style, out);
             if out.len() - start <= budget {
                 if self.config.field_stats {
                     self.count_savings(json);

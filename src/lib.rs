@@ -31,6 +31,7 @@ pub mod log;
 pub mod marker;
 pub mod plan;
 pub mod redact;
+pub mod reduce;
 pub mod scan;
 pub mod sink;
 pub mod stamp;

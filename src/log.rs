@@ -9,14 +9,45 @@ use memchr::memchr_iter;
 
 use crate::engine::{LineEngine, Outcome};
 use crate::error::Error;
+use crate::reduce::{Failure, Reducer};
 use crate::sink::LogSink;
 
 /// A batch is written early once it holds this much, to bound its memory.
 const BATCH_LIMIT: usize = 256 * 1024;
 
-/// The longest line held in memory whole. A longer line is logged as a `truncated` record of
-/// its first and last bytes (see [`Oversize`]), so no input can make smart-tee allocate more.
+/// The longest line held in memory whole when it cannot be reduced while read (no budget, or a
+/// budget over [`MAX_STREAM_BUDGET`]). A longer line is logged as a `truncated` record of its
+/// first and last bytes (see [`Oversize`]), so no input can make smart-tee allocate more.
 pub const LINE_CAP: usize = 64 << 20;
+
+/// The longest line held in memory whole. A longer line is reduced as it is read
+/// (`reduce.rs`): it keeps its structure in bounded memory, however long it grows.
+pub const STREAM_CAP: usize = 8 << 20;
+
+/// The largest budget under which long lines are reduced while read: a reduction keeps about
+/// twice the budget from each long string.
+pub const MAX_STREAM_BUDGET: usize = 1 << 20;
+
+/// A line past the memory cap, read piece by piece: reduced as it comes, with an excerpt of
+/// its raw bytes kept beside in case the reduction fails.
+struct BigLine {
+    reducer: Option<Reducer>,
+    failure: Failure,
+    excerpt: Oversize,
+}
+
+impl BigLine {
+    fn push(&mut self, piece: &[u8]) {
+        self.excerpt.push(piece);
+        if let Some(r) = self.reducer.as_mut() {
+            r.feed(piece);
+            if let Some(f) = r.failure() {
+                self.failure = f;
+                self.reducer = None;
+            }
+        }
+    }
+}
 
 /// A line past [`LINE_CAP`]: only its first and last bytes and its length are kept.
 struct Oversize {
@@ -27,19 +58,20 @@ struct Oversize {
 }
 
 impl Oversize {
-    fn new(line: &[u8], keep: usize) -> Oversize {
-        let mut o = Oversize {
-            head: line[..keep.min(line.len())].to_vec(),
+    /// An empty excerpt keeping `keep` bytes from each end.
+    fn new(keep: usize) -> Oversize {
+        Oversize {
+            head: Vec::with_capacity(keep),
             tail: std::collections::VecDeque::with_capacity(keep),
             tail_cap: keep,
             total: 0,
-        };
-        o.push(line);
-        o
+        }
     }
 
     fn push(&mut self, bytes: &[u8]) {
         self.total += bytes.len() as u64;
+        let room = self.tail_cap - self.head.len();
+        self.head.extend_from_slice(&bytes[..room.min(bytes.len())]);
         let bytes = &bytes[bytes.len().saturating_sub(self.tail_cap)..];
         let over = (self.tail.len() + bytes.len()).saturating_sub(self.tail_cap);
         self.tail.drain(..over);
@@ -87,8 +119,8 @@ pub struct LogWriter {
     sinks: Vec<LogSink>,
     /// The unfinished last line of the input so far.
     pending: Vec<u8>,
-    /// The unfinished last line, when it is past [`LINE_CAP`].
-    oversize: Option<Oversize>,
+    /// The unfinished last line, when it is past the memory cap.
+    big: Option<BigLine>,
     batch: Vec<u8>,
     stats: Stats,
     finished: bool,
@@ -105,7 +137,7 @@ impl LogWriter {
             engine,
             sinks,
             pending: Vec::new(),
-            oversize: None,
+            big: None,
             batch: Vec::new(),
             stats: Stats::default(),
             finished: false,
@@ -136,9 +168,9 @@ impl LogWriter {
         let mut start = 0;
         for nl in memchr_iter(b'\n', chunk) {
             let piece = &chunk[start..nl];
-            if let Some(mut o) = self.oversize.take() {
-                o.push(piece);
-                self.oversize_line(o);
+            if let Some(mut big) = self.big.take() {
+                big.push(piece);
+                self.big_line(big);
             } else if self.pending.is_empty() {
                 self.line(piece);
             } else {
@@ -154,13 +186,12 @@ impl LogWriter {
             }
         }
         let rest = &chunk[start..];
-        match self.oversize.as_mut() {
-            Some(o) => o.push(rest),
+        match self.big.as_mut() {
+            Some(big) => big.push(rest),
             None => {
                 self.pending.extend_from_slice(rest);
-                if self.pending.len() > LINE_CAP {
-                    let keep = self.excerpt_len();
-                    self.oversize = Some(Oversize::new(&self.pending, keep));
+                if self.pending.len() > self.line_cap() {
+                    self.big = Some(self.big_start(&self.pending));
                     self.pending = Vec::new();
                 }
             }
@@ -174,8 +205,50 @@ impl LogWriter {
         self.engine.config().max_line_bytes.max(64 * 1024)
     }
 
+    /// Whether long lines are reduced while read.
+    fn reduces(&self) -> bool {
+        let budget = self.engine.config().max_line_bytes;
+        budget != 0 && budget <= MAX_STREAM_BUDGET
+    }
+
+    /// The longest line held whole.
+    fn line_cap(&self) -> usize {
+        if self.reduces() { STREAM_CAP } else { LINE_CAP }
+    }
+
+    /// Starts a line past the memory cap with its first bytes.
     #[cold]
-    fn oversize_line(&mut self, o: Oversize) {
+    fn big_start(&self, first: &[u8]) -> BigLine {
+        let mut big = BigLine {
+            reducer: self
+                .reduces()
+                .then(|| Reducer::for_budget(self.engine.config().max_line_bytes)),
+            failure: Failure::TooBig,
+            excerpt: Oversize::new(self.excerpt_len()),
+        };
+        big.push(first);
+        big
+    }
+
+    /// Logs a line past the memory cap: its reduction, or else an excerpt.
+    #[cold]
+    fn big_line(&mut self, big: BigLine) {
+        if let Some(r) = big.reducer {
+            let before = self.batch.len();
+            let outcome = match r.finish() {
+                Ok(Some(reduced)) => self.engine.process_reduced(reduced, &mut self.batch),
+                Ok(None) => Outcome::Blank,
+                Err(f) => return self.oversize_line(big.excerpt, f),
+            };
+            self.stats.count(outcome);
+            self.stats.bytes_logged += (self.batch.len() - before) as u64;
+        } else {
+            self.oversize_line(big.excerpt, big.failure);
+        }
+    }
+
+    #[cold]
+    fn oversize_line(&mut self, o: Oversize, why: Failure) {
         let before = self.batch.len();
         let (a, b) = o.tail.as_slices();
         let tail = [a, b].concat();
@@ -185,8 +258,12 @@ impl LogWriter {
             head_ratio: config.head_ratio,
         };
         let budget = config.max_line_bytes;
+        let (kind, outcome) = match why {
+            Failure::Invalid => (crate::emit::NON_JSON, Outcome::NonJson),
+            Failure::TooBig => (crate::emit::UNPLANNED, Outcome::Unplanned),
+        };
         crate::emit::emit_excerpt_record(
-            crate::emit::UNPLANNED,
+            kind,
             &o.head,
             &tail,
             o.total,
@@ -195,7 +272,7 @@ impl LogWriter {
             &mut self.batch,
         );
         self.batch.push(b'\n');
-        self.stats.count(Outcome::Unplanned);
+        self.stats.count(outcome);
         self.stats.bytes_logged += (self.batch.len() - before) as u64;
     }
 
@@ -206,8 +283,8 @@ impl LogWriter {
             return errors;
         }
         self.finished = true;
-        if let Some(o) = self.oversize.take() {
-            self.oversize_line(o);
+        if let Some(big) = self.big.take() {
+            self.big_line(big);
         } else if !self.pending.is_empty() {
             let line = std::mem::take(&mut self.pending);
             self.line(&line);
@@ -217,10 +294,10 @@ impl LogWriter {
     }
 
     fn line(&mut self, line: &[u8]) {
-        if line.len() > LINE_CAP {
+        if line.len() > self.line_cap() {
             // Whatever the read sizes, a line past the cap is logged the same way.
-            let keep = self.excerpt_len();
-            self.oversize_line(Oversize::new(line, keep));
+            let big = self.big_start(line);
+            self.big_line(big);
             return;
         }
         let before = self.batch.len();

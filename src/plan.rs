@@ -122,8 +122,49 @@ pub fn media_type_of<'l>(nodes: &[Node], line: &'l [u8], i: usize) -> Option<&'l
 }
 
 /// Output bytes of payload `i` as its descriptor, quotes included.
-pub fn descriptor_cost(nodes: &[Node], line: &[u8], i: usize) -> usize {
-    2 + payload_descriptor_len(media_type_of(nodes, line, i), nodes[i].text_len() - 2)
+pub fn descriptor_cost(sz: Sizes, line: &[u8], i: usize) -> usize {
+    2 + payload_descriptor_len(media_type_of(sz.nodes, line, i), sz.text_len(i) - 2)
+}
+
+/// What a streaming reduction (`reduce.rs`) left out of a value before the line was indexed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Elided {
+    /// The value's length in the input; 0 when it is as indexed.
+    pub text_len: u64,
+    /// Children dropped: from the middle of an array, from the end of an object.
+    pub children: u64,
+}
+
+/// The sizes of the indexed values as they were in the input: the index's own, except where a
+/// streaming reduction left something out. Markers always count input sizes.
+#[derive(Clone, Copy)]
+pub struct Sizes<'a> {
+    pub nodes: &'a [Node],
+    /// One per node, or empty for a line indexed whole.
+    pub elided: &'a [Elided],
+}
+
+impl Sizes<'_> {
+    /// Bytes of value `i`'s text in the input.
+    #[inline]
+    pub fn text_len(&self, i: usize) -> usize {
+        match self.elided.get(i) {
+            Some(e) if e.text_len > 0 => e.text_len as usize,
+            _ => self.nodes[i].text_len(),
+        }
+    }
+
+    /// Children of container `i` that the reduction dropped.
+    #[inline]
+    pub fn dropped(&self, i: usize) -> usize {
+        self.elided.get(i).map_or(0, |e| e.children as usize)
+    }
+
+    /// Children of container `i` in the input.
+    #[inline]
+    pub fn children(&self, i: usize) -> usize {
+        self.nodes[i].children as usize + self.dropped(i)
+    }
 }
 
 /// Reusable planning state: one slot per node.
@@ -143,7 +184,8 @@ pub struct Planner {
 impl Planner {
     /// Plans `nodes` (the index of `line`) into at most `budget` bytes. Returns false if the
     /// structure could not be made to fit (the caller falls back to a minimal record).
-    pub fn plan(&mut self, nodes: &[Node], line: &[u8], budget: usize, costs: &Costs) -> bool {
+    pub fn plan(&mut self, sz: Sizes, line: &[u8], budget: usize, costs: &Costs) -> bool {
+        let nodes = sz.nodes;
         let n = nodes.len();
         self.state.clear();
         self.state.resize(n, State::Keep);
@@ -152,14 +194,15 @@ impl Planner {
             Kind::Object | Kind::Array => nd.children,
             _ => WHOLE,
         }));
-        self.measure(nodes, line, budget, costs);
-        self.plan_structure(nodes, line, budget, costs);
-        self.plan_strings(nodes, line, budget, costs)
+        self.measure(sz, line, budget, costs);
+        self.plan_structure(sz, line, budget, costs);
+        self.plan_strings(sz, line, budget, costs)
     }
 
     /// Bottom-up costs: children come after their parent, so a reverse sweep sees every child
     /// before its container.
-    fn measure(&mut self, nodes: &[Node], line: &[u8], budget: usize, costs: &Costs) {
+    fn measure(&mut self, sz: Sizes, line: &[u8], budget: usize, costs: &Costs) {
+        let nodes = sz.nodes;
         let n = nodes.len();
         for v in [&mut self.full, &mut self.floor, &mut self.pref] {
             v.clear();
@@ -170,17 +213,17 @@ impl Planner {
             let nd = &nodes[i];
             match nd.kind {
                 Kind::String if nd.payload => {
-                    let cost = descriptor_cost(nodes, line, i);
+                    let cost = descriptor_cost(sz, line, i);
                     self.full[i] = cost;
                     self.floor[i] = cost;
                     self.pref[i] = cost;
                 }
                 Kind::String => {
-                    let len = nd.text_len() - 2;
+                    let len = sz.text_len(i) - 2;
                     let floor = costs.string(len, 0);
-                    self.full[i] = nd.text_len();
+                    self.full[i] = len + 2;
                     self.floor[i] = floor;
-                    self.pref[i] = nd.text_len().min(floor.max(share));
+                    self.pref[i] = (len + 2).min(floor.max(share));
                 }
                 Kind::Scalar => {
                     self.full[i] = nd.text_len();
@@ -189,6 +232,15 @@ impl Planner {
                 }
                 Kind::Object | Kind::Array => {
                     let mut full = 2 + (nd.children as usize).saturating_sub(1);
+                    if sz.dropped(i) > 0 {
+                        // What a reduction dropped is always marked.
+                        let (n, kept) = (sz.children(i), nd.children as usize);
+                        full += 1 + if nd.kind == Kind::Object {
+                            costs.object_marker(n, kept)
+                        } else {
+                            costs.array_marker(n, kept, is_typed_array(nodes, line, i))
+                        };
+                    }
                     let mut min = full;
                     let mut pref = full;
                     let mut c = i + 1;
@@ -205,13 +257,14 @@ impl Planner {
                     }
                     self.full[i] = full;
                     self.pref[i] = pref;
-                    self.floor[i] = min.min(costs.collapsed(nd.text_len()));
+                    self.floor[i] = min.min(costs.collapsed(sz.text_len(i)));
                 }
             }
         }
     }
 
-    fn plan_structure(&mut self, nodes: &[Node], line: &[u8], budget: usize, costs: &Costs) {
+    fn plan_structure(&mut self, sz: Sizes, line: &[u8], budget: usize, costs: &Costs) {
+        let nodes = sz.nodes;
         self.work.clear();
         self.work.push((0, budget));
         while let Some((i, b)) = self.work.pop() {
@@ -226,13 +279,14 @@ impl Planner {
                         self.state[i] = State::Collapsed;
                     }
                 }
-                Kind::Object | Kind::Array => self.reduce(nodes, line, i, b, costs),
+                Kind::Object | Kind::Array => self.reduce(sz, line, i, b, costs),
             }
         }
     }
 
     /// Fits container `i` into `b` bytes: chooses the children it keeps and hands each a budget.
-    fn reduce(&mut self, nodes: &[Node], line: &[u8], i: usize, b: usize, costs: &Costs) {
+    fn reduce(&mut self, sz: Sizes, line: &[u8], i: usize, b: usize, costs: &Costs) {
+        let nodes = sz.nodes;
         let nd = &nodes[i];
         let is_object = nd.kind == Kind::Object;
         self.children.clear();
@@ -242,6 +296,8 @@ impl Planner {
             c = nodes[c].next as usize;
         }
         let n = self.children.len();
+        // Children a reduction dropped: then there is always a marker.
+        let (total, forced) = (sz.children(i), sz.dropped(i) > 0);
         // Every entry pays its key, its colon and one comma; one comma too many is paid back.
         let room = (b + 1).saturating_sub(2);
         let entry = |c: u32, cost: usize| {
@@ -251,9 +307,9 @@ impl Planner {
         let typed = !is_object && is_typed_array(nodes, line, i);
         let marker = |kept: usize| {
             1 + if is_object {
-                costs.object_marker(n, kept)
+                costs.object_marker(total, kept)
             } else {
-                costs.array_marker(n, kept, typed)
+                costs.array_marker(total, kept, typed)
             }
         };
 
@@ -265,7 +321,7 @@ impl Planner {
                 .iter()
                 .map(|&c| entry(c, self.floor[c as usize]))
                 .sum();
-            if all <= room {
+            if all + if forced { marker(n) } else { 0 } <= room {
                 keep.fill(true);
                 kept = n;
             } else {
@@ -289,11 +345,11 @@ impl Planner {
         } else {
             // Elements from both ends inward, each at its fair share; at their floors if that
             // keeps fewer than the first and the last.
-            let pref = self.select_ends(&entry, &marker, room, true);
+            let pref = self.select_ends(&entry, &marker, room, true, forced);
             let (h, t) = if pref.0 + pref.1 >= n.min(2) {
                 pref
             } else {
-                self.select_ends(&entry, &marker, room, false)
+                self.select_ends(&entry, &marker, room, false, forced)
             };
             keep[..h].fill(true);
             keep[n - t..].fill(true);
@@ -324,7 +380,7 @@ impl Planner {
         }
 
         // Water-fill the room left among the kept children, between their floors and prefs.
-        let mut fixed = if kept < n { marker(kept) } else { 0 };
+        let mut fixed = if kept < n || forced { marker(kept) } else { 0 };
         let mut top = 0;
         for (k, &c) in self.children.iter().enumerate() {
             if keep[k] {
@@ -362,6 +418,7 @@ impl Planner {
         marker: &impl Fn(usize) -> usize,
         room: usize,
         by_pref: bool,
+        forced: bool,
     ) -> (usize, usize) {
         let n = self.children.len();
         let (mut h, mut t, mut used) = (0, 0, 0);
@@ -377,7 +434,11 @@ impl Planner {
                 self.floor[c as usize]
             };
             let need = entry(c, cost);
-            let after = if h + t + 1 < n { marker(h + t + 1) } else { 0 };
+            let after = if h + t + 1 < n || forced {
+                marker(h + t + 1)
+            } else {
+                0
+            };
             if used + need + after > room {
                 break;
             }
@@ -392,7 +453,8 @@ impl Planner {
     }
 
     /// Raises the kept strings, class by class, as far as the budget allows.
-    fn plan_strings(&mut self, nodes: &[Node], line: &[u8], budget: usize, costs: &Costs) -> bool {
+    fn plan_strings(&mut self, sz: Sizes, line: &[u8], budget: usize, costs: &Costs) -> bool {
+        let nodes = sz.nodes;
         let mut fixed = 0;
         self.candidates.clear();
         let mut i = 0;
@@ -406,21 +468,21 @@ impl Planner {
                 fixed += nd.key_len() + 1;
             }
             if self.state[i] == State::Collapsed {
-                fixed += costs.collapsed(nd.text_len());
+                fixed += costs.collapsed(sz.text_len(i));
                 i = nd.next as usize;
                 continue;
             }
             match nd.kind {
                 Kind::String if nd.payload => {
                     // Base64 payloads give up their bytes first of all: a descriptor stands in.
-                    fixed += descriptor_cost(nodes, line, i);
+                    fixed += descriptor_cost(sz, line, i);
                     self.kept[i] = DESCRIPTOR;
                 }
                 Kind::String => self.candidates.push(i as u32),
                 Kind::Scalar => fixed += nd.text_len(),
                 Kind::Object | Kind::Array => {
                     let kept = self.kept[i] as usize;
-                    let n = nd.children as usize;
+                    let n = sz.children(i);
                     let entries = kept + usize::from(kept < n);
                     fixed += 2 + entries.saturating_sub(1);
                     if kept < n {
@@ -438,7 +500,7 @@ impl Planner {
             return false;
         };
 
-        let len = |c: u32| nodes[c as usize].text_len() - 2;
+        let len = |c: u32| sz.text_len(c as usize) - 2;
         let class = |c: u32| nodes[c as usize].class;
         let mut total: usize = self
             .candidates

@@ -7,6 +7,9 @@ use common::naive::agrees;
 use common::{check_contract, lines, strict_parse};
 use proptest::prelude::*;
 use serde_json::Value;
+use smart_tee::fields::FieldClasses;
+use smart_tee::reduce::{Failure, Reduced, Reducer};
+use smart_tee::{EngineConfig, LineEngine, scan};
 
 fn number() -> impl Strategy<Value = Value> {
     prop_oneof![
@@ -140,5 +143,224 @@ proptest! {
         }
         let log = check_contract(&input, budget);
         assert_eq!(lines(&log).len(), vs.len());
+    }
+}
+
+/// Reduces `line` the way a line past the memory cap is reduced, fed in `chunk`-byte pieces.
+fn reduce(line: &[u8], budget: usize, chunk: usize) -> Result<Option<Reduced>, Failure> {
+    let mut r = Reducer::for_budget(budget);
+    for piece in line.chunks(chunk.max(1)) {
+        r.feed(piece);
+    }
+    r.finish()
+}
+
+/// `--plain`: no base64 detection, whose sampling sees only what a reduction kept.
+fn plain(budget: usize) -> EngineConfig {
+    EngineConfig {
+        max_line_bytes: budget,
+        value_aware: false,
+        fields: FieldClasses::defaults().without_duplicates(),
+        ..EngineConfig::default()
+    }
+}
+
+/// A line reduced while read is logged exactly as the whole line would be, as long as its
+/// arrays and objects are small enough to be kept whole by the reduction.
+fn check_reduction_is_exact(line: &[u8], budget: usize, chunk: usize) {
+    let mut whole = Vec::new();
+    LineEngine::new(plain(budget)).process(line, &mut whole);
+    let reduced = reduce(line, budget, chunk)
+        .expect("valid JSON reduces")
+        .expect("not blank");
+    let mut streamed = Vec::new();
+    LineEngine::new(plain(budget)).process_reduced(reduced, &mut streamed);
+    assert!(
+        whole == streamed,
+        "\n whole: {}\nreduced: {}",
+        String::from_utf8_lossy(&whole),
+        String::from_utf8_lossy(&streamed)
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 384, ..ProptestConfig::default() })]
+
+    #[test]
+    fn reduction_validates_like_the_scanner(
+        input in prop_oneof![
+            prop::collection::vec(any::<u8>(), 0..600),
+            "[\\[\\]{}\",:0-9a-z\\\\\r \u{feff}é\u{1}]{0,400}".prop_map(String::into_bytes),
+            json().prop_map(|v| serde_json::to_vec(&v).unwrap()),
+        ],
+        chunk in prop_oneof![1usize..8, Just(4096)],
+        cut in any::<prop::sample::Index>(),
+    ) {
+        // Also a valid line cut anywhere: unterminated strings, escapes and numbers.
+        let mut input = input;
+        if input.len() > 1 && cut.index(4) == 0 {
+            input.truncate(cut.index(input.len()));
+        }
+        let json = input.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&input);
+        let want = if json.iter().all(|b| b" \t\r\n".contains(b)) {
+            "blank"
+        } else if scan::is_valid(json, &mut Vec::new()) {
+            "json"
+        } else {
+            "invalid"
+        };
+        let got = match reduce(&input, 200, chunk) {
+            Ok(None) => "blank",
+            Ok(Some(_)) => "json",
+            Err(Failure::Invalid) => "invalid",
+            Err(Failure::TooBig) => "too big",
+        };
+        prop_assert_eq!(got, want, "{}", common::show(&input));
+    }
+
+    #[test]
+    fn reduced_lines_are_cut_as_if_read_whole(
+        v in json(),
+        budget in 128usize..3000,
+        chunk in prop_oneof![1usize..16, Just(4096)],
+        pretty in any::<bool>(),
+        surrogates in any::<bool>(),
+    ) {
+        let mut text = if pretty {
+            serde_json::to_string_pretty(&v).unwrap().replace('\n', " ")
+        } else {
+            serde_json::to_string(&v).unwrap()
+        };
+        if surrogates {
+            text = text.replace('😀', "\\ud83d\\ude00");
+        }
+        if text.len() > budget {
+            check_reduction_is_exact(text.as_bytes(), budget, chunk);
+        }
+    }
+}
+
+#[test]
+fn long_strings_with_dense_escapes_reduce_exactly() {
+    for unit in [
+        "\\\\",
+        "\\\"",
+        "\\ud83d\\ude00",
+        "é",
+        "\\n",
+        "a\\u00e9",
+        "😀",
+    ] {
+        for budget in [128, 300, 5120] {
+            let body = unit.repeat(40_000 / unit.len());
+            let line = format!(r#"{{"type":"user","text":"{body}","id":"x"}}"#);
+            for chunk in [1, 3, 7, 4096, 1 << 20] {
+                check_reduction_is_exact(line.as_bytes(), budget, chunk);
+            }
+        }
+    }
+}
+
+#[test]
+fn reduced_arrays_and_objects_keep_their_ends_and_count_what_they_dropped() {
+    use smart_tee::reduce::{ENDS, MEMBERS};
+    let n = 10 * ENDS;
+    let items: Vec<String> = (0..n).map(|i| format!(r#"{{"i":{i}}}"#)).collect();
+    let keys: Vec<String> = (0..2 * MEMBERS).map(|i| format!(r#""k{i}":{i}"#)).collect();
+    let line = format!(
+        r#"{{"type":"user","items":[{}],"map":{{{}}},"uuid":"u-1"}}"#,
+        items.join(","),
+        keys.join(",")
+    );
+    for budget in [300, 5120, 100_000] {
+        let reduced = reduce(line.as_bytes(), budget, 4096).unwrap().unwrap();
+        assert!(reduced.doc.len() < line.len() / 2, "reduced");
+        let mut out = Vec::new();
+        LineEngine::new(EngineConfig {
+            max_line_bytes: budget,
+            ..EngineConfig::default()
+        })
+        .process_reduced(reduced, &mut out);
+        assert!(out.len() <= budget + 1, "within the budget");
+        let v = strict_parse(&out[..out.len() - 1]).unwrap();
+        assert_eq!(
+            (&v["type"], &v["uuid"]),
+            (&Value::from("user"), &Value::from("u-1"))
+        );
+        let items = v["items"].as_array().unwrap();
+        assert_eq!(items.first().unwrap()["i"], 0);
+        assert_eq!(items.last().unwrap()["i"], n - 1);
+        let marker = items
+            .iter()
+            .find_map(|x| x.as_str())
+            .expect("a marker element");
+        assert!(marker.contains(&n.to_string()), "{marker}");
+        let map = v["map"].as_object().unwrap();
+        let marker = map["_truncated"].as_str().unwrap();
+        assert!(marker.contains(&(2 * MEMBERS).to_string()), "{marker}");
+        assert_eq!(map["k0"], 0);
+    }
+}
+
+#[test]
+fn reduction_validates_tricky_lines_like_the_scanner() {
+    let cases: &[&str] = &[
+        r#""\ud83d\ude00""#,
+        r#""\ud83d""#,
+        r#""\ude00""#,
+        r#""\ud83d\u0041""#,
+        r#""\ud83dx""#,
+        r#""\ud83d\n""#,
+        r#""\u00e9\u12""#,
+        r#""\x""#,
+        "\"a\u{1}b\"",
+        "\"a\tb\"",
+        "-",
+        "-0",
+        "-01",
+        "01",
+        "1.",
+        "1.e5",
+        "1e",
+        "1e+",
+        "1E-7",
+        "0.5e+10",
+        "-0.0",
+        "tru",
+        "true",
+        "truex",
+        "nul",
+        "null ",
+        "[1,]",
+        "[,1]",
+        "{\"a\":1,}",
+        "{\"a\"}",
+        "{\"a\" : [ 1 , { } , [ ] ] }",
+        "[]]",
+        "{}}",
+        "[1 2]",
+        "\"\\\"\"",
+        "1 2",
+        "[\"a\":1]",
+        "{1:2}",
+        "\u{feff}{}",
+        "{}\u{feff}",
+        " \t\r ",
+        "",
+    ];
+    for case in cases {
+        let want = scan::is_valid(
+            case.strip_prefix('\u{feff}').unwrap_or(case).as_bytes(),
+            &mut Vec::new(),
+        );
+        for chunk in 1..=case.len().max(1) {
+            let got = reduce(case.as_bytes(), 200, chunk);
+            let blank = case.trim_matches(|c| " \t\r".contains(c)).is_empty();
+            match got {
+                Ok(Some(_)) => assert!(want, "{case:?} accepted in {chunk}-byte pieces"),
+                Ok(None) => assert!(blank, "{case:?} taken for blank"),
+                Err(_) => assert!(!want, "{case:?} rejected in {chunk}-byte pieces"),
+            }
+        }
     }
 }

@@ -226,49 +226,107 @@ fn budget_floor_and_huge_budgets() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("too large"));
 }
 
-#[test]
-fn a_line_past_the_memory_cap_is_logged_as_an_excerpt() {
-    use smart_tee::log::LINE_CAP;
-    let mut line = b"{\"type\":\"user\",\"content\":\"".to_vec();
-    line.extend(std::iter::repeat_n(b'z', LINE_CAP + (3 << 20)));
-    line.extend_from_slice(b"\"}\n{\"next\":1}\n");
+/// Runs the binary with `args` on `input`, checks stdout got every byte, returns the log.
+fn run_logged(args: &[&str], input: &[u8]) -> Vec<u8> {
     let dir = tempdir("cap");
     let log = dir.join("l");
     let mut child = bin()
+        .args(args)
         .arg(&log)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    let input = line.clone();
-    let writer = std::thread::spawn(move || stdin.write_all(&input).unwrap());
+    let owned = input.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&owned).unwrap());
     let out = child.wait_with_output().unwrap();
     writer.join().unwrap();
     assert!(out.status.success());
-    assert!(out.stdout == line, "stdout still gets every byte");
-    let logged = std::fs::read(&log).unwrap();
+    assert!(out.stdout == input, "stdout still gets every byte");
+    std::fs::read(&log).unwrap()
+}
+
+#[test]
+fn a_line_past_the_memory_cap_keeps_its_structure() {
+    use smart_tee::log::STREAM_CAP;
+    let big = STREAM_CAP + (3 << 20);
+    let mut line = b"{\"type\":\"user\",\"content\":\"".to_vec();
+    line.extend(std::iter::repeat_n(b'z', big));
+    line.extend_from_slice(b"\",\"items\":[");
+    let items: Vec<String> = (0..5000).map(|i| i.to_string()).collect();
+    line.extend_from_slice(items.join(",").as_bytes());
+    line.extend_from_slice(b"],\"uuid\":\"u-9\"}\n{\"next\":1}\n");
+    let logged = run_logged(&[], &line);
     let ls = lines(&logged);
     assert_eq!(ls.len(), 2);
     assert!(ls[0].len() <= 5120);
     let v = strict_parse(ls[0]).unwrap();
+    assert_eq!((&v["type"], &v["uuid"]), (&"user".into(), &"u-9".into()));
+    let content = v["content"].as_str().unwrap();
+    assert!(content.starts_with("zzz") && content.ends_with("zzz"));
+    assert!(
+        content.contains(&format!("[TRUNCATED: {big} → ")),
+        "the marker counts the whole string: {content}"
+    );
+    let items = v["items"].as_array().unwrap();
+    assert_eq!(
+        (&items[0], items.last().unwrap()),
+        (&0.into(), &4999.into())
+    );
+    assert_eq!(ls[1], b"{\"next\":1}");
+    // The same line whatever the read sizes.
+    let cfg = common::config(5120);
+    assert!(common::log_of(&line, &cfg, 0) == logged);
+    assert!(common::log_of(&line, &cfg, 100_000) == logged);
+}
+
+#[test]
+fn a_line_past_the_memory_cap_that_is_not_json_is_logged_as_an_excerpt() {
+    use smart_tee::log::STREAM_CAP;
+    let mut line = b"{\"type\":\"user\",\"content\":\"".to_vec();
+    line.extend(std::iter::repeat_n(b'z', STREAM_CAP + 100));
+    line.extend_from_slice(b"\"]\n");
+    let log = common::log_of(&line, &common::config(5120), 65536);
+    let ls = lines(&log);
+    assert_eq!(ls.len(), 1);
+    let v = strict_parse(ls[0]).unwrap();
+    assert_eq!(v["type"], "non_json");
+    let text = v["text"].as_str().unwrap();
+    assert!(text.starts_with("{\"type\":\"user\",\"content\":\"zzz"));
+    assert!(text.ends_with("zzz\"]"));
+    assert!(text.contains(&format!("[TRUNCATED: {} → ", line.len() - 1)));
+}
+
+#[test]
+fn a_line_past_the_memory_cap_without_reduction_is_logged_as_an_excerpt() {
+    // Budgets past MAX_STREAM_BUDGET hold lines whole up to LINE_CAP, then keep an excerpt.
+    use smart_tee::log::LINE_CAP;
+    let mut line = b"{\"type\":\"user\",\"content\":\"".to_vec();
+    line.extend(std::iter::repeat_n(b'z', LINE_CAP + (3 << 20)));
+    line.extend_from_slice(b"\"}\n{\"next\":1}\n");
+    let logged = run_logged(&["-b", "2M"], &line);
+    let ls = lines(&logged);
+    assert_eq!(ls.len(), 2);
+    assert!(ls[0].len() <= 2 << 20);
+    let v = strict_parse(ls[0]).unwrap();
     assert_eq!(v["type"], "truncated");
     let text = v["text"].as_str().unwrap();
-    assert!(
-        text.starts_with("{\"type\":\"user\",\"content\":\"zzz"),
-        "{}",
-        &text[..60]
-    );
+    assert!(text.starts_with("{\"type\":\"user\",\"content\":\"zzz"));
     assert!(text.ends_with("zzz\"}"));
     assert!(
         text.contains(&format!("[TRUNCATED: {} → ", line.len() - 12)),
         "marker counts the whole line"
     );
     assert_eq!(ls[1], b"{\"next\":1}");
-    // The same record whatever the read sizes.
-    let cfg = common::config(5120);
-    let whole = common::log_of(&line, &cfg, 0);
-    assert!(whole == logged);
+}
+
+#[test]
+fn a_blank_line_past_the_memory_cap_is_not_logged() {
+    let mut input = vec![b' '; smart_tee::log::STREAM_CAP + 5];
+    input.extend_from_slice(b"\n{}\n");
+    let log = common::log_of(&input, &common::config(5120), 65536);
+    assert_eq!(log, b"{}\n");
 }
 
 #[test]

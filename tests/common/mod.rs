@@ -99,7 +99,7 @@ pub fn log_of(input: &[u8], config: &EngineConfig, chunk: usize) -> Vec<u8> {
     // Only a line past the memory cap may be logged as an excerpt.
     let big = input
         .split(|&b| b == b'\n')
-        .any(|l| l.len() > smart_tee::log::LINE_CAP);
+        .any(|l| l.len() > smart_tee::log::STREAM_CAP);
     assert!(
         big || log.stats().lines_unplanned == 0,
         "the planner gave up on a line"

@@ -1,0 +1,801 @@
+//! Reducing a giant line while it is read, so that no line needs to be held whole.
+//!
+//! A line that outgrows [`crate::log::STREAM_CAP`] is fed here piece by piece as it arrives.
+//! The [`Reducer`] validates it as strict JSON (the same rules as `scan.rs`, UTF-8 included)
+//! and writes a *reduced* copy of it, compact and in bounded memory:
+//!
+//! - a string longer than about `2 × keep` bytes keeps its first and last `keep` bytes, cut on
+//!   character and escape boundaries (`keep` is a little over the budget, so that planning the
+//!   reduced copy cuts exactly where planning the whole line would);
+//! - an array keeps its first and last [`ENDS`] elements;
+//! - an object keeps its first [`MEMBERS`] members.
+//!
+//! What was left out is recorded per value as an [`Elided`] (the value's length in the input,
+//! the children it dropped), so the planner and the emitter write markers with the true sizes.
+//! The engine then plans the reduced copy like any other line (`LineEngine::process_reduced`).
+//!
+//! Memory is the reduced copy (at most [`REDUCED_CAP`]), the open containers (at most
+//! [`MAX_DEPTH`]) and one string's tail. A line that needs more is logged as an excerpt.
+
+use std::collections::VecDeque;
+
+use crate::plan::Elided;
+use crate::scan::{self, Kind, Visitor};
+
+const BOM: &[u8] = "\u{FEFF}".as_bytes();
+
+/// Elements kept from each end of an array.
+pub const ENDS: usize = 256;
+/// Members kept from the start of an object.
+pub const MEMBERS: usize = 2 * ENDS;
+/// The largest reduced copy; a line whose reduction is larger is logged as an excerpt.
+pub const REDUCED_CAP: usize = 24 << 20;
+/// The deepest nesting reduced; deeper lines are logged as an excerpt.
+pub const MAX_DEPTH: usize = 100_000;
+
+/// Why a line could not be reduced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// The line is not strict JSON.
+    Invalid,
+    /// The reduced copy would pass [`REDUCED_CAP`] or [`MAX_DEPTH`].
+    TooBig,
+}
+
+/// A reduced line: its compact text and what each value left out, by the value's position in
+/// document order (the order of `scan::IndexBuilder`'s nodes).
+#[derive(Debug, Default)]
+pub struct Reduced {
+    pub doc: Vec<u8>,
+    pub elided: Vec<(u32, Elided)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum St {
+    /// A value must come (after `:` or `,` in an array, or at the start).
+    Value,
+    /// A value or `]` (just after `[`).
+    ValueOrClose,
+    /// A key must come (after `,` in an object).
+    Key,
+    /// A key or `}` (just after `{`).
+    KeyOrClose,
+    Colon,
+    AfterValue,
+    Str,
+    Num(Num),
+    /// Inside `true`, `false` or `null`: the literal and the bytes of it matched.
+    Lit(&'static [u8], u8),
+    /// The top-level value is complete: only whitespace may follow.
+    Done,
+}
+
+/// Where a number is in the grammar `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Num {
+    Minus,
+    Zero,
+    Int,
+    Dot,
+    Frac,
+    E,
+    ESign,
+    Exp,
+}
+
+impl Num {
+    fn next(self, b: u8) -> Option<Num> {
+        use Num::*;
+        Some(match (self, b) {
+            (Minus, b'0') => Zero,
+            (Minus, b'1'..=b'9') => Int,
+            (Int, b'0'..=b'9') => Int,
+            (Zero | Int, b'.') => Dot,
+            (Dot | Frac, b'0'..=b'9') => Frac,
+            (Zero | Int | Frac, b'e' | b'E') => E,
+            (E, b'+' | b'-') => ESign,
+            (E | ESign | Exp, b'0'..=b'9') => Exp,
+            _ => return None,
+        })
+    }
+    fn complete(self) -> bool {
+        matches!(self, Num::Zero | Num::Int | Num::Frac | Num::Exp)
+    }
+}
+
+/// Where a string is in an escape.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Esc {
+    #[default]
+    None,
+    /// Just after `\`.
+    Start,
+    /// In `\uXXXX`: the hex digits read so far, their value, and whether this is the low
+    /// half of a surrogate pair.
+    Hex { digits: u8, value: u16, low: bool },
+    /// After a high surrogate escape: `\` must follow.
+    NeedLow,
+    /// After the high surrogate's `\`: `u` must follow.
+    NeedLowU,
+}
+
+struct Frame {
+    object: bool,
+    /// Offsets of the container in the reduced copy and in the input.
+    out_start: usize,
+    in_start: u64,
+    /// Members or elements seen.
+    count: u64,
+    /// Arrays: where each element past the first [`ENDS`] starts in the reduced copy.
+    back: Vec<usize>,
+    /// Elements dropped from the middle (arrays).
+    dropped: u64,
+}
+
+/// The string being read.
+#[derive(Default)]
+struct Str {
+    key: bool,
+    out_start: usize,
+    len: u64,
+    esc: Esc,
+    /// The string's last bytes (all of them until it is long), with `marks`: offsets in `tail`
+    /// that fall on a character or escape boundary.
+    tail: Vec<u8>,
+    marks: VecDeque<usize>,
+    /// True once the front of `tail` has been dropped.
+    compacted: bool,
+}
+
+/// Reduces one line fed in pieces. See the module documentation.
+pub struct Reducer {
+    keep: usize,
+    out: Vec<u8>,
+    /// What values left out, by their offset in `out`.
+    elided: Vec<(usize, Elided)>,
+    frames: Vec<Frame>,
+    st: St,
+    s: Str,
+    /// Input bytes read so far.
+    pos: u64,
+    /// While a member past [`MEMBERS`] is skipped: the depth of its object.
+    skip: Option<usize>,
+    /// The unfinished UTF-8 character at the end of the last piece.
+    utf8_carry: Vec<u8>,
+    /// Bytes of a leading byte order mark seen; 3 once past it.
+    bom: usize,
+    failure: Option<Failure>,
+}
+
+impl Reducer {
+    /// A reducer for lines that will be cut to `budget` bytes: it keeps enough of each long
+    /// string for the planner to cut it exactly where it would cut the whole string.
+    pub fn for_budget(budget: usize) -> Reducer {
+        // The planner keeps at most `budget` bytes of a string, and looks at most 12 bytes
+        // past a cut point for a boundary.
+        Reducer::new(budget + 16)
+    }
+
+    /// A reducer that keeps `keep` bytes from each end of a long string.
+    pub fn new(keep: usize) -> Reducer {
+        Reducer {
+            keep: keep.max(64),
+            out: Vec::new(),
+            elided: Vec::new(),
+            frames: Vec::new(),
+            st: St::Value,
+            s: Str::default(),
+            pos: 0,
+            skip: None,
+            utf8_carry: Vec::new(),
+            bom: 0,
+            failure: None,
+        }
+    }
+
+    /// Whether the line has failed to reduce (then the rest of it need not be fed).
+    pub fn failure(&self) -> Option<Failure> {
+        self.failure
+    }
+
+    /// Feeds the next piece of the line (no `\n` in it).
+    pub fn feed(&mut self, piece: &[u8]) {
+        if self.failure.is_some() {
+            return;
+        }
+        let mut piece = piece;
+        // A byte order mark may open the line (the engine drops it too).
+        while self.bom < 3 && self.pos == 0 {
+            match piece.first() {
+                None => return,
+                Some(&b) if b == BOM[self.bom] => {
+                    self.bom += 1;
+                    piece = &piece[1..];
+                }
+                Some(_) if self.bom == 0 => self.bom = 3,
+                Some(_) => return self.fail(Failure::Invalid),
+            }
+        }
+        if !self.utf8(piece) {
+            return self.fail(Failure::Invalid);
+        }
+        let mut i = 0;
+        while i < piece.len() && self.failure.is_none() {
+            let n = self.step(&piece[i..]);
+            i += n;
+            self.pos += n as u64;
+        }
+        if self.out.len() > REDUCED_CAP || self.frames.len() > MAX_DEPTH {
+            self.fail(Failure::TooBig);
+        }
+    }
+
+    /// Ends the line. `Ok(None)` for a line of whitespace only.
+    pub fn finish(mut self) -> Result<Option<Reduced>, Failure> {
+        if let St::Num(n) = self.st
+            && self.frames.is_empty()
+        {
+            if !n.complete() {
+                self.fail(Failure::Invalid);
+            }
+            self.st = St::Done;
+        }
+        if let Some(f) = self.failure {
+            return Err(f);
+        }
+        if !self.utf8_carry.is_empty() || matches!(self.bom, 1 | 2) {
+            return Err(Failure::Invalid);
+        }
+        match self.st {
+            St::Done => {}
+            St::Value if self.frames.is_empty() => return Ok(None),
+            _ => return Err(Failure::Invalid),
+        }
+        self.elided.sort_unstable_by_key(|e| e.0);
+        let mut order = Ordinals {
+            elided: &self.elided,
+            next: 0,
+            ordinal: 0,
+            found: Vec::with_capacity(self.elided.len()),
+        };
+        // The reduced copy is strict JSON by construction; scanning it again only numbers its
+        // values. Should it ever fail, the line is logged as an excerpt.
+        let mut stack = Vec::new();
+        if scan::scan(&self.out, &mut order, &mut stack).is_err()
+            || order.found.len() != self.elided.len()
+        {
+            debug_assert!(false, "reduced copy is not JSON");
+            return Err(Failure::TooBig);
+        }
+        let elided = order.found;
+        Ok(Some(Reduced {
+            doc: self.out,
+            elided,
+        }))
+    }
+
+    fn fail(&mut self, f: Failure) {
+        self.failure = Some(f);
+        // Give the memory back at once: the rest of the line may be long.
+        self.out = Vec::new();
+        self.s = Str::default();
+        self.frames = Vec::new();
+    }
+
+    /// Checks the UTF-8 of `piece`, carrying an unfinished character over to the next piece.
+    fn utf8(&mut self, mut piece: &[u8]) -> bool {
+        if !self.utf8_carry.is_empty() {
+            let width = match self.utf8_carry[0] {
+                0xC0..=0xDF => 2,
+                0xE0..=0xEF => 3,
+                _ => 4,
+            };
+            let take = (width - self.utf8_carry.len()).min(piece.len());
+            self.utf8_carry.extend_from_slice(&piece[..take]);
+            piece = &piece[take..];
+            if self.utf8_carry.len() < width {
+                return true;
+            }
+            if std::str::from_utf8(&self.utf8_carry).is_err() {
+                return false;
+            }
+            self.utf8_carry.clear();
+        }
+        match simdutf8::compat::from_utf8(piece) {
+            Ok(_) => true,
+            Err(e) if e.error_len().is_none() => {
+                self.utf8_carry.extend_from_slice(&piece[e.valid_up_to()..]);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    fn writing(&self) -> bool {
+        self.skip.is_none()
+    }
+
+    fn put(&mut self, b: u8) {
+        if self.writing() {
+            self.out.push(b);
+        }
+    }
+
+    /// Reads from the start of `s` (never empty); returns the bytes consumed.
+    fn step(&mut self, s: &[u8]) -> usize {
+        let b = s[0];
+        match self.st {
+            St::Str => return self.string(s),
+            St::Num(n) => match n.next(b) {
+                Some(n) => {
+                    self.put(b);
+                    self.st = St::Num(n);
+                    return 1;
+                }
+                None if n.complete() => {
+                    // The number ended; `b` is read again after it.
+                    self.value_done();
+                    return 0;
+                }
+                None => {
+                    self.fail(Failure::Invalid);
+                    return 1;
+                }
+            },
+            St::Lit(lit, k) => {
+                if b != lit[k as usize] {
+                    self.fail(Failure::Invalid);
+                } else if k as usize + 1 == lit.len() {
+                    self.put(b);
+                    self.value_done();
+                } else {
+                    self.put(b);
+                    self.st = St::Lit(lit, k + 1);
+                }
+                return 1;
+            }
+            _ => {}
+        }
+        if matches!(b, b' ' | b'\t' | b'\r' | b'\n') {
+            return 1;
+        }
+        match (self.st, b) {
+            (St::ValueOrClose, b']') => self.close(false),
+            (St::Value | St::ValueOrClose, _) => self.value_start(b),
+            (St::KeyOrClose, b'}') => self.close(true),
+            (St::Key | St::KeyOrClose, b'"') => self.key_start(),
+            (St::Colon, b':') => {
+                self.put(b':');
+                self.st = St::Value;
+            }
+            (St::AfterValue, b',') => {
+                self.st = match self.frames.last() {
+                    Some(f) if f.object => St::Key,
+                    _ => St::Value,
+                }
+            }
+            (St::AfterValue, b']') if self.frames.last().is_some_and(|f| !f.object) => {
+                self.close(false)
+            }
+            (St::AfterValue, b'}') if self.frames.last().is_some_and(|f| f.object) => {
+                self.close(true)
+            }
+            _ => self.fail(Failure::Invalid),
+        }
+        1
+    }
+
+    /// A value starts with byte `b`.
+    fn value_start(&mut self, b: u8) {
+        let writing = self.writing();
+        if let Some(f) = self.frames.last_mut()
+            && !f.object
+        {
+            f.count += 1;
+            if writing {
+                if f.count > 1 {
+                    self.out.push(b',');
+                }
+                if f.count > ENDS as u64 {
+                    f.back.push(self.out.len());
+                }
+            }
+        }
+        self.st = match b {
+            b'{' | b'[' => {
+                let object = b == b'{';
+                self.frames.push(Frame {
+                    object,
+                    out_start: self.out.len(),
+                    in_start: self.pos,
+                    count: 0,
+                    back: Vec::new(),
+                    dropped: 0,
+                });
+                self.put(b);
+                if object {
+                    St::KeyOrClose
+                } else {
+                    St::ValueOrClose
+                }
+            }
+            b'"' => {
+                self.string_start(false);
+                St::Str
+            }
+            b'-' => {
+                self.put(b);
+                St::Num(Num::Minus)
+            }
+            b'0' => {
+                self.put(b);
+                St::Num(Num::Zero)
+            }
+            b'1'..=b'9' => {
+                self.put(b);
+                St::Num(Num::Int)
+            }
+            b't' | b'f' | b'n' => {
+                self.put(b);
+                let lit: &'static [u8] = match b {
+                    b't' => b"true",
+                    b'f' => b"false",
+                    _ => b"null",
+                };
+                St::Lit(lit, 1)
+            }
+            _ => {
+                self.fail(Failure::Invalid);
+                St::Value
+            }
+        };
+    }
+
+    fn key_start(&mut self) {
+        let depth = self.frames.len();
+        let f = self.frames.last_mut().expect("keys are in objects");
+        f.count += 1;
+        let count = f.count;
+        if self.skip.is_none() && count > MEMBERS as u64 {
+            self.skip = Some(depth);
+        }
+        if self.writing() && count > 1 {
+            self.out.push(b',');
+        }
+        self.string_start(true);
+        self.st = St::Str;
+    }
+
+    fn string_start(&mut self, key: bool) {
+        let s = &mut self.s;
+        s.key = key;
+        s.out_start = self.out.len();
+        s.len = 0;
+        s.esc = Esc::None;
+        s.tail.clear();
+        s.marks.clear();
+        s.marks.push_back(0);
+        s.compacted = false;
+        if self.skip.is_none() {
+            self.out.push(b'"');
+        }
+    }
+
+    /// Reads string content from the start of `s`; returns the bytes consumed.
+    fn string(&mut self, s: &[u8]) -> usize {
+        let mut i = 0;
+        while i < s.len() {
+            if matches!(self.s.esc, Esc::Start | Esc::Hex { .. } | Esc::NeedLowU) {
+                let b = s[i];
+                i += 1;
+                let Some(next) = self.s.esc.next(b) else {
+                    self.fail(Failure::Invalid);
+                    return i;
+                };
+                self.s.esc = next;
+                self.escape_byte(b);
+                continue;
+            }
+            let rest = &s[i..];
+            let j = memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
+            let run = &rest[..j];
+            // A high surrogate escape must be followed at once by a low one.
+            let lone_high = self.s.esc == Esc::NeedLow && (j > 0 || rest[0] == b'"');
+            if lone_high || run.iter().fold(false, |acc, &b| acc | (b < 0x20)) {
+                self.fail(Failure::Invalid);
+                return i;
+            }
+            if j > 0 {
+                self.plain(run);
+            }
+            i += j;
+            if i == s.len() {
+                break;
+            }
+            i += 1;
+            if rest[j] == b'"' {
+                self.string_done();
+                return i;
+            }
+            self.s.esc = match self.s.esc {
+                Esc::NeedLow => Esc::NeedLowU,
+                _ => Esc::Start,
+            };
+            self.escape_byte(b'\\');
+        }
+        i
+    }
+
+    /// Keeps the head of the string being read: its first `keep` bytes and a few more, so that
+    /// a boundary can be found. Returns false when nothing more is to be kept (skipped values).
+    fn head(&mut self, bytes: &[u8]) -> bool {
+        let before = self.s.len;
+        self.s.len += bytes.len() as u64;
+        if !self.writing() {
+            return false;
+        }
+        if self.s.key {
+            self.out.extend_from_slice(bytes);
+            return false;
+        }
+        let cap = (self.keep + 16) as u64;
+        if before < cap {
+            let n = ((cap - before) as usize).min(bytes.len());
+            self.out.extend_from_slice(&bytes[..n]);
+        }
+        true
+    }
+
+    /// String text outside escapes: any byte in it that does not continue a UTF-8 character
+    /// starts one, so the tail can start there.
+    fn plain(&mut self, run: &[u8]) {
+        if !self.head(run) {
+            return;
+        }
+        let keep = self.keep;
+        let s = &mut self.s;
+        let boundary = |from: usize| {
+            run[from..]
+                .iter()
+                .position(|&b| b & 0xC0 != 0x80)
+                .map(|k| from + k)
+        };
+        if run.len() >= 2 * keep {
+            // A long run: only its last bytes can matter.
+            if let Some(p) = boundary(run.len() - keep - keep / 2) {
+                s.tail.clear();
+                s.tail.extend_from_slice(&run[p..]);
+                s.marks.clear();
+                s.marks.push_back(0);
+                s.compacted = true;
+                return;
+            }
+        }
+        if s.mark_due(keep)
+            && let Some(p) = boundary(run.len().saturating_sub(keep))
+        {
+            s.marks.push_back(s.tail.len() + p);
+        }
+        s.tail.extend_from_slice(run);
+        s.compact(keep);
+    }
+
+    /// One byte of an escape; `self.s.esc` is already the state after it.
+    fn escape_byte(&mut self, b: u8) {
+        if !self.head(&[b]) {
+            return;
+        }
+        let keep = self.keep;
+        let s = &mut self.s;
+        s.tail.push(b);
+        if s.esc == Esc::None && s.mark_due(keep) {
+            s.marks.push_back(s.tail.len());
+        }
+        s.compact(keep);
+    }
+
+    fn string_done(&mut self) {
+        if self.s.key {
+            self.put(b'"');
+            self.st = St::Colon;
+            return;
+        }
+        if self.writing() {
+            let s = &self.s;
+            let body = s.out_start + 1;
+            if s.len > (self.keep + 16) as u64 && !s.compacted {
+                // Not long enough to cut: the tail holds all of it.
+                self.out.truncate(body);
+                self.out.extend_from_slice(&s.tail);
+            } else if s.compacted {
+                let head = crate::emit::boundary_at_or_before(&self.out[body..], self.keep);
+                self.out.truncate(body + head);
+                let from = s.tail_start(self.keep).unwrap_or(0);
+                self.out.extend_from_slice(&s.tail[from..]);
+                let kept = head + s.tail.len() - from;
+                debug_assert!(kept < s.len as usize);
+                let e = Elided {
+                    text_len: s.len + 2,
+                    children: 0,
+                };
+                self.elided.push((s.out_start, e));
+            }
+            self.out.push(b'"');
+        }
+        self.value_done();
+    }
+
+    fn close(&mut self, object: bool) {
+        let writing = self.writing();
+        let Some(mut f) = self.frames.pop() else {
+            return self.fail(Failure::Invalid);
+        };
+        debug_assert_eq!(f.object, object);
+        if writing {
+            if f.back.len() > ENDS {
+                let excess = f.back.len() - ENDS;
+                self.drop_elements(&mut f, excess);
+            }
+            self.out.push(if object { b'}' } else { b']' });
+            let dropped = if object {
+                f.count.saturating_sub(MEMBERS as u64)
+            } else {
+                f.dropped
+            };
+            let in_len = self.pos - f.in_start + 1;
+            if dropped > 0 || in_len != (self.out.len() - f.out_start) as u64 {
+                let e = Elided {
+                    text_len: in_len,
+                    children: dropped,
+                };
+                self.elided.push((f.out_start, e));
+            }
+        }
+        self.value_done();
+    }
+
+    /// A value ended: back to its container.
+    fn value_done(&mut self) {
+        let depth = self.frames.len();
+        let writing = self.writing();
+        let Some(f) = self.frames.last_mut() else {
+            self.st = St::Done;
+            return;
+        };
+        self.st = St::AfterValue;
+        if f.object {
+            if self.skip == Some(depth) {
+                self.skip = None;
+            }
+        } else if writing && f.back.len() >= 2 * ENDS {
+            let mut f = self.frames.pop().expect("just seen");
+            self.drop_elements(&mut f, ENDS);
+            self.frames.push(f);
+        }
+    }
+
+    /// Removes the first `n` elements past the front ones of array `f` from the copy.
+    fn drop_elements(&mut self, f: &mut Frame, n: usize) {
+        let (from, to) = (f.back[0], f.back[n]);
+        let gone = to - from;
+        self.out.drain(from..to);
+        f.back.drain(..n);
+        for b in f.back.iter_mut() {
+            *b -= gone;
+        }
+        f.dropped += n as u64;
+        // Values that left something out inside the dropped elements come last in `elided`.
+        let mut keep = self.elided.len();
+        while keep > 0 && self.elided[keep - 1].0 >= from {
+            keep -= 1;
+        }
+        let moved: Vec<(usize, Elided)> = self
+            .elided
+            .drain(keep..)
+            .filter(|e| e.0 >= to)
+            .map(|(o, e)| (o - gone, e))
+            .collect();
+        self.elided.extend(moved);
+    }
+}
+
+impl Str {
+    /// True when the last boundary mark is far enough back for a new one.
+    fn mark_due(&self, keep: usize) -> bool {
+        self.tail.len() - self.marks.back().copied().unwrap_or(0) >= keep / 4
+    }
+
+    /// Drops the front of the tail once it is long, keeping at least `keep` bytes from a mark.
+    fn compact(&mut self, keep: usize) {
+        if self.tail.len() < 3 * keep {
+            return;
+        }
+        let Some(cut) = self.tail_start(keep).filter(|&c| c > 0) else {
+            return;
+        };
+        self.tail.drain(..cut);
+        while self.marks.front().is_some_and(|&m| m < cut) {
+            self.marks.pop_front();
+        }
+        for m in self.marks.iter_mut() {
+            *m -= cut;
+        }
+        self.compacted = true;
+    }
+
+    /// The last mark with at least `keep` bytes after it.
+    fn tail_start(&self, keep: usize) -> Option<usize> {
+        self.marks
+            .iter()
+            .rev()
+            .find(|&&m| self.tail.len() - m >= keep)
+            .copied()
+    }
+}
+
+impl Esc {
+    /// The state after byte `b` of an escape; `None` if `b` cannot come here.
+    fn next(self, b: u8) -> Option<Esc> {
+        Some(match (self, b) {
+            (Esc::Start, b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => Esc::None,
+            (Esc::Start, b'u') => Esc::Hex {
+                digits: 0,
+                value: 0,
+                low: false,
+            },
+            (Esc::NeedLowU, b'u') => Esc::Hex {
+                digits: 0,
+                value: 0,
+                low: true,
+            },
+            (Esc::Hex { digits, value, low }, _) if b.is_ascii_hexdigit() => {
+                let value = value << 4 | (b as char).to_digit(16)? as u16;
+                if digits < 3 {
+                    return Some(Esc::Hex {
+                        digits: digits + 1,
+                        value,
+                        low,
+                    });
+                }
+                match (value, low) {
+                    (0xDC00..=0xDFFF, true) => Esc::None,
+                    (_, true) | (0xDC00..=0xDFFF, false) => return None,
+                    (0xD800..=0xDBFF, false) => Esc::NeedLow,
+                    _ => Esc::None,
+                }
+            }
+            _ => return None,
+        })
+    }
+}
+
+/// Numbers the values of the reduced copy in document order and picks out those in `elided`.
+struct Ordinals<'a> {
+    elided: &'a [(usize, Elided)],
+    next: usize,
+    ordinal: u32,
+    found: Vec<(u32, Elided)>,
+}
+
+impl Ordinals<'_> {
+    fn value(&mut self, start: usize) {
+        if let Some(&(off, e)) = self.elided.get(self.next)
+            && off == start
+        {
+            self.found.push((self.ordinal, e));
+            self.next += 1;
+        }
+        self.ordinal += 1;
+    }
+}
+
+impl Visitor for Ordinals<'_> {
+    fn key(&mut self, _: usize, _: usize) {}
+    fn scalar(&mut self, _: Kind, start: usize, _: usize) {
+        self.value(start);
+    }
+    fn open(&mut self, _: Kind, start: usize) {
+        self.value(start);
+    }
+    fn close(&mut self, _: usize) {}
+}
