@@ -1,16 +1,43 @@
-//! Writes a realistic generated stream-json corpus to stdout.
+//! Writes generated stream-json to stdout: a realistic corpus, one giant line, or many tiny
+//! lines.
 //!
 //! ```sh
 //! cargo run --release --example gen_corpus -- 200M 42 > corpus.jsonl
+//! cargo run --release --example gen_corpus -- giant string 1G > giant.jsonl
+//! cargo run --release --example gen_corpus -- tiny 1000000 > tiny.jsonl
 //! ```
-//! SIZE takes K, M and G suffixes (1024-based); SEED defaults to 42.
+//! SIZE takes K, M and G suffixes (1024-based); SEED defaults to 42. Giant line kinds: string,
+//! escapes, image, array, nested.
 
 use std::io::Write;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let size = args.first().map(String::as_str).unwrap_or("10M");
-    let (digits, unit) = match size.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let result = match args.first().map(String::as_str) {
+        Some("giant") => {
+            let kind = args.get(1).map(String::as_str).unwrap_or("string");
+            let size = parse_size(args.get(2).map(String::as_str).unwrap_or("256M"));
+            smart_tee::synth::write_giant_line(&mut out, kind, size)
+        }
+        Some("tiny") => {
+            let n = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
+            smart_tee::synth::write_tiny_lines(&mut out, n)
+        }
+        size => {
+            let size = parse_size(size.unwrap_or("10M"));
+            let seed = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(42);
+            smart_tee::synth::write_stream(&mut out, size, seed)
+        }
+    };
+    if let Err(e) = result.and_then(|()| out.flush()) {
+        eprintln!("gen_corpus: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn parse_size(size: &str) -> u64 {    let (digits, unit) = match size.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
         Some((i, _)) => size.split_at(i),
         None => (size, ""),
     };
@@ -28,13 +55,5 @@ fn main() {
         eprintln!("gen_corpus: {size:?} is not a size such as 200M");
         std::process::exit(2);
     };
-    let seed = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(42);
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    if let Err(e) =
-        smart_tee::synth::write_stream(&mut out, n * unit, seed).and_then(|()| out.flush())
-    {
-        eprintln!("gen_corpus: writing: {e}");
-        std::process::exit(1);
-    }
+    n * unit
 }

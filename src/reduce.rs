@@ -14,8 +14,9 @@
 //! the children it dropped), so the planner and the emitter write markers with the true sizes.
 //! The engine then plans the reduced copy like any other line (`LineEngine::process_reduced`).
 //!
-//! Memory is the reduced copy (at most [`REDUCED_CAP`]), the open containers (at most
-//! [`MAX_DEPTH`]) and one string's tail. A line that needs more is logged as an excerpt.
+//! Memory is the reduced copy (at most [`REDUCED_CAP`] bytes and [`MAX_VALUES`] values), the
+//! open containers (at most [`MAX_DEPTH`]) and one string's tail (about `3 × keep`). A line
+//! that needs more is logged as an excerpt.
 
 use std::collections::VecDeque;
 
@@ -24,12 +25,14 @@ use crate::scan::{self, Kind, Visitor};
 
 const BOM: &[u8] = "\u{FEFF}".as_bytes();
 
-/// Elements kept from each end of an array.
-pub const ENDS: usize = 256;
+/// Elements kept from each end of an array. A log line of the default budget shows far fewer.
+pub const ENDS: usize = 128;
 /// Members kept from the start of an object.
 pub const MEMBERS: usize = 2 * ENDS;
 /// The largest reduced copy; a line whose reduction is larger is logged as an excerpt.
-pub const REDUCED_CAP: usize = 24 << 20;
+pub const REDUCED_CAP: usize = 8 << 20;
+/// The most values in a reduced copy: indexing and planning take about 100 bytes a value.
+pub const MAX_VALUES: usize = 250_000;
 /// The deepest nesting reduced; deeper lines are logged as an excerpt.
 pub const MAX_DEPTH: usize = 100_000;
 
@@ -126,8 +129,9 @@ struct Frame {
     in_start: u64,
     /// Members or elements seen.
     count: u64,
-    /// Arrays: where each element past the first [`ENDS`] starts in the reduced copy.
-    back: Vec<usize>,
+    /// Arrays: where each element past the first [`ENDS`] starts in the reduced copy, and the
+    /// number of values before it.
+    back: Vec<(usize, usize)>,
     /// Elements dropped from the middle (arrays).
     dropped: u64,
 }
@@ -154,6 +158,8 @@ pub struct Reducer {
     /// What values left out, by their offset in `out`.
     elided: Vec<(usize, Elided)>,
     frames: Vec<Frame>,
+    /// Values in the reduced copy.
+    values: usize,
     st: St,
     s: Str,
     /// Input bytes read so far.
@@ -183,6 +189,7 @@ impl Reducer {
             out: Vec::new(),
             elided: Vec::new(),
             frames: Vec::new(),
+            values: 0,
             st: St::Value,
             s: Str::default(),
             pos: 0,
@@ -225,7 +232,7 @@ impl Reducer {
             i += n;
             self.pos += n as u64;
         }
-        if self.out.len() > REDUCED_CAP || self.frames.len() > MAX_DEPTH {
+        if self.out.len() > REDUCED_CAP || self.values > MAX_VALUES {
             self.fail(Failure::TooBig);
         }
     }
@@ -397,12 +404,19 @@ impl Reducer {
                     self.out.push(b',');
                 }
                 if f.count > ENDS as u64 {
-                    f.back.push(self.out.len());
+                    f.back.push((self.out.len(), self.values));
                 }
             }
         }
+        if writing {
+            self.values += 1;
+        }
         self.st = match b {
             b'{' | b'[' => {
+                if self.frames.len() >= MAX_DEPTH {
+                    self.fail(Failure::TooBig);
+                    return;
+                }
                 let object = b == b'{';
                 self.frames.push(Frame {
                     object,
@@ -676,12 +690,14 @@ impl Reducer {
 
     /// Removes the first `n` elements past the front ones of array `f` from the copy.
     fn drop_elements(&mut self, f: &mut Frame, n: usize) {
-        let (from, to) = (f.back[0], f.back[n]);
-        let gone = to - from;
+        let ((from, values_from), (to, values_to)) = (f.back[0], f.back[n]);
+        let (gone, values_gone) = (to - from, values_to - values_from);
         self.out.drain(from..to);
+        self.values -= values_gone;
         f.back.drain(..n);
         for b in f.back.iter_mut() {
-            *b -= gone;
+            b.0 -= gone;
+            b.1 -= values_gone;
         }
         f.dropped += n as u64;
         // Values that left something out inside the dropped elements come last in `elided`.

@@ -376,6 +376,100 @@ pub fn write_stream(w: &mut impl Write, bytes: u64, seed: u64) -> io::Result<()>
     w.write_all(&buf)
 }
 
+/// The shapes of giant line [`write_giant_line`] writes.
+pub const GIANT_KINDS: [&str; 5] = ["string", "escapes", "image", "array", "nested"];
+
+/// Writes one JSON line of about `bytes` bytes (newline included) of the given kind (see
+/// [`GIANT_KINDS`]): a tool result of plain text, a string dense with escapes, a base64
+/// screenshot, an array of small objects, or arrays nested too deep to plan.
+pub fn write_giant_line(w: &mut impl Write, kind: &str, bytes: u64) -> io::Result<()> {
+    let (open, close, unit): (&str, &str, Vec<u8>) = match kind {
+        "string" => (
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_giant","content":""#,
+            r#"","is_error":false}]},"uuid":"giant-1"}"#,
+            r#"     1\tfn main() { println!(\"héllo wörld\"); } // a line of source\n"#
+                .repeat(64)
+                .into_bytes(),
+        ),
+        "escapes" => (
+            r#"{"type":"user","content":""#,
+            r#"","uuid":"giant-2"}"#,
+            r#"\\\"\u00e9\n\ud83d\ude00\t"#.repeat(64).into_bytes(),
+        ),
+        "image" => (
+            r#"{"type":"user","message":{"content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":""#,
+            r#""}}]},"uuid":"giant-3"}"#,
+            b"iVBORw0KGgoAAAANSUhEUgAAB4AAAAQ4CAYAAADo08FDAAAAOXRFWHRTb2Z0d2FyZQBNYXRwbG90bGli"
+                .repeat(64),
+        ),
+        "array" => (
+            r#"{"type":"user","items":["#,
+            r#"],"uuid":"giant-4"}"#,
+            br#"{"type":"text","text":"an item of a very long array","n":12345},"#.repeat(64),
+        ),
+        "nested" => (r#"{"type":"user","deep":"#, r#"}"#, b"[".repeat(4096)),
+        other => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("unknown giant line kind {other:?}"),
+            ));
+        }
+    };
+    w.write_all(open.as_bytes())?;
+    let mut body = bytes.saturating_sub((open.len() + close.len() + 1) as u64);
+    if kind == "nested" {
+        body /= 2; // as many closers follow
+    }
+    let mut written = 0u64;
+    let mut chunk = Vec::with_capacity(1 << 20);
+    while written < body {
+        chunk.clear();
+        while chunk.len() < 1 << 20 && written + (chunk.len() + unit.len()) as u64 <= body.max(1) {
+            chunk.extend_from_slice(&unit);
+        }
+        if chunk.is_empty() {
+            break;
+        }
+        w.write_all(&chunk)?;
+        written += chunk.len() as u64;
+    }
+    let depth = written as usize;
+    match kind {
+        // The last element has no comma after it.
+        "array" => w.write_all(br#"{"n":0}"#)?,
+        "nested" => {
+            w.write_all(b"0")?;
+            let closers = b"]".repeat(4096);
+            let mut left = depth;
+            while left > 0 {
+                let n = left.min(closers.len());
+                w.write_all(&closers[..n])?;
+                left -= n;
+            }
+        }
+        _ => {}
+    }
+    w.write_all(close.as_bytes())?;
+    w.write_all(b"\n")
+}
+
+/// Writes `n` assistant lines of 300 bytes each, all within the default budget.
+pub fn write_tiny_lines(w: &mut impl Write, n: u64) -> io::Result<()> {
+    let text = "a".repeat(211);
+    let mut buf = Vec::with_capacity(1 << 20);
+    for i in 0..n {
+        writeln!(
+            buf,
+            r#"{{"type":"assistant","uuid":"{i:08}","message":{{"content":[{{"type":"text","text":"{text}"}}]}}}}"#
+        )?;
+        if buf.len() >= 1 << 20 {
+            w.write_all(&buf)?;
+            buf.clear();
+        }
+    }
+    w.write_all(&buf)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -395,5 +489,22 @@ mod tests {
                 String::from_utf8_lossy(&line[..200.min(line.len())])
             );
         }
+    }
+
+    #[test]
+    fn giant_lines_are_json_of_the_size_asked() {
+        let mut stack = Vec::new();
+        for kind in GIANT_KINDS {
+            let mut line = Vec::new();
+            write_giant_line(&mut line, kind, 3 << 20).unwrap();
+            assert!(line.len().abs_diff(3 << 20) < 8192, "{kind}: {}", line.len());
+            assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1);
+            assert!(crate::scan::is_valid(&line, &mut stack), "{kind}");
+        }
+        let mut tiny = Vec::new();
+        write_tiny_lines(&mut tiny, 10).unwrap();
+        let lens: Vec<usize> = tiny.split(|&b| b == b'\n').map(<[u8]>::len).collect();
+        assert_eq!(lens.len(), 11, "ten lines and a final newline");
+        assert!(lens[..10].iter().all(|&n| n == 299), "{lens:?}");
     }
 }
