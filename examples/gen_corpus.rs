@@ -22,7 +22,10 @@ fn main() {
             smart_tee::synth::write_giant_line(&mut out, kind, size)
         }
         Some("tiny") => {
-            let n = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
+            let n = args
+                .get(1)
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(1_000_000);
             smart_tee::synth::write_tiny_lines(&mut out, n)
         }
         size => {
@@ -37,7 +40,8 @@ fn main() {
     }
 }
 
-fn parse_size(size: &str) -> u64 {    let (digits, unit) = match size.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+fn parse_size(size: &str) -> u64 {
+    let (digits, unit) = match size.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
         Some((i, _)) => size.split_at(i),
         None => (size, ""),
     };

@@ -143,10 +143,13 @@ struct Str {
     out_start: usize,
     len: u64,
     esc: Esc,
-    /// The string's last bytes (all of them until it is long), with `marks`: offsets in `tail`
-    /// that fall on a character or escape boundary.
+    /// The string's last bytes (all of them until it is long); `tail[0]` is content byte
+    /// `origin`.
     tail: Vec<u8>,
-    marks: VecDeque<usize>,
+    origin: u64,
+    /// Content offsets that fall on a character and escape boundary, at least `keep / 4`
+    /// apart: where the tail may start.
+    marks: VecDeque<u64>,
     /// True once the front of `tail` has been dropped.
     compacted: bool,
 }
@@ -487,6 +490,7 @@ impl Reducer {
         s.len = 0;
         s.esc = Esc::None;
         s.tail.clear();
+        s.origin = 0;
         s.marks.clear();
         s.marks.push_back(0);
         s.compacted = false;
@@ -497,115 +501,142 @@ impl Reducer {
 
     /// Reads string content from the start of `s`; returns the bytes consumed.
     fn string(&mut self, s: &[u8]) -> usize {
-        let mut i = 0;
+        // An escape cut by the end of the last piece goes on byte by byte.
+        let mut i = self.escape_bytes(s);
+        if self.failure.is_some() {
+            return i;
+        }
+        // Then whole runs and escapes: the content is taken a segment at a time.
+        let (start, base) = (i, self.s.len);
         while i < s.len() {
-            if matches!(self.s.esc, Esc::Start | Esc::Hex { .. } | Esc::NeedLowU) {
-                let b = s[i];
-                i += 1;
-                let Some(next) = self.s.esc.next(b) else {
-                    self.fail(Failure::Invalid);
-                    return i;
-                };
-                self.s.esc = next;
-                self.escape_byte(b);
-                continue;
-            }
             let rest = &s[i..];
             let j = memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
-            let run = &rest[..j];
-            // A high surrogate escape must be followed at once by a low one.
-            let lone_high = self.s.esc == Esc::NeedLow && (j > 0 || rest[0] == b'"');
-            if lone_high || run.iter().fold(false, |acc, &b| acc | (b < 0x20)) {
+            if rest[..j].iter().fold(false, |acc, &b| acc | (b < 0x20)) {
                 self.fail(Failure::Invalid);
                 return i;
             }
             if j > 0 {
-                self.plain(run);
+                // In plain text any byte that does not continue a UTF-8 character starts one:
+                // a boundary `keep` bytes before the run's end, or at its start.
+                let p = i + j.saturating_sub(self.keep);
+                if let Some(k) = s[p..i + j].iter().position(|&b| b & 0xC0 != 0x80) {
+                    self.mark(base + (p + k - start) as u64);
+                }
             }
             i += j;
             if i == s.len() {
                 break;
             }
-            i += 1;
-            if rest[j] == b'"' {
+            if s[i] == b'"' {
+                self.take(&s[start..i]);
                 self.string_done();
-                return i;
+                return i + 1;
             }
-            self.s.esc = match self.s.esc {
-                Esc::NeedLow => Esc::NeedLowU,
-                _ => Esc::Start,
+            match escape_len(&s[i..]) {
+                Ok(n) => {
+                    i += n;
+                    self.mark(base + (i - start) as u64);
+                }
+                Err(true) => {
+                    self.fail(Failure::Invalid);
+                    return i;
+                }
+                Err(false) => {
+                    // The piece ends inside the escape.
+                    self.take(&s[start..i]);
+                    self.s.esc = Esc::Start;
+                    self.take(b"\\");
+                    return i + 1 + self.escape_bytes(&s[i + 1..]);
+                }
+            }
+        }
+        self.take(&s[start..]);
+        s.len()
+    }
+
+    /// Reads the bytes of an unfinished escape from the start of `s`, one at a time; returns
+    /// the bytes consumed.
+    fn escape_bytes(&mut self, s: &[u8]) -> usize {
+        let mut i = 0;
+        while i < s.len() && self.s.esc != Esc::None {
+            let b = s[i];
+            i += 1;
+            let next = if self.s.esc == Esc::NeedLow {
+                // A high surrogate escape must be followed at once by a low one.
+                (b == b'\\').then_some(Esc::NeedLowU)
+            } else {
+                self.s.esc.next(b)
             };
-            self.escape_byte(b'\\');
+            let Some(next) = next else {
+                self.fail(Failure::Invalid);
+                return i;
+            };
+            self.s.esc = next;
+            self.take(&[b]);
+            if next == Esc::None {
+                self.mark(self.s.len);
+            }
         }
         i
     }
 
-    /// Keeps the head of the string being read: its first `keep` bytes and a few more, so that
-    /// a boundary can be found. Returns false when nothing more is to be kept (skipped values).
-    fn head(&mut self, bytes: &[u8]) -> bool {
+    /// Notes that content offset `at` of the string is a character and escape boundary, if the
+    /// last such note is far enough back.
+    fn mark(&mut self, at: u64) {
+        let s = &mut self.s;
+        if at >= s.marks.back().copied().unwrap_or(0) + (self.keep / 4) as u64 {
+            s.marks.push_back(at);
+        }
+    }
+
+    /// Takes string content: into the copy while it is short (a key: all of it), and into the
+    /// tail, which keeps at least `keep` bytes from a boundary.
+    fn take(&mut self, bytes: &[u8]) {
         let before = self.s.len;
         self.s.len += bytes.len() as u64;
         if !self.writing() {
-            return false;
+            return;
         }
         if self.s.key {
             self.out.extend_from_slice(bytes);
-            return false;
+            return;
         }
+        // The head: the first `keep` bytes and a few more, so that a boundary can be found.
         let cap = (self.keep + 16) as u64;
         if before < cap {
             let n = ((cap - before) as usize).min(bytes.len());
             self.out.extend_from_slice(&bytes[..n]);
         }
-        true
-    }
-
-    /// String text outside escapes: any byte in it that does not continue a UTF-8 character
-    /// starts one, so the tail can start there.
-    fn plain(&mut self, run: &[u8]) {
-        if !self.head(run) {
-            return;
-        }
         let keep = self.keep;
         let s = &mut self.s;
-        let boundary = |from: usize| {
-            run[from..]
-                .iter()
-                .position(|&b| b & 0xC0 != 0x80)
-                .map(|k| from + k)
-        };
-        if run.len() >= 2 * keep {
-            // A long run: only its last bytes can matter.
-            if let Some(p) = boundary(run.len() - keep - keep / 2) {
+        let end = s.len;
+        let tail_end = s.origin + s.tail.len() as u64;
+        let from = match s.tail_start(end, keep) {
+            // All the tail so far and the front of `bytes` are too far back to matter.
+            Some(from) if from >= tail_end => {
                 s.tail.clear();
-                s.tail.extend_from_slice(&run[p..]);
-                s.marks.clear();
-                s.marks.push_back(0);
-                s.compacted = true;
-                return;
+                s.tail.extend_from_slice(&bytes[(from - before) as usize..]);
+                from
             }
+            _ => {
+                s.tail.extend_from_slice(bytes);
+                if s.tail.len() < 3 * keep {
+                    return;
+                }
+                match s.tail_start(end, keep) {
+                    Some(from) if from > s.origin => {
+                        s.tail.drain(..(from - s.origin) as usize);
+                        from
+                    }
+                    _ => return,
+                }
+            }
+        };
+        s.origin = from;
+        while s.marks.front().is_some_and(|&m| m < from) {
+            s.marks.pop_front();
         }
-        if s.mark_due(keep)
-            && let Some(p) = boundary(run.len().saturating_sub(keep))
-        {
-            s.marks.push_back(s.tail.len() + p);
-        }
-        s.tail.extend_from_slice(run);
-        s.compact(keep);
-    }
-
-    /// One byte of an escape; `self.s.esc` is already the state after it.
-    fn escape_byte(&mut self, b: u8) {
-        if !self.head(&[b]) {
-            return;
-        }
-        let keep = self.keep;
-        let s = &mut self.s;
-        s.tail.push(b);
-        if s.esc == Esc::None && s.mark_due(keep) {
-            s.marks.push_back(s.tail.len());
-        }
-        s.compact(keep);
+        s.compacted = true;
     }
 
     fn string_done(&mut self) {
@@ -624,7 +655,8 @@ impl Reducer {
             } else if s.compacted {
                 let head = crate::emit::boundary_at_or_before(&self.out[body..], self.keep);
                 self.out.truncate(body + head);
-                let from = s.tail_start(self.keep).unwrap_or(0);
+                let from = s.tail_start(s.len, self.keep).unwrap_or(s.origin);
+                let from = (from - s.origin) as usize;
                 self.out.extend_from_slice(&s.tail[from..]);
                 let kept = head + s.tail.len() - from;
                 debug_assert!(kept < s.len as usize);
@@ -716,36 +748,43 @@ impl Reducer {
 }
 
 impl Str {
-    /// True when the last boundary mark is far enough back for a new one.
-    fn mark_due(&self, keep: usize) -> bool {
-        self.tail.len() - self.marks.back().copied().unwrap_or(0) >= keep / 4
-    }
-
-    /// Drops the front of the tail once it is long, keeping at least `keep` bytes from a mark.
-    fn compact(&mut self, keep: usize) {
-        if self.tail.len() < 3 * keep {
-            return;
-        }
-        let Some(cut) = self.tail_start(keep).filter(|&c| c > 0) else {
-            return;
-        };
-        self.tail.drain(..cut);
-        while self.marks.front().is_some_and(|&m| m < cut) {
-            self.marks.pop_front();
-        }
-        for m in self.marks.iter_mut() {
-            *m -= cut;
-        }
-        self.compacted = true;
-    }
-
-    /// The last mark with at least `keep` bytes after it.
-    fn tail_start(&self, keep: usize) -> Option<usize> {
+    /// The last boundary with at least `keep` bytes of content after it, up to `end`.
+    fn tail_start(&self, end: u64, keep: usize) -> Option<u64> {
         self.marks
             .iter()
             .rev()
-            .find(|&&m| self.tail.len() - m >= keep)
+            .find(|&&m| end - m >= keep as u64)
             .copied()
+    }
+}
+
+/// Length of the escape at the start of `s` (a surrogate pair counts as one): `Err(true)` if
+/// it is not a valid escape, `Err(false)` if `s` ends inside it.
+fn escape_len(s: &[u8]) -> Result<usize, bool> {
+    fn hex4(h: Option<&[u8]>) -> Result<u16, bool> {
+        let h = h.ok_or(false)?;
+        h.iter().try_fold(0u16, |v, &b| {
+            Ok(v << 4 | (b as char).to_digit(16).ok_or(true)? as u16)
+        })
+    }
+    match s.get(1).ok_or(false)? {
+        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Ok(2),
+        b'u' => match hex4(s.get(2..6))? {
+            0xDC00..=0xDFFF => Err(true),
+            0xD800..=0xDBFF => {
+                match (s.get(6), s.get(7)) {
+                    (None, _) | (Some(b'\\'), None) => return Err(false),
+                    (Some(b'\\'), Some(b'u')) => {}
+                    _ => return Err(true),
+                }
+                match hex4(s.get(8..12))? {
+                    0xDC00..=0xDFFF => Ok(12),
+                    _ => Err(true),
+                }
+            }
+            _ => Ok(6),
+        },
+        _ => Err(true),
     }
 }
 

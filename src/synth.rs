@@ -497,7 +497,11 @@ mod tests {
         for kind in GIANT_KINDS {
             let mut line = Vec::new();
             write_giant_line(&mut line, kind, 3 << 20).unwrap();
-            assert!(line.len().abs_diff(3 << 20) < 8192, "{kind}: {}", line.len());
+            assert!(
+                line.len().abs_diff(3 << 20) < 8192,
+                "{kind}: {}",
+                line.len()
+            );
             assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1);
             assert!(crate::scan::is_valid(&line, &mut stack), "{kind}");
         }
