@@ -4,7 +4,8 @@
 #   tee LOG < corpus | cat > /dev/null
 #   cat corpus | cat > /dev/null            (the pipe floor)
 #   tee >(jq truncation recipe > LOG) ...   (where jq is installed)
-# on a generated 200 MB stream-json corpus; then one million 300-byte lines, a giant line, and
+# on a generated 200 MB stream-json corpus; then one million 300-byte lines, giant lines of
+# every shape synth.rs writes (256 MiB and 1 GiB), and
 # the latency of a line when input pauses. Prints median wall time and peak RSS of each.
 # Usage: benches/compare.sh [REPS] [SIZE]     (defaults: 5, 200M)
 set -euo pipefail
@@ -16,12 +17,7 @@ st="$PWD/target/release/smart-tee"
 corpus="$work/corpus-$size.jsonl"
 [ -s "$corpus" ] || target/release/examples/gen_corpus "$size" 42 > "$corpus"
 tiny="$work/tiny.jsonl"
-[ -s "$tiny" ] || python3 -c "
-import sys
-w = sys.stdout.write
-for i in range(1_000_000):
-    w('{\"type\":\"assistant\",\"uuid\":\"%08d\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"%s\"}]}}\n' % (i, 'a' * 220))
-" > "$tiny"
+[ -s "$tiny" ] || target/release/examples/gen_corpus tiny 1000000 > "$tiny"
 
 # Runs "$2" (a shell pipeline) once; appends "wall_seconds peak_rss_kb" to $work/$1.times.
 # Wall time is the whole pipeline's; the RSS is the first command's, measured by GNU time.
@@ -65,22 +61,21 @@ run_set "$corpus" corpus
 echo "log sizes: smart-tee $(du -h "$work/st.log" | cut -f1), tee $(du -h "$work/tee.log" | cut -f1)"
 run_set "$tiny" tiny
 
-echo "== giant lines (one JSON line, a string of N MiB)"
-for mib in 256 1024; do
-  giant="$work/giant-$mib.jsonl"
-  [ -s "$giant" ] || python3 -c "
-import sys
-sys.stdout.write('{\"type\":\"user\",\"content\":\"')
-chunk = 'abcdefghij' * 104857
-for _ in range($mib):
-    sys.stdout.write(chunk + 'klmnopqrstuvwxyz123456'[:1048576 - len(chunk)])
-sys.stdout.write('\"}\n')
-" > "$giant"
+echo "== giant lines (one JSON line each; smart-tee then tee on the same file)"
+for spec in string:1024 string:256 escapes:256 image:256 array:256 nested:256; do
+  kind="${spec%%:*}"; mib="${spec##*:}"
+  giant="$work/giant-$kind-$mib.jsonl"
+  [ -s "$giant" ] || target/release/examples/gen_corpus giant "$kind" "${mib}M" > "$giant"
   t0=$(date +%s.%N)
   /usr/bin/time -f %M -o "$work/rss" "$st" "$work/giant.log" < "$giant" | cat > /dev/null
   t1=$(date +%s.%N)
-  printf "%5d MiB line: %.2f s, peak RSS %.0f MiB, log line %s bytes\n" "$mib" \
-    "$(echo "$t1 - $t0" | bc)" "$(echo "$(cat "$work/rss") / 1024" | bc)" "$(wc -c < "$work/giant.log")"
+  tee "$work/tee.log" < "$giant" | cat > /dev/null
+  t2=$(date +%s.%N)
+  printf "%-8s %5d MiB: smart-tee %.2f s (tee %.2f s), peak RSS %3.0f MiB, log %5s bytes, record type %s\n" \
+    "$kind" "$mib" "$(echo "$t1 - $t0" | bc)" "$(echo "$t2 - $t1" | bc)" \
+    "$(echo "$(cat "$work/rss") / 1024" | bc)" "$(wc -c < "$work/giant.log")" \
+    "$(head -c 30 "$work/giant.log" | sed 's/^{"type":"\([a-z_]*\)".*/\1/')"
+  rm -f "$work/tee.log"
 done
 
 echo "== latency (a line every 20 ms)"

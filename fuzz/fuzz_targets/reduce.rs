@@ -1,0 +1,56 @@
+//! Differential: a line reduced while read (the path of lines past the memory cap) is judged
+//! exactly as the scanner judges it, whatever the piece sizes, and when it is JSON and over the
+//! budget its log line is the one the whole line gets (`--plain`, so that base64 sampling,
+//! which sees only what a reduction kept, is out of the picture).
+//!
+//! The first two bytes choose the piece size and the budget; the rest is the line.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use smart_tee::fields::FieldClasses;
+use smart_tee::reduce::{Failure, Reducer};
+use smart_tee::{EngineConfig, LineEngine, scan};
+
+fuzz_target!(|data: &[u8]| {
+    let [piece, budget, line @ ..] = data else {
+        return;
+    };
+    let piece = usize::from(*piece % 64) + 1;
+    let budget = 128 + usize::from(*budget) * 4;
+    let mut r = Reducer::for_budget(budget);
+    for p in line.chunks(piece) {
+        r.feed(p);
+    }
+    let json = line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line);
+    let blank = json.iter().all(|b| b" \t\r\n".contains(b));
+    let valid = scan::is_valid(json, &mut Vec::new());
+    match r.finish() {
+        Ok(None) => assert!(blank, "taken for blank"),
+        Err(Failure::Invalid) => assert!(!valid && !blank, "valid line rejected"),
+        Err(Failure::TooBig) => panic!("a short line is too big to reduce"),
+        Ok(Some(reduced)) => {
+            assert!(valid, "invalid line accepted");
+            let config = EngineConfig {
+                max_line_bytes: budget,
+                value_aware: false,
+                fields: FieldClasses::defaults().without_duplicates(),
+                ..EngineConfig::default()
+            };
+            let mut streamed = Vec::new();
+            LineEngine::new(config.clone()).process_reduced(reduced, &mut streamed);
+            assert!(streamed.len() <= budget + 1, "over budget");
+            let small = line.len() <= budget;
+            // Only a line of over 4 × ENDS bytes can hold an array or an object past the
+            // reduction's limits, which legitimately differs.
+            let wide = line.len() > 4 * smart_tee::reduce::ENDS;
+            if !small && !wide {
+                let mut whole = Vec::new();
+                LineEngine::new(config).process(line, &mut whole);
+                assert_eq!(
+                    String::from_utf8_lossy(&streamed),
+                    String::from_utf8_lossy(&whole)
+                );
+            }
+        }
+    }
+});
