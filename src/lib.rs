@@ -18,7 +18,8 @@
 //!
 //! The data path, by module: `log` splits the stream into lines and batches log writes;
 //! `engine` handles one line; `scan` validates and indexes JSON; `plan` decides the cuts;
-//! `emit` writes the cut line or the record; `sink` and `tee` do the files and the process.
+//! `emit` writes the cut line or the record; `reduce` shrinks a line past 8 MiB while it is
+//! read, so no line is held whole; `sink` and `tee` do the files and the process.
 #![forbid(unsafe_code)]
 
 pub mod cli;
