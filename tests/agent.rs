@@ -3,9 +3,8 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use common::{corpus_files, lines, strict_parse};
 use serde_json::Value;
@@ -15,20 +14,7 @@ fn tempdir(name: &str) -> PathBuf {
 }
 
 fn run(args: &[&str], log: &Path, input: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_smart-tee"))
-        .env_remove("SMART_TEE_MAX_LINE_BYTES")
-        .args(args)
-        .arg(log)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let input = input.to_vec();
-    let t = std::thread::spawn(move || stdin.write_all(&input));
-    let out = child.wait_with_output().unwrap();
-    t.join().unwrap().unwrap();
+    let out = common::run_fed(args, log, input);
     assert!(
         out.status.success(),
         "{}",

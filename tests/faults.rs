@@ -228,20 +228,8 @@ fn budget_floor_and_huge_budgets() {
 
 /// Runs the binary with `args` on `input`, checks stdout got every byte, returns the log.
 fn run_logged(args: &[&str], input: &[u8]) -> Vec<u8> {
-    let dir = tempdir("cap");
-    let log = dir.join("l");
-    let mut child = bin()
-        .args(args)
-        .arg(&log)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let owned = input.to_vec();
-    let writer = std::thread::spawn(move || stdin.write_all(&owned).unwrap());
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
+    let log = tempdir("cap").join("l");
+    let out = common::run_fed(args, &log, input);
     assert!(out.status.success());
     assert!(out.stdout == input, "stdout still gets every byte");
     std::fs::read(&log).unwrap()

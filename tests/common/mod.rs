@@ -16,6 +16,27 @@ pub fn bin() -> std::process::Command {
     c
 }
 
+/// Runs the binary with `args` and then `log`, writing `input` to its stdin from another
+/// thread; returns its output once it exits.
+pub fn run_fed(args: &[&str], log: &std::path::Path, input: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = bin()
+        .args(args)
+        .arg(log)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    out
+}
+
 /// A fresh directory `name` under the target dir, removed and recreated.
 pub fn tempdir(name: &str) -> std::path::PathBuf {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
