@@ -106,22 +106,6 @@ impl Num {
     }
 }
 
-/// Where a string is in an escape.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-enum Esc {
-    #[default]
-    None,
-    /// Just after `\`.
-    Start,
-    /// In `\uXXXX`: the hex digits read so far, their value, and whether this is the low
-    /// half of a surrogate pair.
-    Hex { digits: u8, value: u16, low: bool },
-    /// After a high surrogate escape: `\` must follow.
-    NeedLow,
-    /// After the high surrogate's `\`: `u` must follow.
-    NeedLowU,
-}
-
 struct Frame {
     object: bool,
     /// Offsets of the container in the reduced copy and in the input.
@@ -142,7 +126,8 @@ struct Str {
     key: bool,
     out_start: usize,
     len: u64,
-    esc: Esc,
+    /// An escape cut by the end of the last piece (at most 11 bytes), not yet taken.
+    partial: Vec<u8>,
     /// The string's last bytes (all of them until it is long); `tail[0]` is content byte
     /// `origin`.
     tail: Vec<u8>,
@@ -488,7 +473,7 @@ impl Reducer {
         s.key = key;
         s.out_start = self.out.len();
         s.len = 0;
-        s.esc = Esc::None;
+        s.partial.clear();
         s.tail.clear();
         s.origin = 0;
         s.marks.clear();
@@ -501,8 +486,7 @@ impl Reducer {
 
     /// Reads string content from the start of `s`; returns the bytes consumed.
     fn string(&mut self, s: &[u8]) -> usize {
-        // An escape cut by the end of the last piece goes on byte by byte.
-        let mut i = self.escape_bytes(s);
+        let mut i = self.finish_escape(s);
         if self.failure.is_some() {
             return i;
         }
@@ -542,11 +526,10 @@ impl Reducer {
                     return i;
                 }
                 Err(false) => {
-                    // The piece ends inside the escape.
+                    // The piece ends inside the escape: it is finished with the next piece.
                     self.take(&s[start..i]);
-                    self.s.esc = Esc::Start;
-                    self.take(b"\\");
-                    return i + 1 + self.escape_bytes(&s[i + 1..]);
+                    self.s.partial.extend_from_slice(&s[i..]);
+                    return s.len();
                 }
             }
         }
@@ -554,27 +537,26 @@ impl Reducer {
         s.len()
     }
 
-    /// Reads the bytes of an unfinished escape from the start of `s`, one at a time; returns
-    /// the bytes consumed.
-    fn escape_bytes(&mut self, s: &[u8]) -> usize {
+    /// Completes an escape cut by the end of the last piece with the first bytes of `s`;
+    /// returns the bytes consumed.
+    fn finish_escape(&mut self, s: &[u8]) -> usize {
         let mut i = 0;
-        while i < s.len() && self.s.esc != Esc::None {
-            let b = s[i];
-            i += 1;
-            let next = if self.s.esc == Esc::NeedLow {
-                // A high surrogate escape must be followed at once by a low one.
-                (b == b'\\').then_some(Esc::NeedLowU)
-            } else {
-                self.s.esc.next(b)
-            };
-            let Some(next) = next else {
-                self.fail(Failure::Invalid);
-                return i;
-            };
-            self.s.esc = next;
-            self.take(&[b]);
-            if next == Esc::None {
-                self.mark(self.s.len);
+        while !self.s.partial.is_empty() {
+            match escape_len(&self.s.partial) {
+                Ok(_) => {
+                    let escape = std::mem::take(&mut self.s.partial);
+                    self.take(&escape);
+                    self.mark(self.s.len);
+                }
+                Err(false) if i < s.len() => {
+                    self.s.partial.push(s[i]);
+                    i += 1;
+                }
+                Err(false) => break,
+                Err(true) => {
+                    self.fail(Failure::Invalid);
+                    break;
+                }
             }
         }
         i
@@ -673,15 +655,19 @@ impl Reducer {
 
     fn close(&mut self, object: bool) {
         let writing = self.writing();
-        let Some(mut f) = self.frames.pop() else {
+        let Some(excess) = self
+            .frames
+            .last()
+            .map(|f| f.back.len().saturating_sub(ENDS))
+        else {
             return self.fail(Failure::Invalid);
         };
+        if writing && excess > 0 {
+            self.drop_elements(excess);
+        }
+        let f = self.frames.pop().expect("just seen");
         debug_assert_eq!(f.object, object);
         if writing {
-            if f.back.len() > ENDS {
-                let excess = f.back.len() - ENDS;
-                self.drop_elements(&mut f, excess);
-            }
             self.out.push(if object { b'}' } else { b']' });
             let dropped = if object {
                 f.count.saturating_sub(MEMBERS as u64)
@@ -714,14 +700,13 @@ impl Reducer {
                 self.skip = None;
             }
         } else if writing && f.back.len() >= 2 * ENDS {
-            let mut f = self.frames.pop().expect("just seen");
-            self.drop_elements(&mut f, ENDS);
-            self.frames.push(f);
+            self.drop_elements(ENDS);
         }
     }
 
-    /// Removes the first `n` elements past the front ones of array `f` from the copy.
-    fn drop_elements(&mut self, f: &mut Frame, n: usize) {
+    /// Removes the first `n` elements past the front ones of the innermost array from the copy.
+    fn drop_elements(&mut self, n: usize) {
+        let f = self.frames.last_mut().expect("an open array");
         let ((from, values_from), (to, values_to)) = (f.back[0], f.back[n]);
         let (gone, values_gone) = (to - from, values_to - values_from);
         self.out.drain(from..to);
@@ -733,17 +718,19 @@ impl Reducer {
         }
         f.dropped += n as u64;
         // Values that left something out inside the dropped elements come last in `elided`.
-        let mut keep = self.elided.len();
-        while keep > 0 && self.elided[keep - 1].0 >= from {
-            keep -= 1;
+        let mut first = self.elided.len();
+        while first > 0 && self.elided[first - 1].0 >= from {
+            first -= 1;
         }
-        let moved: Vec<(usize, Elided)> = self
-            .elided
-            .drain(keep..)
-            .filter(|e| e.0 >= to)
-            .map(|(o, e)| (o - gone, e))
-            .collect();
-        self.elided.extend(moved);
+        let mut kept = first;
+        for r in first..self.elided.len() {
+            let (offset, e) = self.elided[r];
+            if offset >= to {
+                self.elided[kept] = (offset - gone, e);
+                kept += 1;
+            }
+        }
+        self.elided.truncate(kept);
     }
 }
 
@@ -785,42 +772,6 @@ fn escape_len(s: &[u8]) -> Result<usize, bool> {
             _ => Ok(6),
         },
         _ => Err(true),
-    }
-}
-
-impl Esc {
-    /// The state after byte `b` of an escape; `None` if `b` cannot come here.
-    fn next(self, b: u8) -> Option<Esc> {
-        Some(match (self, b) {
-            (Esc::Start, b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => Esc::None,
-            (Esc::Start, b'u') => Esc::Hex {
-                digits: 0,
-                value: 0,
-                low: false,
-            },
-            (Esc::NeedLowU, b'u') => Esc::Hex {
-                digits: 0,
-                value: 0,
-                low: true,
-            },
-            (Esc::Hex { digits, value, low }, _) if b.is_ascii_hexdigit() => {
-                let value = value << 4 | (b as char).to_digit(16)? as u16;
-                if digits < 3 {
-                    return Some(Esc::Hex {
-                        digits: digits + 1,
-                        value,
-                        low,
-                    });
-                }
-                match (value, low) {
-                    (0xDC00..=0xDFFF, true) => Esc::None,
-                    (_, true) | (0xDC00..=0xDFFF, false) => return None,
-                    (0xD800..=0xDBFF, false) => Esc::NeedLow,
-                    _ => Esc::None,
-                }
-            }
-            _ => return None,
-        })
     }
 }
 
