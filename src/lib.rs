@@ -20,7 +20,8 @@
 //! `engine` handles one line; `scan` validates and indexes JSON; `plan` decides the cuts;
 //! `emit` writes the cut line or the record; `reduce` shrinks a line past 8 MiB while it is
 //! read, so no line is held whole; `sink` and `tee` do the files and the process.
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod cli;
 pub mod compact;
@@ -38,6 +39,7 @@ pub mod sink;
 pub mod stamp;
 pub mod stats;
 pub mod stdout_cap;
+pub mod stops;
 pub mod synth;
 pub mod tee;
 pub mod view;

@@ -8,11 +8,12 @@
 //! Strictness matches serde_json's except where noted: lone surrogate escapes (`"\ud800"`) are
 //! rejected because they cannot become valid UTF-8; there is no depth limit (serde_json stops at
 //! 128 levels); numbers of any size are accepted (serde_json without `arbitrary_precision` rejects
-//! `1e400`). UTF-8 is checked first, in one SIMD pass (simdutf8); a line with no control bytes
-//! (nearly all: serializers escape them) then has its strings scanned with memchr for `"` and
-//! `\` alone.
+//! `1e400`). UTF-8 is checked first, in one SIMD pass (simdutf8); strings are then scanned 64 bytes
+//! at a time from bit masks of their quotes and backslashes ([`crate::stops`]), and a line with
+//! no control bytes (nearly all: serializers escape them) skips looking for those.
 
 use crate::fields::{FieldClass, FieldClasses};
+use crate::stops;
 
 /// What a node in the index is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -297,20 +298,6 @@ fn number_end(s: &[u8], mut i: usize) -> Result<usize, Invalid> {
     Ok(i)
 }
 
-const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGH: u64 = 0x8080_8080_8080_8080;
-
-/// SWAR: a mask with the high bit set in (at least) the lowest byte of `x` that is `"`, `\\` or a
-/// control character. Borrows only run upward, so the lowest flagged byte is exact.
-#[inline(always)]
-fn string_stops(x: u64) -> u64 {
-    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
-    let quote = zero(x ^ (ONES * b'"' as u64));
-    let backslash = zero(x ^ (ONES * b'\\' as u64));
-    let control = x.wrapping_sub(ONES * 0x20) & !x & HIGH;
-    quote | backslash | control
-}
-
 /// The escapes other than `\u`: `\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`.
 static SIMPLE_ESCAPE: [bool; 256] = {
     let mut t = [false; 256];
@@ -323,21 +310,18 @@ static SIMPLE_ESCAPE: [bool; 256] = {
     t
 };
 
-/// The first `"` or `\\` at or after `j`. Escapes come every few dozen bytes in agent text, so
-/// the first 32 bytes are looked at eight at a time before handing a long run to memchr.
+/// The sixteen bytes at `at`, padded past the end of `s` with a byte that stops nothing.
 #[inline(always)]
-fn quote_or_backslash(s: &[u8], mut j: usize) -> Option<usize> {
-    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
-    for _ in 0..4 {
-        let Some(word) = s.get(j..j + 8) else { break };
-        let x = u64::from_le_bytes(word.try_into().unwrap_or_default());
-        let stops = zero(x ^ (ONES * b'"' as u64)) | zero(x ^ (ONES * b'\\' as u64));
-        if stops != 0 {
-            return Some(j + (stops.trailing_zeros() / 8) as usize);
+fn block16(s: &[u8], at: usize) -> [u8; 16] {
+    let rest = s.get(at..).unwrap_or_default();
+    match rest.first_chunk::<16>() {
+        Some(block) => *block,
+        None => {
+            let mut block = [b'a'; 16];
+            block[..rest.len()].copy_from_slice(rest);
+            block
         }
-        j += 8;
     }
-    Some(j + memchr::memchr2(b'"', b'\\', s.get(j..)?)?)
 }
 
 /// The string starting with the quote at `i` (in a line already checked to be UTF-8); returns
@@ -345,28 +329,96 @@ fn quote_or_backslash(s: &[u8], mut j: usize) -> Option<usize> {
 /// below 0x20) rejects raw control characters too.
 #[inline]
 fn string_end<const CONTROL: bool>(s: &[u8], i: usize) -> Result<usize, Invalid> {
-    let mut j = i + 1;
+    // Most strings are short and plain (keys, types, ids): one look at sixteen bytes ends them.
+    let stops = stops::masks16::<CONTROL>(&block16(s, i + 1)).stops();
+    let j = i + 1 + stops.trailing_zeros() as usize;
+    if stops != 0 && s[j] == b'"' {
+        return Ok(j + 1);
+    }
+    long_string_end::<CONTROL>(s, i + 1)
+}
+
+/// Blocks in a row with nothing to stop at, after which the rest of a run is handed to memchr.
+const LONG_RUN: u32 = 4;
+
+const EVEN: u64 = 0x5555_5555_5555_5555;
+const ODD: u64 = !EVEN;
+
+/// The bytes of a block that a backslash escapes, other than backslashes, from its backslash
+/// mask; the block starts at an escape boundary. In a run of backslashes starting at `r`, those
+/// at `r`, `r + 2`, … escape the next byte, so the byte after a run of length `n` is escaped
+/// when `n` is odd: when the run's start and the byte after it differ in parity. Adding a run's
+/// first bit to the mask carries through the run and lands on the byte after it.
+#[inline(always)]
+fn escaped_bytes(backslash: u64) -> u64 {
+    let starts = backslash & !(backslash << 1);
+    let after_even_runs = backslash.wrapping_add(starts & EVEN) & ODD;
+    let after_odd_runs = backslash.wrapping_add(starts & ODD) & EVEN;
+    (after_even_runs | after_odd_runs) & !backslash
+}
+
+/// The end of a string whose content starts at `at`, sixty-four bytes at a time, settled from
+/// the block's masks: which bytes are escaped comes from the backslash mask by arithmetic
+/// ([`escaped_bytes`]), the first quote not escaped ends the string, and the only work per
+/// escape is checking the escaped byte (`\u` escapes, a few in a hundred, are checked whole).
+#[inline(never)]
+fn long_string_end<const CONTROL: bool>(s: &[u8], mut at: usize) -> Result<usize, Invalid> {
+    let mut quiet = 0;
     loop {
-        if CONTROL {
-            // Eight bytes at a time, stopping at quotes, backslashes and control characters.
-            while let Some(word) = s.get(j..j + 8) {
-                let stops = string_stops(u64::from_le_bytes(word.try_into().unwrap_or_default()));
-                if stops != 0 {
-                    j += (stops.trailing_zeros() / 8) as usize;
-                    break;
-                }
-                j += 8;
+        let block = match s.get(at..).and_then(<[u8]>::first_chunk::<64>) {
+            Some(block) => *block,
+            None => {
+                // The line's last bytes, padded with a byte that stops nothing.
+                let rest = s.get(at..).unwrap_or_default();
+                let mut block = [b'a'; 64];
+                block[..rest.len()].copy_from_slice(rest);
+                block
             }
-        } else {
-            j = quote_or_backslash(s, j).ok_or(Invalid)?;
+        };
+        let m = stops::masks64::<CONTROL>(&block);
+        let escaped = escaped_bytes(m.backslash);
+        let ends = m.quote & !escaped;
+        // The bits before the closing quote; all of them when the string goes on.
+        let inside = (ends & ends.wrapping_neg()).wrapping_sub(1);
+        if CONTROL && m.control & inside != 0 {
+            return Err(Invalid);
         }
-        match *s.get(j).ok_or(Invalid)? {
-            b'"' => return Ok(j + 1),
-            // The common escapes inline; `\u` and errors in `escape_end`.
-            b'\\' if SIMPLE_ESCAPE[*s.get(j + 1).ok_or(Invalid)? as usize] => j += 2,
-            b'\\' => j = escape_end(s, j)?,
-            0x00..=0x1F => return Err(Invalid),
-            _ => j += 1,
+        // The next block starts at an escape boundary: before a final backslash that escapes
+        // the next block's first byte, or later when a `\u` escape reaches into it.
+        let trailing = (!m.backslash).leading_zeros();
+        let mut next = at + 64 - (trailing & 1) as usize;
+        let mut escapes = escaped & inside;
+        while escapes != 0 {
+            let k = escapes.trailing_zeros() as usize;
+            escapes &= escapes - 1;
+            if SIMPLE_ESCAPE[block[k] as usize] {
+                continue;
+            }
+            if block[k] != b'u' {
+                return Err(Invalid);
+            }
+            let end = escape_end(s, at + k - 1)?;
+            if end - (at + k - 1) == 12 {
+                // A surrogate pair: its second half is checked with it.
+                escapes &= !1u64.checked_shl(k as u32 + 6).unwrap_or(0);
+            }
+            next = next.max(end);
+        }
+        if ends != 0 {
+            return Ok(at + ends.trailing_zeros() as usize + 1);
+        }
+        if at + 64 >= s.len() {
+            return Err(Invalid);
+        }
+        at = next;
+        quiet = if m.backslash == 0 && m.control == 0 {
+            quiet + 1
+        } else {
+            0
+        };
+        if !CONTROL && quiet == LONG_RUN {
+            // A long plain run (base64, minified text): memchr's unrolled wide loop is faster.
+            at += memchr::memchr2(b'"', b'\\', &s[at..]).ok_or(Invalid)?;
         }
     }
 }
@@ -575,6 +627,110 @@ impl Visitor for IndexBuilder<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// The end of the string at `i`, a byte or an escape at a time: what `string_end` must agree
+    /// with.
+    fn reference_string_end(s: &[u8], i: usize, control: bool) -> Result<usize, Invalid> {
+        let mut j = i + 1;
+        loop {
+            match *s.get(j).ok_or(Invalid)? {
+                b'"' => return Ok(j + 1),
+                b'\\' => j = escape_end(s, j)?,
+                0x00..=0x1F if control => return Err(Invalid),
+                _ => j += 1,
+            }
+        }
+    }
+
+    /// Pieces of string content, hostile to a 64-byte block scan: runs of backslashes, escaped
+    /// quotes, `\u` escapes and surrogate pairs (whole, lone or broken), bad escapes, raw
+    /// control bytes, multi-byte characters, and plain runs long enough for memchr.
+    const PIECES: &[&str] = &[
+        "a",
+        "abcdefghij",
+        "é",
+        "😀",
+        "\\n",
+        "\\t",
+        "\\\"",
+        "\\\\",
+        "\\\\\\",
+        "\\\\\\\\",
+        "\\/",
+        "\\u0041",
+        "\\u001b",
+        "\\uD83D\\uDE00",
+        "\\uD83D",
+        "\\uDE00",
+        "\\uD83Dx",
+        "\\uD83D\\n",
+        "\\uzzzz",
+        "\\x",
+        "\\",
+        "\"",
+        "\n",
+        "\u{0}",
+        "\u{1f}",
+        " ",
+        "\\\\\"",
+        "\\\\\\\"",
+    ];
+
+    fn check_string_end(s: &[u8], i: usize) -> Result<(), TestCaseError> {
+        let want = reference_string_end(s, i, true).ok();
+        prop_assert_eq!(
+            string_end::<true>(s, i).ok(),
+            want,
+            "{:?}",
+            String::from_utf8_lossy(s)
+        );
+        if !s.iter().any(|&b| b < 0x20) {
+            let want = reference_string_end(s, i, false).ok();
+            prop_assert_eq!(string_end::<false>(s, i).ok(), want);
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn every_piece_at_every_offset_of_a_block() -> Result<(), TestCaseError> {
+        let long = "x".repeat(300);
+        for piece in PIECES.iter().copied().chain([long.as_str()]) {
+            for offset in 0..140 {
+                for tail in ["\"", "bc\"", "", "\\"] {
+                    let s = format!("\"{}{piece}{piece}{tail}", "a".repeat(offset));
+                    check_string_end(s.as_bytes(), 0)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+        #[test]
+        fn block_string_scan_agrees_with_a_byte_walk(
+            lead in 0usize..70,
+            pieces in prop::collection::vec((prop::sample::select(PIECES), 0usize..4), 0..60),
+            close in any::<bool>(),
+        ) {
+            let mut s = vec![b' '; lead];
+            s.push(b'"');
+            for &(p, run) in &pieces {
+                s.extend_from_slice(p.as_bytes());
+                // Now and then a plain run of several blocks.
+                if run == 0 {
+                    s.extend(std::iter::repeat_n(b'y', 257 + p.len()));
+                }
+            }
+            if close {
+                s.extend_from_slice(b"\" ,");
+            }
+            for cut in [s.len(), s.len().saturating_sub(1), s.len() / 2] {
+                check_string_end(&s[..cut.max(lead + 1)], lead)?;
+            }
+        }
+    }
 
     fn valid(s: &str) -> bool {
         is_valid(s.as_bytes(), &mut Vec::new())
