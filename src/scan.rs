@@ -387,7 +387,8 @@ fn long_string_end<const CONTROL: bool>(s: &[u8], mut at: usize) -> Result<usize
         // the next block's first byte, or later when a `\u` escape reaches into it.
         let trailing = (!m.backslash).leading_zeros();
         let mut next = at + 64 - (trailing & 1) as usize;
-        let mut escapes = escaped & inside;
+        // Escaped quotes, `n` and `t` (nearly all escapes) are settled by the masks.
+        let mut escapes = escaped & inside & !(m.quote | m.letter);
         while escapes != 0 {
             let k = escapes.trailing_zeros() as usize;
             escapes &= escapes - 1;

@@ -7,12 +7,14 @@
 //! unsafe code (see [`masks16`]); on targets without SSE2 a portable loop gives the same masks,
 //! and tests check that the two agree on every byte value in every lane.
 
-/// Which bytes of a block are `"`, `\`, and (with `CONTROL`; otherwise 0) below 0x20: bit `k`
-/// for byte `k`.
+/// Which bytes of a block are `"`, `\`, `n` or `t` (the usual escape letters: an escaped byte
+/// that is one of these four needs no further check), and (with `CONTROL`; otherwise 0) below
+/// 0x20: bit `k` for byte `k`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Masks<T> {
     pub quote: T,
     pub backslash: T,
+    pub letter: T,
     pub control: T,
 }
 
@@ -51,6 +53,7 @@ pub fn masks64<const CONTROL: bool>(block: &[u8; 64]) -> Masks<u64> {
         let part = masks16::<CONTROL>(chunk);
         m.quote |= u64::from(part.quote) << (16 * k);
         m.backslash |= u64::from(part.backslash) << (16 * k);
+        m.letter |= u64::from(part.letter) << (16 * k);
         m.control |= u64::from(part.control) << (16 * k);
     }
     m
@@ -62,6 +65,7 @@ pub fn portable_masks16<const CONTROL: bool>(block: &[u8; 16]) -> Masks<u32> {
     for (k, &b) in block.iter().enumerate() {
         m.quote |= u32::from(b == b'"') << k;
         m.backslash |= u32::from(b == b'\\') << k;
+        m.letter |= u32::from(b == b'n' || b == b't') << k;
         m.control |= u32::from(CONTROL && b < 0x20) << k;
     }
     m
@@ -100,9 +104,11 @@ mod sse2 {
             b[0] as i8,
         );
         let mask = |eq| _mm_movemask_epi8(eq) as u32;
+        let eq = |byte: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(byte as i8));
         super::Masks {
-            quote: mask(_mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8))),
-            backslash: mask(_mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8))),
+            quote: mask(eq(b'"')),
+            backslash: mask(eq(b'\\')),
+            letter: mask(_mm_or_si128(eq(b'n'), eq(b't'))),
             // Unsigned `v <= 0x1F`: SSE2 has no unsigned compare, but min(v, 0x1F) == v is one.
             control: if CONTROL {
                 mask(_mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v))
@@ -128,6 +134,7 @@ mod tests {
         Masks {
             quote: bits(&|b| b == b'"'),
             backslash: bits(&|b| b == b'\\'),
+            letter: bits(&|b| b == b'n' || b == b't'),
             control: bits(&|b| CONTROL && b < 0x20),
         }
     }
@@ -136,6 +143,7 @@ mod tests {
         Masks {
             quote: m.quote.into(),
             backslash: m.backslash.into(),
+            letter: m.letter.into(),
             control: m.control.into(),
         }
     }
@@ -179,7 +187,7 @@ mod tests {
             let mut block = block;
             for (b, m) in block.iter_mut().zip(mix) {
                 if m % 2 == 0 {
-                    *b = [b'"', b'\\', 0x00, 0x1F, 0x20, 0x7F, 0x80, 0xFF][(m / 2 % 8) as usize];
+                    *b = [b'"', b'\\', b'n', b't', 0x00, 0x1F, 0x20, 0x7F, 0x80, 0xFF][(m / 2 % 10) as usize];
                 }
             }
             prop_assert_eq!(masks16::<false>(&block), portable_masks16::<false>(&block));
