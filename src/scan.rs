@@ -364,18 +364,19 @@ fn escaped_bytes(backslash: u64) -> u64 {
 #[inline(never)]
 fn long_string_end<const CONTROL: bool>(s: &[u8], mut at: usize) -> Result<usize, Invalid> {
     let mut quiet = 0;
+    let mut padded: [u8; 64];
     loop {
         let block = match s.get(at..).and_then(<[u8]>::first_chunk::<64>) {
-            Some(block) => *block,
+            Some(block) => block,
             None => {
                 // The line's last bytes, padded with a byte that stops nothing.
                 let rest = s.get(at..).unwrap_or_default();
-                let mut block = [b'a'; 64];
-                block[..rest.len()].copy_from_slice(rest);
-                block
+                padded = [b'a'; 64];
+                padded[..rest.len()].copy_from_slice(rest);
+                &padded
             }
         };
-        let m = stops::masks64::<CONTROL>(&block);
+        let m = stops::masks64::<CONTROL>(block);
         let escaped = escaped_bytes(m.backslash);
         let ends = m.quote & !escaped;
         // The bits before the closing quote; all of them when the string goes on.
