@@ -9,8 +9,7 @@
 //! rejected because they cannot become valid UTF-8; there is no depth limit (serde_json stops at
 //! 128 levels); numbers of any size are accepted (serde_json without `arbitrary_precision` rejects
 //! `1e400`). UTF-8 is checked first, in one SIMD pass (simdutf8); strings are then scanned 64 bytes
-//! at a time from bit masks of their quotes and backslashes ([`crate::stops`]), and a line with
-//! no control bytes (nearly all: serializers escape them) skips looking for those.
+//! at a time from bit masks of their quotes, backslashes and control bytes ([`crate::stops`]).
 
 use crate::fields::{FieldClass, FieldClasses};
 use crate::stops;
@@ -144,13 +143,7 @@ pub fn scan<V: Visitor>(s: &[u8], v: &mut V, stack: &mut Vec<u8>) -> Result<(), 
     if simdutf8::basic::from_utf8(s).is_err() {
         return Err(Invalid);
     }
-    // Serializers escape every control character, so almost every line has none; then a string
-    // ends at the first unescaped quote and only `"` and `\` need looking for.
-    if has_control(s) {
-        scan_with::<V, true>(s, v, stack)
-    } else {
-        scan_with::<V, false>(s, v, stack)
-    }
+    scan_with(s, v, stack)
 }
 
 /// True when `s` holds a byte below 0x20. Branch-free, so it vectorizes.
@@ -159,11 +152,7 @@ fn has_control(s: &[u8]) -> bool {
         .any(|c| c.iter().fold(false, |acc, &b| acc | (b < 0x20)))
 }
 
-fn scan_with<V: Visitor, const CONTROL: bool>(
-    s: &[u8],
-    v: &mut V,
-    stack: &mut Vec<u8>,
-) -> Result<(), Invalid> {
+fn scan_with<V: Visitor>(s: &[u8], v: &mut V, stack: &mut Vec<u8>) -> Result<(), Invalid> {
     stack.clear();
     let mut i = skip_ws(s, 0);
     'value: loop {
@@ -177,7 +166,7 @@ fn scan_with<V: Visitor, const CONTROL: bool>(
                     v.close(i);
                 } else {
                     stack.push(OBJ);
-                    i = member_key::<V, CONTROL>(s, i, v)?;
+                    i = member_key(s, i, v)?;
                     continue 'value;
                 }
             }
@@ -193,7 +182,7 @@ fn scan_with<V: Visitor, const CONTROL: bool>(
                 }
             }
             b'"' => {
-                let end = string_end::<CONTROL>(s, i)?;
+                let end = string_end(s, i)?;
                 v.scalar(Kind::String, i, end);
                 i = end;
             }
@@ -214,7 +203,7 @@ fn scan_with<V: Visitor, const CONTROL: bool>(
                 None => return if i == s.len() { Ok(()) } else { Err(Invalid) },
                 Some(&kind) => match (s.get(i), kind) {
                     (Some(b','), OBJ) => {
-                        i = member_key::<V, CONTROL>(s, skip_ws(s, i + 1), v)?;
+                        i = member_key(s, skip_ws(s, i + 1), v)?;
                         continue 'value;
                     }
                     (Some(b','), _) => {
@@ -235,15 +224,11 @@ fn scan_with<V: Visitor, const CONTROL: bool>(
 
 /// Parses `"key" :` at `i`; returns where the member's value starts.
 #[inline]
-fn member_key<V: Visitor, const CONTROL: bool>(
-    s: &[u8],
-    i: usize,
-    v: &mut V,
-) -> Result<usize, Invalid> {
+fn member_key<V: Visitor>(s: &[u8], i: usize, v: &mut V) -> Result<usize, Invalid> {
     if s.get(i) != Some(&b'"') {
         return Err(Invalid);
     }
-    let end = string_end::<CONTROL>(s, i)?;
+    let end = string_end(s, i)?;
     v.key(i, end);
     let i = skip_ws(s, end);
     if s.get(i) != Some(&b':') {
@@ -325,17 +310,16 @@ fn block16(s: &[u8], at: usize) -> [u8; 16] {
 }
 
 /// The string starting with the quote at `i` (in a line already checked to be UTF-8); returns
-/// the index after its closing quote. Validates escapes; with `CONTROL` (the line holds bytes
-/// below 0x20) rejects raw control characters too.
+/// the index after its closing quote. Validates escapes and rejects raw control characters.
 #[inline]
-fn string_end<const CONTROL: bool>(s: &[u8], i: usize) -> Result<usize, Invalid> {
+fn string_end(s: &[u8], i: usize) -> Result<usize, Invalid> {
     // Most strings are short and plain (keys, types, ids): one look at sixteen bytes ends them.
-    let stops = stops::masks16::<CONTROL>(&block16(s, i + 1)).stops();
+    let stops = stops::masks16(&block16(s, i + 1)).stops();
     let j = i + 1 + stops.trailing_zeros() as usize;
     if stops != 0 && s[j] == b'"' {
         return Ok(j + 1);
     }
-    long_string_end::<CONTROL>(s, i + 1)
+    long_string_end(s, i + 1)
 }
 
 /// Blocks in a row with nothing to stop at, after which the rest of a run is handed to memchr.
@@ -362,7 +346,7 @@ fn escaped_bytes(backslash: u64) -> u64 {
 /// ([`escaped_bytes`]), the first quote not escaped ends the string, and the only work per
 /// escape is checking the escaped byte (`\u` escapes, a few in a hundred, are checked whole).
 #[inline(never)]
-fn long_string_end<const CONTROL: bool>(s: &[u8], mut at: usize) -> Result<usize, Invalid> {
+fn long_string_end(s: &[u8], mut at: usize) -> Result<usize, Invalid> {
     let mut quiet = 0;
     let mut padded: [u8; 64];
     loop {
@@ -376,12 +360,12 @@ fn long_string_end<const CONTROL: bool>(s: &[u8], mut at: usize) -> Result<usize
                 &padded
             }
         };
-        let m = stops::masks64::<CONTROL>(block);
+        let m = stops::masks64(block);
         let escaped = escaped_bytes(m.backslash);
         let ends = m.quote & !escaped;
         // The bits before the closing quote; all of them when the string goes on.
         let inside = (ends & ends.wrapping_neg()).wrapping_sub(1);
-        if CONTROL && m.control & inside != 0 {
+        if m.control & inside != 0 {
             return Err(Invalid);
         }
         // The next block starts at an escape boundary: before a final backslash that escapes
@@ -418,9 +402,13 @@ fn long_string_end<const CONTROL: bool>(s: &[u8], mut at: usize) -> Result<usize
         } else {
             0
         };
-        if !CONTROL && quiet == LONG_RUN {
+        if quiet == LONG_RUN {
             // A long plain run (base64, minified text): memchr's unrolled wide loop is faster.
-            at += memchr::memchr2(b'"', b'\\', &s[at..]).ok_or(Invalid)?;
+            let run = memchr::memchr2(b'"', b'\\', &s[at..]).ok_or(Invalid)?;
+            if has_control(&s[at..at + run]) {
+                return Err(Invalid);
+            }
+            at += run;
         }
     }
 }
@@ -633,13 +621,13 @@ mod tests {
 
     /// The end of the string at `i`, a byte or an escape at a time: what `string_end` must agree
     /// with.
-    fn reference_string_end(s: &[u8], i: usize, control: bool) -> Result<usize, Invalid> {
+    fn reference_string_end(s: &[u8], i: usize) -> Result<usize, Invalid> {
         let mut j = i + 1;
         loop {
             match *s.get(j).ok_or(Invalid)? {
                 b'"' => return Ok(j + 1),
                 b'\\' => j = escape_end(s, j)?,
-                0x00..=0x1F if control => return Err(Invalid),
+                0x00..=0x1F => return Err(Invalid),
                 _ => j += 1,
             }
         }
@@ -680,17 +668,13 @@ mod tests {
     ];
 
     fn check_string_end(s: &[u8], i: usize) -> Result<(), TestCaseError> {
-        let want = reference_string_end(s, i, true).ok();
+        let want = reference_string_end(s, i).ok();
         prop_assert_eq!(
-            string_end::<true>(s, i).ok(),
+            string_end(s, i).ok(),
             want,
             "{:?}",
             String::from_utf8_lossy(s)
         );
-        if !s.iter().any(|&b| b < 0x20) {
-            let want = reference_string_end(s, i, false).ok();
-            prop_assert_eq!(string_end::<false>(s, i).ok(), want);
-        }
         Ok(())
     }
 

@@ -1,5 +1,5 @@
-//! Finding the bytes that stop a run of string content, `"`, `\` and, when asked, control
-//! characters (below 0x20), sixteen or sixty-four bytes at a time, as bit masks.
+//! Finding the bytes that stop a run of string content, `"`, `\` and control characters (below
+//! 0x20), sixteen or sixty-four bytes at a time, as bit masks.
 //!
 //! This is the hottest loop of the engine: agent text has an escape (`\n`, `\"`) every few dozen
 //! bytes. One SSE2 compare-and-movemask turns sixteen bytes into a bit mask, and the scanner
@@ -8,8 +8,7 @@
 //! and tests check that the two agree on every byte value in every lane.
 
 /// Which bytes of a block are `"`, `\`, `n` or `t` (the usual escape letters: an escaped byte
-/// that is one of these four needs no further check), and (with `CONTROL`; otherwise 0) below
-/// 0x20: bit `k` for byte `k`.
+/// that is one of these four needs no further check), and below 0x20: bit `k` for byte `k`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Masks<T> {
     pub quote: T,
@@ -28,7 +27,7 @@ impl Masks<u32> {
 
 /// The masks of sixteen bytes.
 #[inline(always)]
-pub fn masks16<const CONTROL: bool>(block: &[u8; 16]) -> Masks<u32> {
+pub fn masks16(block: &[u8; 16]) -> Masks<u32> {
     #[cfg(all(
         any(target_arch = "x86_64", target_arch = "x86"),
         target_feature = "sse2"
@@ -37,20 +36,20 @@ pub fn masks16<const CONTROL: bool>(block: &[u8; 16]) -> Masks<u32> {
     // SAFETY: `sse2::masks16` is unsafe to call only because it is compiled for SSE2, and this
     // call is compiled only when the target enables SSE2 (the `cfg` above; every x86_64 target
     // does), so the CPU running it has SSE2. It reads nothing but `block`.
-    return unsafe { sse2::masks16::<CONTROL>(block) };
+    return unsafe { sse2::masks16(block) };
     #[cfg(not(all(
         any(target_arch = "x86_64", target_arch = "x86"),
         target_feature = "sse2"
     )))]
-    return portable_masks16::<CONTROL>(block);
+    return portable_masks16(block);
 }
 
 /// The masks of sixty-four bytes.
 #[inline(always)]
-pub fn masks64<const CONTROL: bool>(block: &[u8; 64]) -> Masks<u64> {
+pub fn masks64(block: &[u8; 64]) -> Masks<u64> {
     let mut m = Masks::default();
     for (k, chunk) in block.as_chunks::<16>().0.iter().enumerate() {
-        let part = masks16::<CONTROL>(chunk);
+        let part = masks16(chunk);
         m.quote |= u64::from(part.quote) << (16 * k);
         m.backslash |= u64::from(part.backslash) << (16 * k);
         m.letter |= u64::from(part.letter) << (16 * k);
@@ -60,13 +59,13 @@ pub fn masks64<const CONTROL: bool>(block: &[u8; 64]) -> Masks<u64> {
 }
 
 /// The same masks as [`masks16`], a byte at a time.
-pub fn portable_masks16<const CONTROL: bool>(block: &[u8; 16]) -> Masks<u32> {
+pub fn portable_masks16(block: &[u8; 16]) -> Masks<u32> {
     let mut m = Masks::default();
     for (k, &b) in block.iter().enumerate() {
         m.quote |= u32::from(b == b'"') << k;
         m.backslash |= u32::from(b == b'\\') << k;
         m.letter |= u32::from(b == b'n' || b == b't') << k;
-        m.control |= u32::from(CONTROL && b < 0x20) << k;
+        m.control |= u32::from(b < 0x20) << k;
     }
     m
 }
@@ -83,7 +82,7 @@ mod sse2 {
 
     #[inline]
     #[target_feature(enable = "sse2")]
-    pub fn masks16<const CONTROL: bool>(b: &[u8; 16]) -> super::Masks<u32> {
+    pub fn masks16(b: &[u8; 16]) -> super::Masks<u32> {
         // Built from the array's bytes (no pointer), which compiles to one unaligned load.
         let v = _mm_set_epi8(
             b[15] as i8,
@@ -110,11 +109,7 @@ mod sse2 {
             backslash: mask(eq(b'\\')),
             letter: mask(_mm_or_si128(eq(b'n'), eq(b't'))),
             // Unsigned `v <= 0x1F`: SSE2 has no unsigned compare, but min(v, 0x1F) == v is one.
-            control: if CONTROL {
-                mask(_mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v))
-            } else {
-                0
-            },
+            control: mask(_mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v)),
         }
     }
 }
@@ -124,7 +119,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn reference<const CONTROL: bool>(block: &[u8]) -> Masks<u64> {
+    fn reference(block: &[u8]) -> Masks<u64> {
         let bits = |f: &dyn Fn(u8) -> bool| {
             block
                 .iter()
@@ -135,7 +130,7 @@ mod tests {
             quote: bits(&|b| b == b'"'),
             backslash: bits(&|b| b == b'\\'),
             letter: bits(&|b| b == b'n' || b == b't'),
-            control: bits(&|b| CONTROL && b < 0x20),
+            control: bits(&|b| b < 0x20),
         }
     }
 
@@ -154,27 +149,10 @@ mod tests {
             for b in 0..=255u8 {
                 let mut block = [b'a'; 64];
                 block[lane] = b;
-                assert_eq!(
-                    masks64::<false>(&block),
-                    reference::<false>(&block),
-                    "{b:#x} @ {lane}"
-                );
-                assert_eq!(
-                    masks64::<true>(&block),
-                    reference::<true>(&block),
-                    "{b:#x} @ {lane}"
-                );
-                if lane < 16 {
-                    let block: &[u8; 16] = block.first_chunk().unwrap_or(&[0; 16]);
-                    assert_eq!(widen(masks16::<true>(block)), reference::<true>(block));
-                    assert_eq!(
-                        widen(portable_masks16::<true>(block)),
-                        reference::<true>(block)
-                    );
-                    assert_eq!(
-                        widen(portable_masks16::<false>(block)),
-                        reference::<false>(block)
-                    );
+                assert_eq!(masks64(&block), reference(&block), "{b:#x} @ {lane}");
+                if let Some(block) = block.first_chunk::<16>().filter(|_| lane < 16) {
+                    assert_eq!(widen(masks16(block)), reference(block));
+                    assert_eq!(widen(portable_masks16(block)), reference(block));
                 }
             }
         }
@@ -187,12 +165,12 @@ mod tests {
             let mut block = block;
             for (b, m) in block.iter_mut().zip(mix) {
                 if m % 2 == 0 {
-                    *b = [b'"', b'\\', b'n', b't', 0x00, 0x1F, 0x20, 0x7F, 0x80, 0xFF][(m / 2 % 10) as usize];
+                    let special = [b'"', b'\\', b'n', b't', 0x00, 0x1F, 0x20, 0x7F, 0x80, 0xFF];
+                    *b = special[(m / 2 % 10) as usize];
                 }
             }
-            prop_assert_eq!(masks16::<false>(&block), portable_masks16::<false>(&block));
-            prop_assert_eq!(masks16::<true>(&block), portable_masks16::<true>(&block));
-            prop_assert_eq!(widen(masks16::<true>(&block)), reference::<true>(&block));
+            prop_assert_eq!(masks16(&block), portable_masks16(&block));
+            prop_assert_eq!(widen(masks16(&block)), reference(&block));
         }
     }
 }
