@@ -413,13 +413,31 @@ fn long_string_end(s: &[u8], mut at: usize) -> Result<usize, Invalid> {
     }
 }
 
-fn hex4(s: &[u8], i: usize) -> Option<u32> {
-    let h = s.get(i..i + 4)?;
-    let mut n = 0;
-    for &b in h {
-        n = n * 16 + (b as char).to_digit(16)?;
+/// The value of each hex digit; 0xFF for every other byte.
+static HEX: [u8; 256] = {
+    let mut t = [0xFF; 256];
+    let mut k = 0;
+    while k < 10 {
+        t[b'0' as usize + k] = k as u8;
+        k += 1;
     }
-    Some(n)
+    let mut k = 0;
+    while k < 6 {
+        t[b'a' as usize + k] = 10 + k as u8;
+        t[b'A' as usize + k] = 10 + k as u8;
+        k += 1;
+    }
+    t
+};
+
+/// The four hex digits at `i` as a number; `None` when one is not a hex digit.
+#[inline]
+fn hex4(s: &[u8], i: usize) -> Option<u32> {
+    let digits = s.get(i..)?.first_chunk::<4>()?.map(|b| HEX[b as usize]);
+    if digits.iter().any(|&d| d > 0xF) {
+        return None;
+    }
+    Some(digits.iter().fold(0, |n, &d| n << 4 | u32::from(d)))
 }
 
 /// The escape whose backslash is at `j`; returns the index after it (after both halves of a
