@@ -179,6 +179,7 @@ pub struct Planner {
     work: Vec<(u32, usize)>,
     children: Vec<u32>,
     candidates: Vec<u32>,
+    members: Vec<usize>,
 }
 
 impl Planner {
@@ -511,21 +512,21 @@ impl Planner {
             return false;
         }
         let mut levels = [0usize; FieldClass::ALL.len()];
+        // The content lengths of one class at a time: the search below prices them often.
+        let mut members = std::mem::take(&mut self.members);
         for class_now in FieldClass::ALL.into_iter().rev() {
-            let members = || {
-                self.candidates
-                    .iter()
-                    .copied()
-                    .filter(|&c| class(c) == class_now)
-            };
-            let at_floor: usize = members().map(|c| costs.string(len(c), 0)).sum();
-            let others = total - at_floor;
-            let top = members().map(len).max().unwrap_or(0);
+            members.clear();
+            let of_class = self.candidates.iter().filter(|&&c| class(c) == class_now);
+            members.extend(of_class.map(|&c| len(c)));
             let cost_at = |level: usize| {
-                members()
-                    .map(|c| costs.string(len(c), level))
+                members
+                    .iter()
+                    .map(|&l| costs.string(l, level))
                     .sum::<usize>()
             };
+            let others = total - cost_at(0);
+            // No cut string fits above `room`, so neither can the level.
+            let top = members.iter().copied().max().unwrap_or(0).min(room);
             let level = highest_level(top, |l| others + cost_at(l) <= room);
             levels[class_now as usize] = level;
             total = others + cost_at(level);
@@ -533,6 +534,7 @@ impl Planner {
                 break;
             }
         }
+        self.members = members;
         for &c in &self.candidates {
             let l = len(c);
             let level = levels[class(c) as usize];
