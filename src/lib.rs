@@ -17,7 +17,8 @@
 //! ```
 //!
 //! The data path, by module: `log` splits the stream into lines and batches log writes;
-//! `engine` handles one line; `scan` validates and indexes JSON; `plan` decides the cuts;
+//! `engine` handles one line; `scan` validates and indexes JSON (`strings` finds where its
+//! strings end, with SIMD: the crate's only unsafe code); `plan` decides the cuts;
 //! `emit` writes the cut line or the record; `reduce` shrinks a line past 8 MiB while it is
 //! read, so no line is held whole; `sink` and `tee` do the files and the process.
 #![deny(unsafe_code)]
@@ -39,7 +40,7 @@ pub mod sink;
 pub mod stamp;
 pub mod stats;
 pub mod stdout_cap;
-pub mod stops;
+pub mod strings;
 pub mod synth;
 pub mod tee;
 pub mod view;

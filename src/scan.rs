@@ -9,10 +9,10 @@
 //! rejected because they cannot become valid UTF-8; there is no depth limit (serde_json stops at
 //! 128 levels); numbers of any size are accepted (serde_json without `arbitrary_precision` rejects
 //! `1e400`). UTF-8 is checked first, in one SIMD pass (simdutf8); strings are then scanned 64 bytes
-//! at a time from bit masks of their quotes, backslashes and control bytes ([`crate::stops`]).
+//! at a time from bit masks of their quotes, backslashes and control bytes ([`crate::strings`]).
 
 use crate::fields::{FieldClass, FieldClasses};
-use crate::stops;
+use crate::strings;
 
 /// What a node in the index is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -147,7 +147,7 @@ pub fn scan<V: Visitor>(s: &[u8], v: &mut V, stack: &mut Vec<u8>) -> Result<(), 
 }
 
 /// True when `s` holds a byte below 0x20. Branch-free, so it vectorizes.
-fn has_control(s: &[u8]) -> bool {
+pub(crate) fn has_control(s: &[u8]) -> bool {
     s.chunks(4096)
         .any(|c| c.iter().fold(false, |acc, &b| acc | (b < 0x20)))
 }
@@ -284,7 +284,7 @@ fn number_end(s: &[u8], mut i: usize) -> Result<usize, Invalid> {
 }
 
 /// The escapes other than `\u`: `\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`.
-static SIMPLE_ESCAPE: [bool; 256] = {
+pub(crate) static SIMPLE_ESCAPE: [bool; 256] = {
     let mut t = [false; 256];
     let chars = b"\"\\/bfnrt";
     let mut k = 0;
@@ -314,103 +314,12 @@ fn block16(s: &[u8], at: usize) -> [u8; 16] {
 #[inline]
 fn string_end(s: &[u8], i: usize) -> Result<usize, Invalid> {
     // Most strings are short and plain (keys, types, ids): one look at sixteen bytes ends them.
-    let stops = stops::masks16(&block16(s, i + 1)).stops();
+    let stops = strings::masks16(&block16(s, i + 1)).stops();
     let j = i + 1 + stops.trailing_zeros() as usize;
     if stops != 0 && s[j] == b'"' {
         return Ok(j + 1);
     }
-    long_string_end(s, i + 1)
-}
-
-/// Blocks in a row with nothing to stop at, after which the rest of a run is handed to memchr.
-const LONG_RUN: u32 = 4;
-
-const EVEN: u64 = 0x5555_5555_5555_5555;
-const ODD: u64 = !EVEN;
-
-/// The bytes of a block that a backslash escapes, other than backslashes, from its backslash
-/// mask; the block starts at an escape boundary. In a run of backslashes starting at `r`, those
-/// at `r`, `r + 2`, … escape the next byte, so the byte after a run of length `n` is escaped
-/// when `n` is odd: when the run's start and the byte after it differ in parity. Adding a run's
-/// first bit to the mask carries through the run and lands on the byte after it.
-#[inline(always)]
-fn escaped_bytes(backslash: u64) -> u64 {
-    let starts = backslash & !(backslash << 1);
-    let after_even_runs = backslash.wrapping_add(starts & EVEN) & ODD;
-    let after_odd_runs = backslash.wrapping_add(starts & ODD) & EVEN;
-    (after_even_runs | after_odd_runs) & !backslash
-}
-
-/// The end of a string whose content starts at `at`, sixty-four bytes at a time, settled from
-/// the block's masks: which bytes are escaped comes from the backslash mask by arithmetic
-/// ([`escaped_bytes`]), the first quote not escaped ends the string, and the only work per
-/// escape is checking the escaped byte (`\u` escapes, a few in a hundred, are checked whole).
-#[inline(never)]
-fn long_string_end(s: &[u8], mut at: usize) -> Result<usize, Invalid> {
-    let mut quiet = 0;
-    let mut padded: [u8; 64];
-    loop {
-        let block = match s.get(at..).and_then(<[u8]>::first_chunk::<64>) {
-            Some(block) => block,
-            None => {
-                // The line's last bytes, padded with a byte that stops nothing.
-                let rest = s.get(at..).unwrap_or_default();
-                padded = [b'a'; 64];
-                padded[..rest.len()].copy_from_slice(rest);
-                &padded
-            }
-        };
-        let m = stops::masks64(block);
-        let escaped = escaped_bytes(m.backslash);
-        let ends = m.quote & !escaped;
-        // The bits before the closing quote; all of them when the string goes on.
-        let inside = (ends & ends.wrapping_neg()).wrapping_sub(1);
-        if m.control & inside != 0 {
-            return Err(Invalid);
-        }
-        // The next block starts at an escape boundary: before a final backslash that escapes
-        // the next block's first byte, or later when a `\u` escape reaches into it.
-        let trailing = (!m.backslash).leading_zeros();
-        let mut next = at + 64 - (trailing & 1) as usize;
-        // Escaped quotes, `n` and `t` (nearly all escapes) are settled by the masks.
-        let mut escapes = escaped & inside & !(m.quote | m.letter);
-        while escapes != 0 {
-            let k = escapes.trailing_zeros() as usize;
-            escapes &= escapes - 1;
-            if SIMPLE_ESCAPE[block[k] as usize] {
-                continue;
-            }
-            if block[k] != b'u' {
-                return Err(Invalid);
-            }
-            let end = escape_end(s, at + k - 1)?;
-            if end - (at + k - 1) == 12 {
-                // A surrogate pair: its second half is checked with it.
-                escapes &= !1u64.checked_shl(k as u32 + 6).unwrap_or(0);
-            }
-            next = next.max(end);
-        }
-        if ends != 0 {
-            return Ok(at + ends.trailing_zeros() as usize + 1);
-        }
-        if at + 64 >= s.len() {
-            return Err(Invalid);
-        }
-        at = next;
-        quiet = if m.backslash == 0 && m.control == 0 {
-            quiet + 1
-        } else {
-            0
-        };
-        if quiet == LONG_RUN {
-            // A long plain run (base64, minified text): memchr's unrolled wide loop is faster.
-            let run = memchr::memchr2(b'"', b'\\', &s[at..]).ok_or(Invalid)?;
-            if has_control(&s[at..at + run]) {
-                return Err(Invalid);
-            }
-            at += run;
-        }
-    }
+    strings::content_end(s, i + 1)
 }
 
 /// The value of each hex digit; 0xFF for every other byte.
@@ -443,7 +352,7 @@ fn hex4(s: &[u8], i: usize) -> Option<u32> {
 /// The escape whose backslash is at `j`; returns the index after it (after both halves of a
 /// surrogate pair).
 #[inline]
-fn escape_end(s: &[u8], j: usize) -> Result<usize, Invalid> {
+pub(crate) fn escape_end(s: &[u8], j: usize) -> Result<usize, Invalid> {
     match s.get(j + 1) {
         Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => Ok(j + 2),
         Some(b'u') => {
@@ -687,12 +596,11 @@ mod tests {
 
     fn check_string_end(s: &[u8], i: usize) -> Result<(), TestCaseError> {
         let want = reference_string_end(s, i).ok();
-        prop_assert_eq!(
-            string_end(s, i).ok(),
-            want,
-            "{:?}",
-            String::from_utf8_lossy(s)
-        );
+        let text = String::from_utf8_lossy(s);
+        prop_assert_eq!(string_end(s, i).ok(), want, "{:?}", text);
+        // What a CPU without AVX2 runs.
+        let baseline = strings::content_end_baseline(s, i + 1).ok();
+        prop_assert_eq!(baseline, want, "{:?}", text);
         Ok(())
     }
 

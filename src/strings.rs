@@ -1,0 +1,367 @@
+//! Where a JSON string ends: its content scanned sixty-four bytes at a time.
+//!
+//! This is the hottest loop of the engine. Agent text has an escape (`\n`, `\"`) every few dozen
+//! bytes, so a byte-at-a-time or escape-at-a-time scan spends its time on branches. Here a block
+//! becomes bit masks (which bytes are `"`, `\`, control bytes, usual escape letters) by SIMD
+//! compares, which bytes are escaped follows from the backslash mask by arithmetic
+//! ([`escaped_bytes`]), and a whole block is settled with no branch per escape.
+//!
+//! The masks come from SSE2 (part of every x86_64 target), from AVX2 when the CPU has it
+//! (detected at run time), or from a portable loop elsewhere. This module holds the crate's only
+//! unsafe code: the two calls into functions compiled for those instruction sets, each after
+//! the check that makes it sound. Tests check the SIMD masks against a byte-at-a-time reference
+//! on every byte value in every lane; `scan`'s tests check the whole scan against a plain walk.
+
+use crate::scan::{Invalid, SIMPLE_ESCAPE, escape_end, has_control};
+
+/// Which bytes of a block are `"`, `\`, `n` or `t` (the usual escape letters: an escaped byte
+/// that is one of these four needs no further check), and below 0x20: bit `k` for byte `k`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Masks<T> {
+    pub quote: T,
+    pub backslash: T,
+    pub letter: T,
+    pub control: T,
+}
+
+impl Masks<u32> {
+    /// Quotes, backslashes and control characters together.
+    #[inline(always)]
+    pub fn stops(self) -> u32 {
+        self.quote | self.backslash | self.control
+    }
+}
+
+/// Blocks in a row with nothing to stop at, after which the rest of a run is handed to memchr.
+const LONG_RUN: u32 = 4;
+
+const EVEN: u64 = 0x5555_5555_5555_5555;
+const ODD: u64 = !EVEN;
+
+/// The bytes of a block that a backslash escapes, other than backslashes, from its backslash
+/// mask; the block starts at an escape boundary. In a run of backslashes starting at `r`, those
+/// at `r`, `r + 2`, … escape the next byte, so the byte after a run of length `n` is escaped
+/// when `n` is odd: when the run's start and the byte after it differ in parity. Adding a run's
+/// first bit to the mask carries through the run and lands on the byte after it.
+#[inline(always)]
+fn escaped_bytes(backslash: u64) -> u64 {
+    let starts = backslash & !(backslash << 1);
+    let after_even_runs = backslash.wrapping_add(starts & EVEN) & ODD;
+    let after_odd_runs = backslash.wrapping_add(starts & ODD) & EVEN;
+    (after_even_runs | after_odd_runs) & !backslash
+}
+
+/// The end of the string whose content starts at `at` in `s` (a line already checked to be
+/// UTF-8): the index after its closing quote. Validates escapes and rejects raw control bytes.
+#[inline(never)]
+pub(crate) fn content_end(s: &[u8], at: usize) -> Result<usize, Invalid> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        #[allow(unsafe_code)]
+        // SAFETY: `avx2::content_end` is unsafe to call only because it is compiled for AVX2,
+        // and the CPU has AVX2 (checked just above).
+        return unsafe { avx2::content_end(s, at) };
+    }
+    content_end_with(s, at, masks64)
+}
+
+/// [`content_end`] without AVX2, as on a CPU that lacks it (for tests).
+#[cfg(test)]
+pub(crate) fn content_end_baseline(s: &[u8], at: usize) -> Result<usize, Invalid> {
+    content_end_with(s, at, masks64)
+}
+
+/// [`content_end`] with the masks from `masks64`: the first quote or control byte that is not
+/// escaped ends the string; escaped quotes, backslashes, `n` and `t` are valid by the masks, and
+/// only the rare other escapes are looked at one by one (`\u` whole, with its surrogate pair).
+#[inline(always)]
+fn content_end_with(
+    s: &[u8],
+    mut at: usize,
+    masks64: impl Fn(&[u8; 64]) -> Masks<u64>,
+) -> Result<usize, Invalid> {
+    let mut quiet = 0;
+    let mut padded: [u8; 64];
+    loop {
+        let block = match s.get(at..).and_then(<[u8]>::first_chunk::<64>) {
+            Some(block) => block,
+            None => {
+                // The line's last bytes, padded with a byte that stops nothing.
+                let rest = s.get(at..).unwrap_or_default();
+                padded = [b'a'; 64];
+                padded[..rest.len()].copy_from_slice(rest);
+                &padded
+            }
+        };
+        let m = masks64(block);
+        let escaped = escaped_bytes(m.backslash);
+        let ends = m.quote & !escaped;
+        // The bits before the closing quote; all of them when the string goes on.
+        let inside = (ends & ends.wrapping_neg()).wrapping_sub(1);
+        if m.control & inside != 0 {
+            return Err(Invalid);
+        }
+        // The next block starts at an escape boundary: before a final backslash that escapes
+        // the next block's first byte, or later when a `\u` escape reaches into it.
+        let trailing = (!m.backslash).leading_zeros();
+        let mut next = at + 64 - (trailing & 1) as usize;
+        // Escaped quotes, `n` and `t` (nearly all escapes) are settled by the masks.
+        let mut escapes = escaped & inside & !(m.quote | m.letter);
+        while escapes != 0 {
+            let k = escapes.trailing_zeros() as usize;
+            escapes &= escapes - 1;
+            if SIMPLE_ESCAPE[block[k] as usize] {
+                continue;
+            }
+            if block[k] != b'u' {
+                return Err(Invalid);
+            }
+            let end = escape_end(s, at + k - 1)?;
+            if end - (at + k - 1) == 12 {
+                // A surrogate pair: its second half is checked with it.
+                escapes &= !1u64.checked_shl(k as u32 + 6).unwrap_or(0);
+            }
+            next = next.max(end);
+        }
+        if ends != 0 {
+            return Ok(at + ends.trailing_zeros() as usize + 1);
+        }
+        if at + 64 >= s.len() {
+            return Err(Invalid);
+        }
+        at = next;
+        quiet = if m.backslash == 0 && m.control == 0 {
+            quiet + 1
+        } else {
+            0
+        };
+        if quiet == LONG_RUN {
+            // A long plain run (base64, minified text): memchr's unrolled wide loop is faster.
+            let run = memchr::memchr2(b'"', b'\\', &s[at..]).ok_or(Invalid)?;
+            if has_control(&s[at..at + run]) {
+                return Err(Invalid);
+            }
+            at += run;
+        }
+    }
+}
+
+/// The masks of sixteen bytes.
+#[inline(always)]
+pub fn masks16(block: &[u8; 16]) -> Masks<u32> {
+    #[cfg(all(
+        any(target_arch = "x86_64", target_arch = "x86"),
+        target_feature = "sse2"
+    ))]
+    #[allow(unsafe_code)]
+    // SAFETY: `sse2::masks16` is unsafe to call only because it is compiled for SSE2, and this
+    // call is compiled only when the target enables SSE2 (the `cfg` above; every x86_64 target
+    // does), so the CPU running it has SSE2. It reads nothing but `block`.
+    return unsafe { sse2::masks16(block) };
+    #[cfg(not(all(
+        any(target_arch = "x86_64", target_arch = "x86"),
+        target_feature = "sse2"
+    )))]
+    return portable_masks16(block);
+}
+
+/// The masks of sixty-four bytes.
+#[inline(always)]
+pub fn masks64(block: &[u8; 64]) -> Masks<u64> {
+    let mut m = Masks::default();
+    for (k, chunk) in block.as_chunks::<16>().0.iter().enumerate() {
+        let part = masks16(chunk);
+        m.quote |= u64::from(part.quote) << (16 * k);
+        m.backslash |= u64::from(part.backslash) << (16 * k);
+        m.letter |= u64::from(part.letter) << (16 * k);
+        m.control |= u64::from(part.control) << (16 * k);
+    }
+    m
+}
+
+/// The same masks as [`masks16`], a byte at a time.
+pub fn portable_masks16(block: &[u8; 16]) -> Masks<u32> {
+    let mut m = Masks::default();
+    for (k, &b) in block.iter().enumerate() {
+        m.quote |= u32::from(b == b'"') << k;
+        m.backslash |= u32::from(b == b'\\') << k;
+        m.letter |= u32::from(b == b'n' || b == b't') << k;
+        m.control |= u32::from(b < 0x20) << k;
+    }
+    m
+}
+
+#[cfg(all(
+    any(target_arch = "x86_64", target_arch = "x86"),
+    target_feature = "sse2"
+))]
+mod sse2 {
+    #[cfg(target_arch = "x86")]
+    use std::arch::x86::*;
+    #[cfg(target_arch = "x86_64")]
+    use std::arch::x86_64::*;
+
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    pub fn masks16(b: &[u8; 16]) -> super::Masks<u32> {
+        // Built from the array's bytes (no pointer), which compiles to one unaligned load.
+        let v = _mm_set_epi8(
+            b[15] as i8,
+            b[14] as i8,
+            b[13] as i8,
+            b[12] as i8,
+            b[11] as i8,
+            b[10] as i8,
+            b[9] as i8,
+            b[8] as i8,
+            b[7] as i8,
+            b[6] as i8,
+            b[5] as i8,
+            b[4] as i8,
+            b[3] as i8,
+            b[2] as i8,
+            b[1] as i8,
+            b[0] as i8,
+        );
+        let mask = |eq| _mm_movemask_epi8(eq) as u32;
+        let eq = |byte: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(byte as i8));
+        super::Masks {
+            quote: mask(eq(b'"')),
+            backslash: mask(eq(b'\\')),
+            letter: mask(_mm_or_si128(eq(b'n'), eq(b't'))),
+            // Unsigned `v <= 0x1F`: SSE2 has no unsigned compare, but min(v, 0x1F) == v is one.
+            control: mask(_mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v)),
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::{Invalid, Masks};
+    use std::arch::x86_64::*;
+
+    #[target_feature(enable = "avx2")]
+    pub fn content_end(s: &[u8], at: usize) -> Result<usize, Invalid> {
+        super::content_end_with(s, at, |block| masks64(block))
+    }
+
+    /// The AVX2 masks, on a CPU that has AVX2; the baseline masks on one that does not (for
+    /// tests).
+    #[cfg(test)]
+    pub fn masks64_for_test(block: &[u8; 64]) -> Masks<u64> {
+        if is_x86_feature_detected!("avx2") {
+            #[allow(unsafe_code)]
+            // SAFETY: as in `super::content_end`: the CPU has AVX2, checked just above.
+            return unsafe { masks64(block) };
+        }
+        super::masks64(block)
+    }
+
+    /// [`super::masks64`], thirty-two bytes per compare.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn masks64(block: &[u8; 64]) -> Masks<u64> {
+        let mut m = Masks::default();
+        for (k, b) in block.as_chunks::<32>().0.iter().enumerate() {
+            // Built from the array's bytes (no pointer), which compiles to one unaligned load.
+            let half = |h: usize| {
+                let b = &b[16 * h..];
+                _mm_set_epi8(
+                    b[15] as i8,
+                    b[14] as i8,
+                    b[13] as i8,
+                    b[12] as i8,
+                    b[11] as i8,
+                    b[10] as i8,
+                    b[9] as i8,
+                    b[8] as i8,
+                    b[7] as i8,
+                    b[6] as i8,
+                    b[5] as i8,
+                    b[4] as i8,
+                    b[3] as i8,
+                    b[2] as i8,
+                    b[1] as i8,
+                    b[0] as i8,
+                )
+            };
+            let v = _mm256_set_m128i(half(1), half(0));
+            let mask = |eq| u64::from(_mm256_movemask_epi8(eq) as u32) << (32 * k);
+            let eq = |byte: u8| _mm256_cmpeq_epi8(v, _mm256_set1_epi8(byte as i8));
+            m.quote |= mask(eq(b'"'));
+            m.backslash |= mask(eq(b'\\'));
+            m.letter |= mask(_mm256_or_si256(eq(b'n'), eq(b't')));
+            // Unsigned `v <= 0x1F`, as in SSE2.
+            let low = _mm256_min_epu8(v, _mm256_set1_epi8(0x1F));
+            m.control |= mask(_mm256_cmpeq_epi8(low, v));
+        }
+        m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn reference(block: &[u8]) -> Masks<u64> {
+        let bits = |f: &dyn Fn(u8) -> bool| {
+            block
+                .iter()
+                .enumerate()
+                .fold(0, |m, (k, &b)| m | u64::from(f(b)) << k)
+        };
+        Masks {
+            quote: bits(&|b| b == b'"'),
+            backslash: bits(&|b| b == b'\\'),
+            letter: bits(&|b| b == b'n' || b == b't'),
+            control: bits(&|b| b < 0x20),
+        }
+    }
+
+    fn widen(m: Masks<u32>) -> Masks<u64> {
+        Masks {
+            quote: m.quote.into(),
+            backslash: m.backslash.into(),
+            letter: m.letter.into(),
+            control: m.control.into(),
+        }
+    }
+
+    #[test]
+    fn every_byte_value_in_every_lane() {
+        for lane in 0..64 {
+            for b in 0..=255u8 {
+                let mut block = [b'a'; 64];
+                block[lane] = b;
+                assert_eq!(masks64(&block), reference(&block), "{b:#x} @ {lane}");
+                #[cfg(target_arch = "x86_64")]
+                assert_eq!(
+                    avx2::masks64_for_test(&block),
+                    reference(&block),
+                    "{b:#x} @ {lane}"
+                );
+                if let Some(block) = block.first_chunk::<16>().filter(|_| lane < 16) {
+                    assert_eq!(widen(masks16(block)), reference(block));
+                    assert_eq!(widen(portable_masks16(block)), reference(block));
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn masks_of_mixed_blocks(block in any::<[u8; 16]>(), mix in any::<[u8; 16]>()) {
+            // Bias half the bytes towards the ones that matter.
+            let mut block = block;
+            for (b, m) in block.iter_mut().zip(mix) {
+                if m % 2 == 0 {
+                    let special = [b'"', b'\\', b'n', b't', 0x00, 0x1F, 0x20, 0x7F, 0x80, 0xFF];
+                    *b = special[(m / 2 % 10) as usize];
+                }
+            }
+            prop_assert_eq!(masks16(&block), portable_masks16(&block));
+            prop_assert_eq!(widen(masks16(&block)), reference(&block));
+        }
+    }
+}
