@@ -20,18 +20,21 @@ pub struct EmitStyle<'a> {
     pub head_ratio: f64,
 }
 
-/// Writes the planned line (no newline).
+/// An open container while emitting: (node, entries written, marker written).
+pub type Open = (usize, usize, bool);
+
+/// Writes the planned line (no newline). `open` is scratch space for the open containers.
 pub fn emit_plan(
     line: &[u8],
     sz: Sizes,
     state: &[State],
     kept: &[u32],
     style: &EmitStyle,
+    open: &mut Vec<Open>,
     out: &mut Vec<u8>,
 ) {
     let nodes = sz.nodes;
-    // Open containers: (node, entries written, marker written).
-    let mut open: Vec<(usize, usize, bool)> = Vec::new();
+    open.clear();
     // Writes the marker element of array `a`, which keeps `kept` of its elements.
     let array_marker = |a: usize, kept: usize, out: &mut Vec<u8>| {
         let typed = is_typed_array(nodes, line, a);

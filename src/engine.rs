@@ -97,6 +97,10 @@ pub struct LineEngine {
     /// Input bytes given up, by the name of the field they were in (`--stats`).
     saved_by_field: HashMap<Vec<u8>, u64>,
     stack: Vec<u8>,
+    /// Scratch stacks of open containers for indexing and emitting: kept, so a line allocates
+    /// nothing.
+    open: Vec<u32>,
+    emit_open: Vec<emit::Open>,
     nodes: Vec<Node>,
     /// What a streaming reduction left out of the line being processed, by node (see
     /// [`LineEngine::process_reduced`]); empty for lines read whole.
@@ -115,6 +119,8 @@ impl LineEngine {
             stamped: Vec::new(),
             saved_by_field: HashMap::new(),
             stack: Vec::new(),
+            open: Vec::new(),
+            emit_open: Vec::new(),
             nodes: Vec::new(),
             reduction: Vec::new(),
             elided: Vec::new(),
@@ -293,7 +299,13 @@ impl LineEngine {
     /// `--omit-images` on a line that fits: index it, and if it holds base64 payloads, write it
     /// with descriptors in their place (compactly); otherwise unchanged.
     fn omit_payloads(&mut self, line: &[u8], json: &[u8], out: &mut Vec<u8>) -> Outcome {
-        let mut index = IndexBuilder::new(&mut self.nodes, json, &self.config.fields, true);
+        let mut index = IndexBuilder::new(
+            &mut self.nodes,
+            &mut self.open,
+            json,
+            &self.config.fields,
+            true,
+        );
         if json.len() >= u32::MAX as usize || scan::scan(json, &mut index, &mut self.stack).is_err()
         {
             return self.non_json(line, out);
@@ -309,7 +321,13 @@ impl LineEngine {
     fn cut(&mut self, line: &[u8], json: &[u8], out: &mut Vec<u8>) -> Outcome {
         if json.len() < u32::MAX as usize {
             let payloads = self.config.value_aware;
-            let mut index = IndexBuilder::new(&mut self.nodes, json, &self.config.fields, payloads);
+            let mut index = IndexBuilder::new(
+                &mut self.nodes,
+                &mut self.open,
+                json,
+                &self.config.fields,
+                payloads,
+            );
             if scan::scan(json, &mut index, &mut self.stack).is_err() {
                 return self.non_json(line, out);
             }
@@ -343,9 +361,12 @@ impl LineEngine {
             elided: &self.elided,
         };
         if json.len() < u32::MAX as usize && self.planner.plan(sz, json, budget, &costs) {
-            let style = self.style();
+            let style = EmitStyle {
+                marker: &self.config.marker,
+                head_ratio: self.config.head_ratio,
+            };
             let (state, kept) = (&self.planner.state, &self.planner.kept);
-            emit::emit_plan(json, sz, state, kept, &style, out);
+            emit::emit_plan(json, sz, state, kept, &style, &mut self.emit_open, out);
             if out.len() - start <= budget {
                 if self.config.field_stats {
                     self.count_savings(json);

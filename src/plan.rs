@@ -180,6 +180,7 @@ pub struct Planner {
     children: Vec<u32>,
     candidates: Vec<u32>,
     members: Vec<usize>,
+    keep: Vec<bool>,
 }
 
 impl Planner {
@@ -314,7 +315,10 @@ impl Planner {
             }
         };
 
-        let mut keep = vec![false; n];
+        // Which children stay (scratch kept in `self`, so planning allocates nothing).
+        let mut keep = std::mem::take(&mut self.keep);
+        keep.clear();
+        keep.resize(n, false);
         let mut kept = 0;
         if is_object {
             let all: usize = self
@@ -368,6 +372,7 @@ impl Planner {
             for &c in &self.children {
                 self.state[c as usize] = State::Dropped;
             }
+            self.keep = keep;
             return;
         }
         for (k, &c) in self.children.iter().enumerate() {
@@ -409,6 +414,7 @@ impl Planner {
                 self.work.push((c as u32, b));
             }
         }
+        self.keep = keep;
     }
 
     /// Counts of elements kept from the front and the back of an array, taking them alternately

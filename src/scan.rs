@@ -446,7 +446,8 @@ pub struct IndexBuilder<'a> {
     fields: &'a FieldClasses,
     /// Whether to look for base64 payloads.
     payloads: bool,
-    open: Vec<u32>,
+    /// The open containers (a scratch stack the caller keeps, so a line allocates nothing).
+    open: &'a mut Vec<u32>,
     key: (u32, u32),
     /// Set when the line has more than [`MAX_NODES`] values: the index stops growing and the
     /// line is logged as an excerpt.
@@ -460,17 +461,19 @@ pub const MAX_NODES: usize = 1_500_000;
 impl<'a> IndexBuilder<'a> {
     pub fn new(
         nodes: &'a mut Vec<Node>,
+        open: &'a mut Vec<u32>,
         line: &'a [u8],
         fields: &'a FieldClasses,
         payloads: bool,
     ) -> Self {
         nodes.clear();
+        open.clear();
         IndexBuilder {
             nodes,
             line,
             fields,
             payloads,
-            open: Vec::new(),
+            open,
             key: (0, 0),
             overflow: false,
         }
