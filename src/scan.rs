@@ -351,7 +351,7 @@ fn hex4(s: &[u8], i: usize) -> Option<u32> {
 
 /// The escape whose backslash is at `j`; returns the index after it (after both halves of a
 /// surrogate pair).
-#[inline]
+#[inline(always)]
 pub(crate) fn escape_end(s: &[u8], j: usize) -> Result<usize, Invalid> {
     match s.get(j + 1) {
         Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => Ok(j + 2),
