@@ -201,28 +201,22 @@ mod sse2 {
     #[cfg(target_arch = "x86_64")]
     use std::arch::x86_64::*;
 
+    /// Sixteen bytes in a vector, built from the array (no pointer): one unaligned load.
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    #[rustfmt::skip]
+    pub fn load(b: &[u8; 16]) -> __m128i {
+        let v = b.map(|x| x as i8);
+        _mm_set_epi8(
+            v[15], v[14], v[13], v[12], v[11], v[10], v[9], v[8],
+            v[7], v[6], v[5], v[4], v[3], v[2], v[1], v[0],
+        )
+    }
+
     #[inline]
     #[target_feature(enable = "sse2")]
     pub fn masks16(b: &[u8; 16]) -> super::Masks<u32> {
-        // Built from the array's bytes (no pointer), which compiles to one unaligned load.
-        let v = _mm_set_epi8(
-            b[15] as i8,
-            b[14] as i8,
-            b[13] as i8,
-            b[12] as i8,
-            b[11] as i8,
-            b[10] as i8,
-            b[9] as i8,
-            b[8] as i8,
-            b[7] as i8,
-            b[6] as i8,
-            b[5] as i8,
-            b[4] as i8,
-            b[3] as i8,
-            b[2] as i8,
-            b[1] as i8,
-            b[0] as i8,
-        );
+        let v = load(b);
         let mask = |eq| _mm_movemask_epi8(eq) as u32;
         let eq = |byte: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(byte as i8));
         super::Masks {
@@ -262,30 +256,8 @@ mod avx2 {
     #[target_feature(enable = "avx2")]
     fn masks64(block: &[u8; 64]) -> Masks<u64> {
         let mut m = Masks::default();
-        for (k, b) in block.as_chunks::<32>().0.iter().enumerate() {
-            // Built from the array's bytes (no pointer), which compiles to one unaligned load.
-            let half = |h: usize| {
-                let b = &b[16 * h..];
-                _mm_set_epi8(
-                    b[15] as i8,
-                    b[14] as i8,
-                    b[13] as i8,
-                    b[12] as i8,
-                    b[11] as i8,
-                    b[10] as i8,
-                    b[9] as i8,
-                    b[8] as i8,
-                    b[7] as i8,
-                    b[6] as i8,
-                    b[5] as i8,
-                    b[4] as i8,
-                    b[3] as i8,
-                    b[2] as i8,
-                    b[1] as i8,
-                    b[0] as i8,
-                )
-            };
-            let v = _mm256_set_m128i(half(1), half(0));
+        for (k, halves) in block.as_chunks::<16>().0.chunks_exact(2).enumerate() {
+            let v = _mm256_set_m128i(super::sse2::load(&halves[1]), super::sse2::load(&halves[0]));
             let mask = |eq| u64::from(_mm256_movemask_epi8(eq) as u32) << (32 * k);
             let eq = |byte: u8| _mm256_cmpeq_epi8(v, _mm256_set1_epi8(byte as i8));
             m.quote |= mask(eq(b'"'));
