@@ -8,8 +8,8 @@
 //!
 //! The masks come from SSE2 (part of every x86_64 target), from AVX2 when the CPU has it
 //! (detected at run time), or from a portable loop elsewhere. This module holds the crate's only
-//! unsafe code: the two calls into functions compiled for those instruction sets, each after
-//! the check that makes it sound. Tests check the SIMD masks against a byte-at-a-time reference
+//! unsafe code: the two calls into functions compiled for those instruction sets (and a third in
+//! its tests), each after the check that makes it sound. Tests check the SIMD masks against a byte-at-a-time reference
 //! on every byte value in every lane; `scan`'s tests check the whole scan against a plain walk.
 
 use crate::scan::{Invalid, SIMPLE_ESCAPE, escape_end, has_control};
@@ -116,6 +116,7 @@ fn content_end_with(
             if block[k] != b'u' {
                 return Err(Invalid);
             }
+            // `k >= 1`: a block starts at an escape boundary, so its first byte is not escaped.
             let end = escape_end(s, at + k - 1)?;
             if end - (at + k - 1) == 12 {
                 // A surrogate pair: its second half is checked with it.
