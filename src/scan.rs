@@ -405,39 +405,26 @@ pub fn is_base64_payload(s: &[u8]) -> bool {
 
 /// True when every byte of `parts` is base64 and upper case, lower case and digits all occur.
 fn base64_classes<'a>(parts: impl Iterator<Item = &'a [u8]>) -> bool {
-    // Bit 1: upper case, 2: lower case, 4: digit, 8: `+` or `/`; 0: not base64. Checked a block
-    // at a time, so ordinary text is turned away within its first 64 bytes.
-    let mut seen = 0;
+    // Checked a block at a time with branch-free compares (they vectorize), so ordinary text is
+    // turned away within its first 64 bytes.
+    let (mut upper, mut lower, mut digit) = (false, false, false);
     for block in parts.flat_map(|p| p.chunks(64)) {
-        let (mut any, mut bad) = (0u8, false);
+        let mut bad = false;
         for &b in block {
-            let class = BASE64_CLASS[b as usize];
-            any |= class;
-            bad |= class == 0;
+            let u = b.wrapping_sub(b'A') < 26;
+            let l = b.wrapping_sub(b'a') < 26;
+            let d = b.wrapping_sub(b'0') < 10;
+            upper |= u;
+            lower |= l;
+            digit |= d;
+            bad |= !(u | l | d | (b == b'+') | (b == b'/'));
         }
         if bad {
             return false;
         }
-        seen |= any;
     }
-    seen & 7 == 7
+    upper && lower && digit
 }
-
-static BASE64_CLASS: [u8; 256] = {
-    let mut t = [0u8; 256];
-    let mut b = 0;
-    while b < 256 {
-        t[b] = match b as u8 {
-            b'A'..=b'Z' => 1,
-            b'a'..=b'z' => 2,
-            b'0'..=b'9' => 4,
-            b'+' | b'/' => 8,
-            _ => 0,
-        };
-        b += 1;
-    }
-    t
-};
 
 /// Builds the flat index of a line that must be cut.
 pub struct IndexBuilder<'a> {
