@@ -180,14 +180,24 @@ pub fn masks64(block: &[u8; 64]) -> Masks<u64> {
     m
 }
 
-/// The same masks as [`masks16`], a byte at a time.
+/// The same masks as [`masks16`] without SIMD instructions: eight bytes at a time in a `u64`
+/// (SWAR), for targets without SSE2.
 pub fn portable_masks16(block: &[u8; 16]) -> Masks<u32> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+    // The high bit of each byte that is zero (exact: no borrow crosses bytes).
+    let zero = |w: u64| !(((w & LOW7) + LOW7) | w | LOW7);
+    // The high bits gathered into one bit a byte: the high bit of byte `k` lands on bit `k`.
+    let gather = |high: u64| ((high >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u32;
     let mut m = Masks::default();
-    for (k, &b) in block.iter().enumerate() {
-        m.quote |= u32::from(b == b'"') << k;
-        m.backslash |= u32::from(b == b'\\') << k;
-        m.letter |= u32::from(b == b'n' || b == b't') << k;
-        m.control |= u32::from(b < 0x20) << k;
+    for (k, word) in block.as_chunks::<8>().0.iter().enumerate() {
+        let w = u64::from_le_bytes(*word);
+        let eq = |byte: u8| zero(w ^ (ONES * u64::from(byte)));
+        m.quote |= gather(eq(b'"')) << (8 * k);
+        m.backslash |= gather(eq(b'\\')) << (8 * k);
+        m.letter |= gather(eq(b'n') | eq(b't')) << (8 * k);
+        // Below 0x20: the top bit clear, and the low seven bits plus 0x60 still below 0x80.
+        m.control |= gather(!(((w & LOW7) + ONES * 0x60) | w) & !LOW7) << (8 * k);
     }
     m
 }
