@@ -278,10 +278,7 @@ impl LineEngine {
     }
 
     fn style(&self) -> EmitStyle<'_> {
-        EmitStyle {
-            marker: &self.config.marker,
-            head_ratio: self.config.head_ratio,
-        }
+        style(&self.config)
     }
 
     #[cold]
@@ -361,10 +358,8 @@ impl LineEngine {
             elided: &self.elided,
         };
         if json.len() < u32::MAX as usize && self.planner.plan(sz, json, budget, &costs) {
-            let style = EmitStyle {
-                marker: &self.config.marker,
-                head_ratio: self.config.head_ratio,
-            };
+            // The config alone, as the emitter's scratch in `self` is borrowed mutably.
+            let style = style(&self.config);
             let (state, kept) = (&self.planner.state, &self.planner.kept);
             emit::emit_plan(json, sz, state, kept, &style, &mut self.emit_open, out);
             if out.len() - start <= budget {
@@ -377,5 +372,13 @@ impl LineEngine {
         }
         emit::emit_record(UNPLANNED, json, budget, &self.style(), out);
         Outcome::Unplanned
+    }
+}
+
+/// How the emitter writes markers, from the config.
+fn style(config: &EngineConfig) -> EmitStyle<'_> {
+    EmitStyle {
+        marker: &config.marker,
+        head_ratio: config.head_ratio,
     }
 }

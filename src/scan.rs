@@ -182,7 +182,7 @@ fn scan_with<V: Visitor>(s: &[u8], v: &mut V, stack: &mut Vec<u8>) -> Result<(),
                 }
             }
             b'"' => {
-                let end = string_end(s, i)?;
+                let end = strings::string_end(s, i)?;
                 v.scalar(Kind::String, i, end);
                 i = end;
             }
@@ -228,7 +228,7 @@ fn member_key<V: Visitor>(s: &[u8], i: usize, v: &mut V) -> Result<usize, Invali
     if s.get(i) != Some(&b'"') {
         return Err(Invalid);
     }
-    let end = string_end(s, i)?;
+    let end = strings::string_end(s, i)?;
     v.key(i, end);
     let i = skip_ws(s, end);
     if s.get(i) != Some(&b':') {
@@ -294,33 +294,6 @@ pub(crate) static SIMPLE_ESCAPE: [bool; 256] = {
     }
     t
 };
-
-/// The sixteen bytes at `at`, padded past the end of `s` with a byte that stops nothing.
-#[inline(always)]
-fn block16(s: &[u8], at: usize) -> [u8; 16] {
-    let rest = s.get(at..).unwrap_or_default();
-    match rest.first_chunk::<16>() {
-        Some(block) => *block,
-        None => {
-            let mut block = [b'a'; 16];
-            block[..rest.len()].copy_from_slice(rest);
-            block
-        }
-    }
-}
-
-/// The string starting with the quote at `i` (in a line already checked to be UTF-8); returns
-/// the index after its closing quote. Validates escapes and rejects raw control characters.
-#[inline]
-fn string_end(s: &[u8], i: usize) -> Result<usize, Invalid> {
-    // Most strings are short and plain (keys, types, ids): one look at sixteen bytes ends them.
-    let stops = strings::masks16(&block16(s, i + 1)).stops();
-    let j = i + 1 + stops.trailing_zeros() as usize;
-    if stops != 0 && s[j] == b'"' {
-        return Ok(j + 1);
-    }
-    strings::content_end(s, i + 1)
-}
 
 /// The value of each hex digit; 0xFF for every other byte.
 static HEX: [u8; 256] = {
@@ -587,7 +560,7 @@ mod tests {
     fn check_string_end(s: &[u8], i: usize) -> Result<(), TestCaseError> {
         let want = reference_string_end(s, i).ok();
         let text = String::from_utf8_lossy(s);
-        prop_assert_eq!(string_end(s, i).ok(), want, "{:?}", text);
+        prop_assert_eq!(strings::string_end(s, i).ok(), want, "{:?}", text);
         // What a CPU without AVX2 runs.
         let baseline = strings::content_end_baseline(s, i + 1).ok();
         prop_assert_eq!(baseline, want, "{:?}", text);

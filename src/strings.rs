@@ -51,10 +51,37 @@ fn escaped_bytes(backslash: u64) -> u64 {
     (after_even_runs | after_odd_runs) & !backslash
 }
 
-/// The end of the string whose content starts at `at` in `s` (a line already checked to be
-/// UTF-8): the index after its closing quote. Validates escapes and rejects raw control bytes.
+/// The `N` bytes at `at`, or, near the end of `s`, the last of them copied to `pad` and padded
+/// with a byte that stops nothing.
+#[inline(always)]
+fn block_at<'a, const N: usize>(s: &'a [u8], at: usize, pad: &'a mut [u8; N]) -> &'a [u8; N] {
+    let rest = s.get(at..).unwrap_or_default();
+    match rest.first_chunk::<N>() {
+        Some(block) => block,
+        None => {
+            *pad = [b'a'; N];
+            pad[..rest.len()].copy_from_slice(rest);
+            pad
+        }
+    }
+}
+
+/// The string starting with the quote at `i` in `s` (a line already checked to be UTF-8): the
+/// index after its closing quote. Validates escapes and rejects raw control bytes.
+#[inline]
+pub(crate) fn string_end(s: &[u8], i: usize) -> Result<usize, Invalid> {
+    // Most strings are short and plain (keys, types, ids): one look at sixteen bytes ends them.
+    let stops = masks16(block_at(s, i + 1, &mut [0; 16])).stops();
+    let j = i + 1 + stops.trailing_zeros() as usize;
+    if stops != 0 && s[j] == b'"' {
+        return Ok(j + 1);
+    }
+    content_end(s, i + 1)
+}
+
+/// The end of the string whose content starts at `at`: sixty-four bytes at a time.
 #[inline(never)]
-pub(crate) fn content_end(s: &[u8], at: usize) -> Result<usize, Invalid> {
+fn content_end(s: &[u8], at: usize) -> Result<usize, Invalid> {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         #[allow(unsafe_code)]
@@ -81,18 +108,9 @@ fn content_end_with(
     masks64: impl Fn(&[u8; 64]) -> Masks<u64>,
 ) -> Result<usize, Invalid> {
     let mut quiet = 0;
-    let mut padded: [u8; 64];
+    let mut pad = [0; 64];
     loop {
-        let block = match s.get(at..).and_then(<[u8]>::first_chunk::<64>) {
-            Some(block) => block,
-            None => {
-                // The line's last bytes, padded with a byte that stops nothing.
-                let rest = s.get(at..).unwrap_or_default();
-                padded = [b'a'; 64];
-                padded[..rest.len()].copy_from_slice(rest);
-                &padded
-            }
-        };
+        let block = block_at(s, at, &mut pad);
         let m = masks64(block);
         let escaped = escaped_bytes(m.backslash);
         let ends = m.quote & !escaped;
