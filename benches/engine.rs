@@ -14,20 +14,8 @@ const BUDGET: usize = 5120;
 
 /// Lines of `kind` until `bytes` are reached; `fit` keeps only lines within the budget.
 fn lines(kind: &str, bytes: usize, seed: u64) -> Vec<Vec<u8>> {
-    let mut g = StreamGen::new(seed);
-    let mut out = Vec::new();
-    let mut total = 0;
-    while total < bytes {
-        let mut line = Vec::new();
-        g.line_of(kind, &mut line);
-        line.pop();
-        if kind == "fit" && line.len() > BUDGET {
-            continue;
-        }
-        total += line.len();
-        out.push(line);
-    }
-    out
+    let max_len = if kind == "fit" { BUDGET } else { usize::MAX };
+    StreamGen::new(seed).lines_of(kind, bytes, max_len)
 }
 
 fn tiny_lines(n: usize) -> Vec<Vec<u8>> {

@@ -181,6 +181,23 @@ impl StreamGen {
         }
     }
 
+    /// Lines of `kind` (without their newlines) until `bytes` are reached, for benches and
+    /// profiling; lines longer than `max_len` are skipped (`fit` lines within a budget).
+    pub fn lines_of(&mut self, kind: &str, bytes: usize, max_len: usize) -> Vec<Vec<u8>> {
+        let mut lines = Vec::new();
+        let mut total = 0;
+        while total < bytes {
+            let mut line = Vec::new();
+            self.line_of(kind, &mut line);
+            line.pop();
+            if line.len() <= max_len {
+                total += line.len();
+                lines.push(line);
+            }
+        }
+        lines
+    }
+
     fn tail(&mut self, out: &mut Vec<u8>) {
         out.extend_from_slice(b",\"session_id\":\"");
         out.extend_from_slice(&self.session);

@@ -1,0 +1,53 @@
+//! The line engine alone over generated lines of one kind, for profilers: `perf record`, or
+//! callgrind, whose instruction counts stay steady on a noisy machine where wall time does not.
+//!
+//! ```sh
+//! cargo build --release --examples
+//! valgrind --tool=callgrind --toggle-collect='smart_tee::engine::LineEngine::process' \
+//!     target/release/examples/engine_loop write 1
+//! target/release/examples/engine_loop read 15   # best and median MiB/s of 15 rounds
+//! ```
+//!
+//! Kinds: `fit` (lines within the default budget), `read`, `bash`, `write`, `image`, `blocks`;
+//! 8 MB of lines each; for `read`, `bash` and `write` the same lines as `cargo bench --bench
+//! engine` (for `fit`, the bench takes the first 4 MB of these).
+
+use smart_tee::synth::StreamGen;
+use smart_tee::{EngineConfig, LineEngine};
+use std::time::Instant;
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let kind = args.next().unwrap_or_else(|| "read".to_string());
+    let rounds: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(15);
+    let config = EngineConfig::default();
+    let max_len = if kind == "fit" {
+        config.max_line_bytes
+    } else {
+        usize::MAX
+    };
+    let seed = match kind.as_str() {
+        "fit" => 1,
+        "read" => 2,
+        "bash" => 3,
+        "write" => 4,
+        _ => 5,
+    };
+    let input = StreamGen::new(seed).lines_of(&kind, 8 << 20, max_len);
+    let bytes: usize = input.iter().map(Vec::len).sum();
+    let mut engine = LineEngine::new(config);
+    let mut out = Vec::with_capacity(1 << 20);
+    let mut rates = Vec::new();
+    for _ in 0..rounds {
+        let start = Instant::now();
+        for line in &input {
+            out.clear();
+            engine.process(line, &mut out);
+        }
+        rates.push(bytes as f64 / start.elapsed().as_secs_f64() / f64::from(1 << 20));
+    }
+    rates.sort_by(f64::total_cmp);
+    if let (Some(best), Some(median)) = (rates.last(), rates.get(rates.len() / 2)) {
+        println!("{kind}: {bytes} bytes, best {best:.0} MiB/s, median {median:.0} MiB/s");
+    }
+}
