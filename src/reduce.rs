@@ -22,6 +22,7 @@ use std::collections::VecDeque;
 
 use crate::plan::Elided;
 use crate::scan::{self, Kind, Visitor};
+use crate::strings;
 
 const BOM: &[u8] = "\u{FEFF}".as_bytes();
 
@@ -495,7 +496,7 @@ impl Reducer {
         while i < s.len() {
             let rest = &s[i..];
             let j = memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
-            if rest[..j].iter().fold(false, |acc, &b| acc | (b < 0x20)) {
+            if strings::has_control(&rest[..j]) {
                 self.fail(Failure::Invalid);
                 return i;
             }
@@ -748,14 +749,10 @@ impl Str {
 /// Length of the escape at the start of `s` (a surrogate pair counts as one): `Err(true)` if
 /// it is not a valid escape, `Err(false)` if `s` ends inside it.
 fn escape_len(s: &[u8]) -> Result<usize, bool> {
-    fn hex4(h: Option<&[u8]>) -> Result<u16, bool> {
-        let h = h.ok_or(false)?;
-        h.iter().try_fold(0u16, |v, &b| {
-            Ok(v << 4 | (b as char).to_digit(16).ok_or(true)? as u16)
-        })
-    }
-    match s.get(1).ok_or(false)? {
-        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Ok(2),
+    // Four hex digits: not there yet (`false`), or not hex digits (`true`).
+    let hex4 = |h: Option<&[u8]>| scan::hex4(h.ok_or(false)?, 0).ok_or(true);
+    match *s.get(1).ok_or(false)? {
+        c if scan::SIMPLE_ESCAPE[c as usize] => Ok(2),
         b'u' => match hex4(s.get(2..6))? {
             0xDC00..=0xDFFF => Err(true),
             0xD800..=0xDBFF => {

@@ -146,12 +146,6 @@ pub fn scan<V: Visitor>(s: &[u8], v: &mut V, stack: &mut Vec<u8>) -> Result<(), 
     scan_with(s, v, stack)
 }
 
-/// True when `s` holds a byte below 0x20. Branch-free, so it vectorizes.
-pub(crate) fn has_control(s: &[u8]) -> bool {
-    s.chunks(4096)
-        .any(|c| c.iter().fold(false, |acc, &b| acc | (b < 0x20)))
-}
-
 fn scan_with<V: Visitor>(s: &[u8], v: &mut V, stack: &mut Vec<u8>) -> Result<(), Invalid> {
     stack.clear();
     let mut i = skip_ws(s, 0);
@@ -314,7 +308,7 @@ static HEX: [u8; 256] = {
 
 /// The four hex digits at `i` as a number; `None` when one is not a hex digit.
 #[inline]
-fn hex4(s: &[u8], i: usize) -> Option<u32> {
+pub(crate) fn hex4(s: &[u8], i: usize) -> Option<u32> {
     let digits = s.get(i..)?.first_chunk::<4>()?.map(|b| HEX[b as usize]);
     if digits.iter().any(|&d| d > 0xF) {
         return None;
@@ -327,7 +321,7 @@ fn hex4(s: &[u8], i: usize) -> Option<u32> {
 #[inline(always)]
 pub(crate) fn escape_end(s: &[u8], j: usize) -> Result<usize, Invalid> {
     match s.get(j + 1) {
-        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => Ok(j + 2),
+        Some(&c) if SIMPLE_ESCAPE[c as usize] => Ok(j + 2),
         Some(b'u') => {
             let cp = hex4(s, j + 2).ok_or(Invalid)?;
             match cp {

@@ -9,10 +9,11 @@
 //! The masks come from SSE2 (part of every x86_64 target), from AVX2 when the CPU has it
 //! (detected at run time), or from a portable loop elsewhere. This module holds the crate's only
 //! unsafe code: the two calls into functions compiled for those instruction sets (and a third in
-//! its tests), each after the check that makes it sound. Tests check the SIMD masks against a byte-at-a-time reference
-//! on every byte value in every lane; `scan`'s tests check the whole scan against a plain walk.
+//! its tests), each after the check that makes it sound. Tests check the SIMD masks against a
+//! byte-at-a-time reference on every byte value in every lane; `scan`'s tests check the whole
+//! scan against a plain walk.
 
-use crate::scan::{Invalid, SIMPLE_ESCAPE, escape_end, has_control};
+use crate::scan::{Invalid, SIMPLE_ESCAPE, escape_end};
 
 /// Which bytes of a block are `"`, `\`, `n` or `t` (the usual escape letters: an escaped byte
 /// that is one of these four needs no further check), and below 0x20: bit `k` for byte `k`.
@@ -30,6 +31,13 @@ impl Masks<u32> {
     pub fn stops(self) -> u32 {
         self.quote | self.backslash | self.control
     }
+}
+
+/// True when `s` holds a byte below 0x20 (raw in string content, which is invalid). Branch-free,
+/// so it vectorizes.
+pub(crate) fn has_control(s: &[u8]) -> bool {
+    s.chunks(4096)
+        .any(|c| c.iter().fold(false, |acc, &b| acc | (b < 0x20)))
 }
 
 /// Blocks in a row with nothing to stop at, after which the rest of a run is handed to memchr.
