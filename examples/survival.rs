@@ -2,7 +2,7 @@
 //! assistant's text and of the error results survived, agent-aware against --plain.
 //!
 //! ```sh
-//! cargo run --release --example survival -- ../shared/corpus/real 5120
+//! cargo run --release --example survival -- tests/data/real 5120
 //! ```
 
 use serde_json::Value;
@@ -51,7 +51,7 @@ fn main() {
     let dir = args
         .first()
         .cloned()
-        .unwrap_or_else(|| "../shared/corpus/real".into());
+        .unwrap_or_else(|| "tests/data/real".into());
     let budget: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(5120);
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("reading {dir}: {e}"))

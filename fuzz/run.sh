@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 secs="${1:-60}"; shift || true
 targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(engine_line validity stream reduce)
-corpus_src="${SMART_TEE_CORPUS:-../../shared/corpus/real}"
+corpus_src="${SMART_TEE_CORPUS:-../tests/data/real}"
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz
 for t in "${targets[@]}"; do
   mkdir -p "corpus/$t"

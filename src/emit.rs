@@ -364,19 +364,42 @@ fn write_head_marker_tail(
     } else {
         0
     };
-    // Find where a tail of at most `tail_want` escaped bytes starts.
-    let mut start = tail.len().saturating_sub(tail_want).max(floor);
-    loop {
-        start = char_start_at_or_after(tail, start);
-        let len = escaped_text_len(&tail[start..], tail_want + 1);
-        if len <= tail_want {
-            break;
-        }
-        start += len - tail_want;
-    }
+    let start = tail_start(tail, floor, tail_want);
     let kept = kept_head + (tail.len() - start);
     style.marker.render(original, kept, out);
     escape_lossy(&tail[start..], usize::MAX, out);
+}
+
+/// Where the longest tail of `tail` that escapes to at most `want` bytes starts, at or after
+/// `floor`, on a character boundary. Linear in `want`: every raw byte escapes to at least one
+/// byte, so the tail lies within the last `want` raw bytes; one pass measures that window and a
+/// second walks it to the first character at which what follows fits (stray continuation
+/// bytes are skipped, so a tail never opens with a replacement character it need not have).
+fn tail_start(tail: &[u8], floor: usize, want: usize) -> usize {
+    let from = char_start_at_or_after(tail, tail.len().saturating_sub(want).max(floor));
+    let window = &tail[from..];
+    let total = escaped_text_len(window, usize::MAX);
+    let Some(mut excess) = total.checked_sub(want).filter(|&e| e > 0) else {
+        return from;
+    };
+    let mut at = from;
+    for chunk in window.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            excess = excess.saturating_sub(escaped_len(c));
+            at += c.len_utf8();
+            if excess == 0 {
+                return char_start_at_or_after(tail, at);
+            }
+        }
+        if !chunk.invalid().is_empty() {
+            excess = excess.saturating_sub(3);
+            at += chunk.invalid().len();
+            if excess == 0 {
+                return char_start_at_or_after(tail, at);
+            }
+        }
+    }
+    tail.len()
 }
 
 fn char_start_at_or_after(raw: &[u8], mut p: usize) -> usize {
@@ -473,5 +496,50 @@ mod tests {
             out,
             "{\"type\":\"non_json\",\"text\":\"a\\\"b\u{FFFD}\\u0000\"}".as_bytes()
         );
+    }
+
+    /// The longest fitting tail by brute force: the first start at or after `floor` that is not
+    /// a UTF-8 continuation byte and whose escaped suffix fits.
+    fn tail_start_naive(tail: &[u8], floor: usize, want: usize) -> usize {
+        (floor..tail.len())
+            .filter(|&p| tail[p] & 0xC0 != 0x80)
+            .find(|&p| escaped_text_len(&tail[p..], usize::MAX) <= want)
+            .unwrap_or(tail.len())
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn tail_start_finds_the_longest_fitting_tail(
+            bytes in proptest::collection::vec(proptest::prop_oneof![
+                proptest::prelude::Just(b'a'), proptest::prelude::Just(0x01u8),
+                proptest::prelude::Just(b'"'), proptest::prelude::Just(0xC3u8),
+                proptest::prelude::Just(0xA9u8), proptest::prelude::Just(0xFFu8),
+                proptest::prelude::Just(0xE2u8), proptest::prelude::Just(0x82u8),
+            ], 0..64),
+            floor in 0usize..64,
+            want in 0usize..80,
+        ) {
+            let floor = floor.min(bytes.len());
+            let got = tail_start(&bytes, floor, want);
+            let naive = tail_start_naive(&bytes, floor, want);
+            // The tail fits, and it is as long as the byte-by-byte search finds.
+            proptest::prop_assert!(escaped_text_len(&bytes[got..], usize::MAX) <= want);
+            proptest::prop_assert!(got <= naive, "got {}, naive {}", got, naive);
+        }
+    }
+
+    #[test]
+    fn excerpt_of_control_bytes_is_linear_in_the_budget() {
+        // 1.6 MB of \x01 (six escaped bytes each) at a 400,000-byte budget took 12.9 s when the
+        // tail start moved a byte per scan; linear, it is a few milliseconds of work. The check
+        // is on the result, not the time: the tail is as long as the room allows.
+        let style = EmitStyle {
+            marker: &MarkerTemplate::default(),
+            head_ratio: 0.5,
+        };
+        let raw = vec![1u8; 1_600_000];
+        let mut out = Vec::new();
+        emit_record(NON_JSON, &raw, 400_000, &style, &mut out);
+        assert!(out.len() <= 400_000 && out.len() > 399_000 - 12, "{}", out.len());
     }
 }

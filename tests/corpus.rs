@@ -1,4 +1,4 @@
-//! The real corpus (`../shared/corpus/real`, or `SMART_TEE_CORPUS`): every file at budgets 1024,
+//! The real corpus (`tests/data/real`, plus `SMART_TEE_CORPUS`): every file at budgets 1024,
 //! 5120 and 20000 honours the contract, keeps every line's structure, and keeps the fields a
 //! reader needs to follow the session.
 

@@ -238,33 +238,38 @@ pub fn lines(log: &[u8]) -> Vec<&[u8]> {
     log[..log.len() - 1].split(|&b| b == b'\n').collect()
 }
 
-/// The path of the real corpus: `SMART_TEE_CORPUS`, else `../shared/corpus/real` beside the
-/// repository. Panics (never skips) when it is missing.
+/// The real corpus shipped with the tests: `tests/data/real` (MIT-licensed Claude Code streams and
+/// transcripts; sources and licences beside them).
 pub fn corpus_dir() -> std::path::PathBuf {
-    let dir = std::env::var_os("SMART_TEE_CORPUS")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| {
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/real")
-        });
-    assert!(
-        dir.is_dir(),
-        "the real corpus is missing at {} (set SMART_TEE_CORPUS to its path)",
-        dir.display()
-    );
-    dir
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/real")
 }
 
+/// The corpus files: the six shipped in `tests/data/real` (their absence fails the test), plus
+/// any `.jsonl` files in the directory `SMART_TEE_CORPUS` names, when it is set.
 pub fn corpus_files() -> Vec<std::path::PathBuf> {
-    let mut files: Vec<_> = std::fs::read_dir(corpus_dir())
-        .expect("read corpus dir")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .collect();
-    files.sort();
+    let jsonl = |dir: &std::path::Path| -> Vec<std::path::PathBuf> {
+        let mut files: Vec<_> = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("reading corpus dir {}: {e}", dir.display()))
+            .map(|e| e.expect("entry").path())
+            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+            .collect();
+        files.sort();
+        files
+    };
+    let mut files = jsonl(&corpus_dir());
     assert!(
         files.len() >= 6,
-        "expected at least 6 corpus files, found {}",
+        "expected the 6 corpus files in {}, found {}",
+        corpus_dir().display(),
         files.len()
     );
+    if let Some(extra) = std::env::var_os("SMART_TEE_CORPUS") {
+        let extra = std::path::PathBuf::from(extra);
+        for f in jsonl(&extra) {
+            if !files.iter().any(|g| g.file_name() == f.file_name()) {
+                files.push(f);
+            }
+        }
+    }
     files
 }
