@@ -540,6 +540,10 @@ mod tests {
         let raw = vec![1u8; 1_600_000];
         let mut out = Vec::new();
         emit_record(NON_JSON, &raw, 400_000, &style, &mut out);
-        assert!(out.len() <= 400_000 && out.len() > 399_000 - 12, "{}", out.len());
+        assert!(
+            out.len() <= 400_000 && out.len() > 399_000 - 12,
+            "{}",
+            out.len()
+        );
     }
 }

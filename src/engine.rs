@@ -11,9 +11,9 @@ use std::panic::{self, AssertUnwindSafe};
 use crate::emit::{self, EmitStyle, NON_JSON, UNPLANNED};
 use crate::fields::FieldClasses;
 use crate::marker::MarkerTemplate;
-use crate::plan::{Costs, DESCRIPTOR, Elided, Planner, Sizes, State, WHOLE};
+use crate::plan::{Costs, DESCRIPTOR, Elided, MAX_LOG_DEPTH, Planner, Sizes, State, WHOLE};
 use crate::redact::Redactor;
-use crate::reduce::Reduced;
+use crate::reduce::{Reduced, Reducer};
 use crate::scan::{self, IndexBuilder, Kind, Node};
 
 /// The smallest budget any configuration may have: a marker record must always fit.
@@ -61,7 +61,18 @@ impl Default for EngineConfig {
     }
 }
 
+/// The largest budget under which long lines are reduced while read (and lines of too many
+/// values reduced before planning): a reduction keeps about twice the budget from each long
+/// string.
+pub const MAX_STREAM_BUDGET: usize = 1 << 20;
+
 impl EngineConfig {
+    /// Whether lines too big to plan whole are reduced first (`reduce.rs`): with a budget, up
+    /// to [`MAX_STREAM_BUDGET`].
+    pub fn reduces(&self) -> bool {
+        self.max_line_bytes != 0 && self.max_line_bytes <= MAX_STREAM_BUDGET
+    }
+
     /// The smallest budget this configuration accepts: a record holding only a marker must fit,
     /// whatever the numbers in the marker.
     pub fn min_budget(&self) -> usize {
@@ -205,16 +216,24 @@ impl LineEngine {
     fn process_line(&mut self, line: &[u8], out: &mut Vec<u8>) -> Outcome {
         let budget = self.config.max_line_bytes;
         let start = out.len();
+        // The JSON text: without a BOM and without the whitespace around it, which is not part
+        // of the value (so a line is measured, and logged, the same way whichever path it takes).
         let json = line.strip_prefix(BOM).unwrap_or(line);
+        let json = json.trim_ascii();
         // A reduced line is always cut: what it left out must be marked.
         let fits = (budget == 0 || json.len() <= budget) && self.reduction.is_empty();
         let outcome = if fits && self.config.omit_images && self.config.value_aware {
             self.omit_payloads(line, json, out)
-        } else if fits && scan::is_valid(json, &mut self.stack) {
-            out.extend_from_slice(json);
-            Outcome::Verbatim
         } else if fits {
-            self.non_json(line, out)
+            match scan::valid_depth(json, &mut self.stack) {
+                Ok(depth) if depth <= MAX_LOG_DEPTH => {
+                    out.extend_from_slice(json);
+                    Outcome::Verbatim
+                }
+                // Too deep for common readers: planned, so the deepest containers become markers.
+                Ok(_) => self.cut(line, json, out),
+                Err(_) => self.non_json(line, out),
+            }
         } else {
             // One pass validates and indexes: most of a stream's bytes are in lines like this.
             // A bug in planning must cost one line its detail, never the stream: a panic here
@@ -307,11 +326,12 @@ impl LineEngine {
         {
             return self.non_json(line, out);
         }
-        if index.overflow || !self.nodes.iter().any(|n| n.payload) {
+        if index.overflow || (index.depth <= MAX_LOG_DEPTH && !self.nodes.iter().any(|n| n.payload))
+        {
             out.extend_from_slice(json);
             return Outcome::Verbatim;
         }
-        self.cut_indexed(json, json.len(), out)
+        self.cut_indexed(json, self.room(json), out)
     }
 
     /// A line over the budget: index it (which validates it), plan, emit.
@@ -329,13 +349,40 @@ impl LineEngine {
                 return self.non_json(line, out);
             }
             if index.overflow {
-                // Too many values to plan within the memory cap: an excerpt of the text.
-                let budget = self.config.max_line_bytes;
-                emit::emit_record(UNPLANNED, json, budget, &self.style(), out);
-                return Outcome::Unplanned;
+                // Too many values to plan within the memory cap: reduced first, as a line past
+                // the memory cap is, or else an excerpt of the text.
+                return self.cut_reduced(json, out);
             }
         }
-        self.cut_indexed(json, self.config.max_line_bytes, out)
+        self.cut_indexed(json, self.room(json), out)
+    }
+
+    /// The bytes a planned line may take: the budget, or with none (`-b 0`) room for a line
+    /// that is planned only to cap its depth.
+    fn room(&self, json: &[u8]) -> usize {
+        match self.config.max_line_bytes {
+            0 => json.len().saturating_mul(2).max(1 << 16),
+            budget => budget,
+        }
+    }
+
+    /// A line of more values than the index holds: reduced (arrays keep their ends, objects
+    /// their first members, each counting what it left out), then planned.
+    #[cold]
+    fn cut_reduced(&mut self, json: &[u8], out: &mut Vec<u8>) -> Outcome {
+        let budget = self.config.max_line_bytes;
+        if self.config.reduces() && self.reduction.is_empty() {
+            let mut reducer = Reducer::for_budget(budget);
+            reducer.feed(json);
+            if let Ok(Some(reduced)) = reducer.finish() {
+                self.reduction = reduced.elided;
+                let outcome = self.cut(&reduced.doc, reduced.doc.trim_ascii(), out);
+                self.reduction.clear();
+                return outcome;
+            }
+        }
+        emit::emit_record(UNPLANNED, json, budget, &self.style(), out);
+        Outcome::Unplanned
     }
 
     /// Plans and emits an indexed line into `budget` bytes.

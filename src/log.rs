@@ -24,9 +24,7 @@ pub const LINE_CAP: usize = 64 << 20;
 /// (`reduce.rs`): it keeps its structure in bounded memory, however long it grows.
 pub const STREAM_CAP: usize = 8 << 20;
 
-/// The largest budget under which long lines are reduced while read: a reduction keeps about
-/// twice the budget from each long string.
-pub const MAX_STREAM_BUDGET: usize = 1 << 20;
+pub use crate::engine::MAX_STREAM_BUDGET;
 
 /// A line past the memory cap, read piece by piece: reduced as it comes, with an excerpt of
 /// its raw bytes kept beside in case the reduction fails.
@@ -207,8 +205,7 @@ impl LogWriter {
 
     /// Whether long lines are reduced while read.
     fn reduces(&self) -> bool {
-        let budget = self.engine.config().max_line_bytes;
-        budget != 0 && budget <= MAX_STREAM_BUDGET
+        self.engine.config().reduces()
     }
 
     /// The longest line held whole.

@@ -40,6 +40,11 @@ pub enum State {
     Dropped,
 }
 
+/// The deepest nesting of containers a log line has: a container nested deeper becomes a
+/// marker string, so that readers with default depth limits (serde_json 128, jq 256, Python's
+/// recursion limit near 1000) read every log line.
+pub const MAX_LOG_DEPTH: usize = 64;
+
 /// Strings this short are never cut: an id or a path is worth more whole than its marker.
 pub const MIN_CUT_LEN: usize = 64;
 
@@ -181,6 +186,7 @@ pub struct Planner {
     candidates: Vec<u32>,
     members: Vec<usize>,
     keep: Vec<bool>,
+    depth: Vec<u32>,
 }
 
 impl Planner {
@@ -196,9 +202,25 @@ impl Planner {
             Kind::Object | Kind::Array => nd.children,
             _ => WHOLE,
         }));
+        self.cap_depth(nodes);
         self.measure(sz, line, budget, costs);
         self.plan_structure(sz, line, budget, costs);
         self.plan_strings(sz, line, budget, costs)
+    }
+
+    /// Collapses every container nested deeper than [`MAX_LOG_DEPTH`] (the outermost of each
+    /// too-deep run; what is inside goes with it). Nodes come in document order, parents first.
+    fn cap_depth(&mut self, nodes: &[Node]) {
+        self.depth.clear();
+        for (i, nd) in nodes.iter().enumerate() {
+            let p = nd.parent as usize;
+            let outer = if p == i { 0 } else { self.depth[p] };
+            let own = outer + u32::from(matches!(nd.kind, Kind::Object | Kind::Array));
+            self.depth.push(own);
+            if own as usize == MAX_LOG_DEPTH + 1 && outer as usize == MAX_LOG_DEPTH {
+                self.state[i] = State::Collapsed;
+            }
+        }
     }
 
     /// Bottom-up costs: children come after their parent, so a reverse sweep sees every child
@@ -213,6 +235,11 @@ impl Planner {
         let share = (budget / 8).max(64);
         for i in (0..n).rev() {
             let nd = &nodes[i];
+            if self.state[i] == State::Collapsed {
+                let cost = costs.collapsed(sz.text_len(i));
+                (self.full[i], self.floor[i], self.pref[i]) = (cost, cost, cost);
+                continue;
+            }
             match nd.kind {
                 Kind::String if nd.payload => {
                     let cost = descriptor_cost(sz, line, i);
@@ -271,7 +298,7 @@ impl Planner {
         self.work.push((0, budget));
         while let Some((i, b)) = self.work.pop() {
             let i = i as usize;
-            if self.pref[i] <= b {
+            if self.pref[i] <= b || self.state[i] == State::Collapsed {
                 continue;
             }
             match nodes[i].kind {

@@ -138,22 +138,34 @@ pub fn is_valid(s: &[u8], stack: &mut Vec<u8>) -> bool {
     scan(s, &mut Validate, stack).is_ok()
 }
 
+/// The nesting depth of `s` (`1` is `[1]`, `0` a scalar) if it is one strict JSON text in valid
+/// UTF-8.
+pub fn valid_depth(s: &[u8], stack: &mut Vec<u8>) -> Result<usize, Invalid> {
+    if simdutf8::basic::from_utf8(s).is_err() {
+        return Err(Invalid);
+    }
+    scan_with(s, &mut Validate, stack)
+}
+
 /// Scans `s` as one JSON text in valid UTF-8, reporting its structure to `v`.
 pub fn scan<V: Visitor>(s: &[u8], v: &mut V, stack: &mut Vec<u8>) -> Result<(), Invalid> {
     if simdutf8::basic::from_utf8(s).is_err() {
         return Err(Invalid);
     }
-    scan_with(s, v, stack)
+    scan_with(s, v, stack).map(|_| ())
 }
 
-fn scan_with<V: Visitor>(s: &[u8], v: &mut V, stack: &mut Vec<u8>) -> Result<(), Invalid> {
+/// Scans `s`; returns its nesting depth.
+fn scan_with<V: Visitor>(s: &[u8], v: &mut V, stack: &mut Vec<u8>) -> Result<usize, Invalid> {
     stack.clear();
+    let mut depth = 0;
     let mut i = skip_ws(s, 0);
     'value: loop {
         // A value starts at `i`.
         match *s.get(i).ok_or(Invalid)? {
             b'{' => {
                 v.open(Kind::Object, i);
+                depth = depth.max(stack.len() + 1);
                 i = skip_ws(s, i + 1);
                 if s.get(i) == Some(&b'}') {
                     i += 1;
@@ -166,6 +178,7 @@ fn scan_with<V: Visitor>(s: &[u8], v: &mut V, stack: &mut Vec<u8>) -> Result<(),
             }
             b'[' => {
                 v.open(Kind::Array, i);
+                depth = depth.max(stack.len() + 1);
                 i = skip_ws(s, i + 1);
                 if s.get(i) == Some(&b']') {
                     i += 1;
@@ -194,7 +207,13 @@ fn scan_with<V: Visitor>(s: &[u8], v: &mut V, stack: &mut Vec<u8>) -> Result<(),
         loop {
             i = skip_ws(s, i);
             match stack.last() {
-                None => return if i == s.len() { Ok(()) } else { Err(Invalid) },
+                None => {
+                    return if i == s.len() {
+                        Ok(depth)
+                    } else {
+                        Err(Invalid)
+                    };
+                }
                 Some(&kind) => match (s.get(i), kind) {
                     (Some(b','), OBJ) => {
                         i = member_key(s, skip_ws(s, i + 1), v)?;
@@ -404,8 +423,10 @@ pub struct IndexBuilder<'a> {
     open: &'a mut Vec<u32>,
     key: (u32, u32),
     /// Set when the line has more than [`MAX_NODES`] values: the index stops growing and the
-    /// line is logged as an excerpt.
+    /// line is reduced (`reduce.rs`) before it is planned.
     pub overflow: bool,
+    /// The deepest nesting of containers seen.
+    pub depth: usize,
 }
 
 /// The most values indexed in one line. The index and the plan take about 70 bytes a value, so
@@ -430,6 +451,7 @@ impl<'a> IndexBuilder<'a> {
             open,
             key: (0, 0),
             overflow: false,
+            depth: 0,
         }
     }
 
@@ -487,6 +509,7 @@ impl Visitor for IndexBuilder<'_> {
             self.push(kind, start, start)
         };
         self.open.push(idx);
+        self.depth = self.depth.max(self.open.len());
     }
     fn close(&mut self, end: usize) {
         if let Some(idx) = self.open.pop().filter(|&i| i != u32::MAX) {

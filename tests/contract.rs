@@ -98,6 +98,37 @@ fn check_json_line(line: &[u8], budget: usize) {
     }
 }
 
+/// The fuzz finding `reduce-leading-cr` (tests/data/fuzz-findings): a line of 102 `\r`, 78
+/// digits `2` and 15 `\r`, read in pieces of 10 at budget 180, was logged with its leading `\r`s
+/// by the whole-line path and without them by the reduction. The rule now: whitespace around a
+/// line's JSON is not part of it, on both paths. Run exactly as the `reduce` fuzz target runs it.
+#[test]
+fn fuzz_finding_reduce_leading_cr_logs_the_same_both_ways() {
+    let data = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/fuzz-findings/reduce-leading-cr"
+    ))
+    .expect("the fuzz finding ships with the tests");
+    let [piece, budget, line @ ..] = &data[..] else {
+        panic!("finding too short");
+    };
+    let piece = usize::from(*piece % 64) + 1;
+    let budget = 128 + usize::from(*budget) * 4;
+    assert_eq!((piece, budget), (10, 180));
+    let reduced = reduce(line, budget, piece)
+        .expect("valid JSON reduces")
+        .expect("not blank");
+    let mut streamed = Vec::new();
+    LineEngine::new(plain(budget)).process_reduced(reduced, &mut streamed);
+    let mut whole = Vec::new();
+    LineEngine::new(plain(budget)).process(line, &mut whole);
+    assert_eq!(
+        String::from_utf8_lossy(&streamed),
+        String::from_utf8_lossy(&whole)
+    );
+    assert_eq!(whole, [&[b'2'; 78][..], b"\n"].concat());
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 384, ..ProptestConfig::default() })]
 

@@ -317,19 +317,34 @@ fn a_blank_line_past_the_memory_cap_is_not_logged() {
     assert_eq!(log, b"{}\n");
 }
 
+/// #11.13: a 6 MB line of 3 M numbers was logged as a `truncated` excerpt (its `type` gone)
+/// while a 20 MB line of 10 M numbers kept its structure through the reduction. A line held
+/// whole with more values than the index takes is reduced first, like a line past the cap.
 #[test]
-fn a_line_with_too_many_values_is_logged_as_an_excerpt() {
+fn a_line_with_too_many_values_keeps_its_structure() {
     use smart_tee::{EngineConfig, LineEngine, Outcome};
     let n = smart_tee::scan::MAX_NODES + 10;
-    let line = format!("[{}]", vec!["0"; n].join(","));
+    let line = format!(
+        r#"{{"type":"user","uuid":"u-1","data":[{}]}}"#,
+        (0..n)
+            .map(|i| (i % 10).to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    assert!(line.len() < smart_tee::log::STREAM_CAP);
     let mut engine = LineEngine::new(EngineConfig::default());
     let mut out = Vec::new();
-    assert_eq!(
-        engine.process(line.as_bytes(), &mut out),
-        Outcome::Unplanned
-    );
+    assert_eq!(engine.process(line.as_bytes(), &mut out), Outcome::Cut);
     assert!(out.len() <= 5121);
     let v = strict_parse(&out[..out.len() - 1]).unwrap();
-    assert_eq!(v["type"], "truncated");
-    assert!(v["text"].as_str().unwrap().starts_with("[0,0,0"));
+    assert_eq!((&v["type"], &v["uuid"]), (&"user".into(), &"u-1".into()));
+    let data = v["data"].as_array().unwrap();
+    assert_eq!(data[0], 0);
+    assert_eq!(*data.last().unwrap(), (n - 1) % 10);
+    assert!(
+        data.iter().any(|e| e
+            .as_str()
+            .is_some_and(|s| s.contains(&format!("[TRUNCATED: {n} → ")))),
+        "the marker counts every element"
+    );
 }

@@ -96,9 +96,74 @@ fn deep_nesting_is_cut_without_recursion() {
             );
             assert_eq!(&text[..20], &deep[..20], "the outer levels are kept");
         }
-        // With no budget the line is valid JSON and is logged unchanged.
-        assert_eq!(one_line(deep.as_bytes(), 0), deep.as_bytes());
+        // With no budget too, the containers past the depth limit become one marker.
+        let out = one_line(deep.as_bytes(), 0);
+        assert_eq!(common::depth(&out), smart_tee::plan::MAX_LOG_DEPTH);
+        assert!(String::from_utf8_lossy(&out).contains("[TRUNCATED: "));
     }
+}
+
+/// #11.10: a 1,000,000-deep array was logged 2,544 levels deep, which jq 1.6 and Python's
+/// `json` cannot read. Every log line now nests at most `MAX_LOG_DEPTH` deep and parses with
+/// serde_json's default recursion limit (128), whether the line fits the budget or not.
+#[test]
+fn log_lines_nest_no_deeper_than_readers_parse() {
+    let limit = smart_tee::plan::MAX_LOG_DEPTH;
+    let deep = |n: usize| "[".repeat(n) + &"]".repeat(n);
+    let deep_objects = |n: usize| "{\"a\":".repeat(n) + "1" + &"}".repeat(n);
+    let wrapped = |n: usize| {
+        format!(
+            r#"{{"type":"user","uuid":"u-7","content":{},"tail":"end"}}"#,
+            deep_objects(n)
+        )
+    };
+    for line in [
+        deep(1_000_000),
+        deep(limit),
+        deep(limit + 1),
+        deep_objects(100),
+        wrapped(100),
+        wrapped(limit - 1),
+    ] {
+        for budget in [0, 128, 1024, 5120] {
+            let out = one_line(line.as_bytes(), budget);
+            let out_depth = common::depth(&out);
+            assert!(out_depth <= limit, "{out_depth} deep at budget {budget}");
+            // serde_json with its default recursion limit, as a reader would use it.
+            let parsed: Result<Value, _> = serde_json::from_slice(&out);
+            assert!(parsed.is_ok(), "serde_json cannot read: {parsed:?}");
+            if common::depth(line.as_bytes()) <= limit && (budget == 0 || line.len() <= budget) {
+                assert_eq!(
+                    out,
+                    line.as_bytes(),
+                    "a line within the limits stays verbatim"
+                );
+            }
+        }
+    }
+    // A small line too deep is planned, not copied: its type and ids stay, the depth goes.
+    let out = one_line(wrapped(100).as_bytes(), 5120);
+    let v = strict_parse(&out).unwrap();
+    assert_eq!(
+        (&v["type"], &v["uuid"], &v["tail"]),
+        (&"user".into(), &"u-7".into(), &"end".into())
+    );
+}
+
+/// #11.12 (the rule): whitespace around a line's JSON is not part of it. A line is measured
+/// without it and logged without it, by the whole-line path and the reduction alike.
+#[test]
+fn whitespace_around_a_line_is_not_logged() {
+    for (input, want) in [
+        (&b" \t{\"a\":1} \t\n"[..], &b"{\"a\":1}"[..]),
+        (b"\r\r\r[1,2]\r\r\n", b"[1,2]"),
+        ("\u{feff}  \"x\"\n".as_bytes(), b"\"x\""),
+    ] {
+        assert_eq!(one_line(input, 5120), want);
+    }
+    // Not JSON: the record keeps the line's own leading spaces (trailing `\r`s are dropped).
+    let text = record_text(&one_line(b"  indented text\r\n", 5120));
+    assert_eq!(text, "  indented text");
 }
 
 #[test]
@@ -252,7 +317,8 @@ fn top_level_scalars_and_arrays() {
         "[1,2,3]",
         "  {\"spaced\" : true}  ",
     ] {
-        assert_eq!(one_line(s.as_bytes(), 5120), s.as_bytes());
+        // Verbatim, but for the whitespace around the value.
+        assert_eq!(one_line(s.as_bytes(), 5120), s.trim().as_bytes());
     }
     let long = format!("\"{}\"", "z".repeat(100_000));
     let out = one_line(long.as_bytes(), 500);

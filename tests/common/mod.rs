@@ -72,7 +72,7 @@ pub fn strict_parse(line: &[u8]) -> Result<Value, String> {
 }
 
 /// Greatest nesting depth of brackets outside strings.
-fn depth(line: &[u8]) -> usize {
+pub fn depth(line: &[u8]) -> usize {
     let (mut d, mut max, mut in_str, mut esc) = (0usize, 0, false, false);
     for &b in line {
         if in_str {
@@ -185,9 +185,16 @@ pub fn check_contract(input: &[u8], budget: usize) -> Vec<u8> {
         let parsed = strict_parse(out).unwrap_or_else(|e| {
             panic!("log line not JSON ({e}): {}", String::from_utf8_lossy(out))
         });
+        assert!(
+            depth(out) <= smart_tee::plan::MAX_LOG_DEPTH,
+            "log line nested {} deep",
+            depth(out)
+        );
         let inp_json = inp.strip_prefix("\u{FEFF}".as_bytes()).unwrap_or(inp);
+        let inp_json = inp_json.trim_ascii();
         if is_json(inp_json) {
-            if budget == 0 || inp_json.len() <= budget {
+            let shallow = depth(inp_json) <= smart_tee::plan::MAX_LOG_DEPTH;
+            if (budget == 0 || inp_json.len() <= budget) && shallow {
                 assert_eq!(out, &inp_json, "a valid line that fits is logged unchanged");
             }
         } else {
