@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use clap::error::ErrorKind;
-use clap::{CommandFactory, Parser, ValueEnum};
+use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
 
 use crate::engine::{DEFAULT_BUDGET, EngineConfig};
 use crate::fields::{FieldClass, FieldClasses};
@@ -39,14 +39,19 @@ pub enum OutputError {
                   their structure, ids, types, timestamps and errors while long strings are cut \
                   to head + marker + tail and long arrays keep their first and last elements; \
                   lines that are not JSON are logged as {\"type\":\"non_json\",\"text\":\"...\"}.",
-    after_help = "Exit status: 0 on success; 1 if a log could not be opened or written, or \
-                  input could not be read; 2 for bad flags or values; 128+N when ended by \
-                  signal N (SIGINT 130, SIGTERM 143)."
+    after_help = "Signals: SIGINT (unless -i), SIGTERM, SIGHUP and SIGQUIT log every line read, \
+                  the unfinished one as a record, and exit 128+N. SIGUSR1 reopens the logs by \
+                  their paths (for logrotate).\n\n\
+                  Exit status: 0 on success; 1 if a log could not be opened or written, stdin \
+                  could not be read, or stdout failed (closed, or a diagnosed error); 2 for bad \
+                  flags or values; 128+N when ended by signal N (SIGHUP 129, SIGINT 130, \
+                  SIGQUIT 131, SIGTERM 143)."
 )]
 struct Cli {
-    /// Log files to write. With none, standard input is only copied to standard output.
-    #[arg(value_name = "FILE")]
-    files: Vec<PathBuf>,
+    /// Log files to write. With none, standard input is only copied to standard output. A file
+    /// that cannot be opened is reported and skipped; standard output is still copied.
+    #[arg(value_name = "FILE", value_parser = clap::value_parser!(std::ffi::OsString))]
+    files: Vec<std::ffi::OsString>,
 
     /// Append to the logs instead of overwriting them.
     #[arg(short, long)]
@@ -74,17 +79,21 @@ struct Cli {
 
     /// Budget of one log line in bytes, newline excluded. Accepts K and M suffixes (1024-based);
     /// 0 means no truncation (the log still gets only valid JSON lines). The least accepted
-    /// budget is 128.
+    /// budget is 128. Without this flag, SMART_TEE_MAX_LINE_BYTES gives it; a bad value there
+    /// is reported, naming the variable, and the default used.
     #[arg(
         short = 'b',
         long,
         value_name = "N",
-        env = "SMART_TEE_MAX_LINE_BYTES",
         default_value_t = DEFAULT_BUDGET,
         value_parser = parse_size,
         allow_hyphen_values = true
     )]
     max_line_bytes: usize,
+
+    /// Set when -b was not given (from the parse, not a flag).
+    #[arg(skip)]
+    budget_from_default: bool,
 
     /// A field whose values are never cut unless nothing else is left (repeatable; adds to the
     /// defaults: type, subtype, timestamp, error, is_error, id, uuid, session_id, tool_use_id,
@@ -124,7 +133,8 @@ struct Cli {
     omit_images: bool,
 
     /// The marker put where a string was cut. {original} is the string's length and {kept} the
-    /// bytes of it kept, both counting its JSON text between the quotes.
+    /// bytes of it kept, both counting its JSON text between the quotes; at least one of them
+    /// must be there, and no other {name}.
     #[arg(long, value_name = "FORMAT", default_value = DEFAULT_MARKER)]
     marker: String,
 
@@ -160,7 +170,7 @@ struct Cli {
 
     /// Read mode: the FILEs are logs to read (smart-tee logs, raw stream-json or Claude Code
     /// transcripts), printed to stdout as the options below say. Nothing is written.
-    #[arg(long, help_heading = "Reading logs (--view)", conflicts_with_all = ["compact", "append", "ignore_interrupts", "pipe", "output_error", "stats", "stats_json", "stdout_max_line_bytes"])]
+    #[arg(long, help_heading = "Reading logs (--view)", conflicts_with_all = ["compact", "append", "ignore_interrupts", "pipe", "output_error", "stats", "stats_json", "stdout_max_line_bytes", "add_timestamp"])]
     view: bool,
 
     /// Only the last N events (lines). Large files are read from their end.
@@ -228,7 +238,7 @@ struct Cli {
     /// Rewrite the FILEs in place to the budget and the field rules, atomically (a temporary
     /// file beside each, synced, renamed over it; permissions kept). A file being appended to
     /// meanwhile is refused.
-    #[arg(long, help_heading = "Compacting logs (--compact)", conflicts_with_all = ["append", "ignore_interrupts", "pipe", "output_error", "stats", "stats_json", "stdout_max_line_bytes"])]
+    #[arg(long, help_heading = "Compacting logs (--compact)", conflicts_with_all = ["append", "ignore_interrupts", "pipe", "output_error", "stats", "stats_json", "stdout_max_line_bytes", "add_timestamp"])]
     compact: bool,
 
     /// With --compact: change nothing, report per file lines, bytes before and after, lines
@@ -241,7 +251,8 @@ struct Cli {
     dry_run: bool,
 
     /// Permission bits, in octal, of log files that smart-tee creates (existing files keep
-    /// theirs). The default keeps agent logs private.
+    /// theirs; the umask applies). The default keeps agent logs private. Setuid, setgid and
+    /// sticky bits are refused.
     #[arg(long, value_name = "OCTAL", default_value = "600", value_parser = parse_mode)]
     file_mode: u32,
 }
@@ -270,7 +281,12 @@ pub struct Config {
     /// `--stdout-max-line-bytes`.
     pub stdout_max_line_bytes: Option<usize>,
     pub stats: StatsReport,
+    /// Problems that do not stop the stream (a bad environment value), said at start.
+    pub warnings: Vec<String>,
 }
+
+/// The environment variable that gives the budget when `-b` does not.
+pub const BUDGET_VAR: &str = "SMART_TEE_MAX_LINE_BYTES";
 
 /// Parses the process's arguments; on a bad flag or value, prints why and exits with status 2.
 pub fn parse() -> Mode {
@@ -282,7 +298,10 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let cli = Cli::parse_from(args);
+    let matches = Cli::command().get_matches_from(args);
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    cli.budget_from_default =
+        matches.value_source("max_line_bytes") == Some(clap::parser::ValueSource::DefaultValue);
     match cli.into_mode() {
         Ok(mode) => mode,
         Err(msg) => Cli::command().error(ErrorKind::ValueValidation, msg).exit(),
@@ -351,10 +370,12 @@ impl Cli {
         fields.extend(&self.truncate_first, FieldClass::CutFirst);
         fields.extend(&self.cut_last, FieldClass::CutLast);
         fields.extend(&self.preserve, FieldClass::Preserved);
-        let engine = EngineConfig {
+        let mut warnings = Vec::new();
+        let marker = MarkerTemplate::check(&self.marker).map_err(|e| format!("--marker: {e}"))?;
+        let mut engine = EngineConfig {
             max_line_bytes: self.max_line_bytes,
             head_ratio: self.head_ratio,
-            marker: MarkerTemplate::parse(&self.marker),
+            marker,
             fields: if self.plain {
                 fields.without_duplicates()
             } else {
@@ -370,6 +391,23 @@ impl Cli {
             return Err("--omit-images needs value-aware cutting; drop --plain".into());
         }
         let floor = engine.min_budget();
+        if self.budget_from_default
+            && let Some(value) = std::env::var_os(BUDGET_VAR)
+        {
+            // A bad value in the environment must not cost the stream: said, and the default
+            // used.
+            let value = value.to_string_lossy().into_owned();
+            match parse_size(&value) {
+                Ok(n) if n == 0 || n >= floor => engine.max_line_bytes = n,
+                Ok(n) => warnings.push(format!(
+                    "{BUDGET_VAR}={value}: {n} is below {floor}, the least that holds a marker \
+                     record; using the default {DEFAULT_BUDGET}"
+                )),
+                Err(e) => warnings.push(format!(
+                    "{BUDGET_VAR}={value}: {e}; using the default {DEFAULT_BUDGET}"
+                )),
+            }
+        }
         if engine.max_line_bytes != 0 && engine.max_line_bytes < floor {
             return Err(format!(
                 "--max-line-bytes {} is below {floor}, the least that holds a marker record{}; \
@@ -392,7 +430,8 @@ impl Cli {
             (None, _) => OutputError::WarnNopipe,
         };
         Ok(Config {
-            files: self.files,
+            files: self.files.into_iter().map(PathBuf::from).collect(),
+            warnings,
             append: self.append,
             ignore_interrupts: self.ignore_interrupts,
             output_error,
@@ -466,7 +505,11 @@ fn parse_ratio(s: &str) -> Result<f64, String> {
 
 fn parse_mode(s: &str) -> Result<u32, String> {
     match u32::from_str_radix(s.trim(), 8) {
-        Ok(m) if m <= 0o7777 => Ok(m),
+        Ok(m) if m <= 0o777 => Ok(m),
+        Ok(m) if m <= 0o7777 => Err(format!(
+            "{s:?} has setuid, setgid or sticky bits, which a log must not have; use a mode \
+             such as 600 or 644"
+        )),
         _ => Err(format!(
             "{s:?} is not an octal file mode such as 600 or 644"
         )),
@@ -502,6 +545,9 @@ mod tests {
     #[test]
     fn default_mode_is_private() {
         assert_eq!(parse_mode("600"), Ok(crate::sink::DEFAULT_MODE));
-        assert!(parse_mode("999").is_err());
+        assert_eq!(parse_mode("777"), Ok(0o777));
+        for bad in ["999", "7777", "4755", "1644", "2600", "-1", ""] {
+            assert!(parse_mode(bad).is_err(), "{bad}");
+        }
     }
 }

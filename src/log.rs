@@ -125,6 +125,9 @@ pub struct LogWriter {
     /// False when nothing would read the engine's work (no logs, no stats): then lines are
     /// not processed at all.
     active: bool,
+    /// Lines looked at for signs of pretty-printed JSON (only the first few are).
+    looked: u8,
+    notice: Option<String>,
 }
 
 impl LogWriter {
@@ -139,7 +142,23 @@ impl LogWriter {
             batch: Vec::new(),
             stats: Stats::default(),
             finished: false,
+            looked: 0,
+            notice: None,
         }
+    }
+
+    /// A remark about the input worth one line on stderr (said once): that it looks like
+    /// pretty-printed JSON rather than JSON lines.
+    pub fn take_notice(&mut self) -> Option<String> {
+        self.notice.take()
+    }
+
+    /// Opens every log again by its path (after logrotate renamed it). Returns the errors.
+    pub fn reopen(&mut self) -> Vec<Error> {
+        self.sinks
+            .iter_mut()
+            .filter_map(|s| s.reopen().err())
+            .collect()
     }
 
     pub fn stats(&self) -> Stats {
@@ -301,6 +320,17 @@ impl LogWriter {
         let outcome = self.engine.process(line, &mut self.batch);
         self.stats.count(outcome);
         self.stats.bytes_logged += (self.batch.len() - before) as u64;
+        if self.looked < 3 && outcome != Outcome::Blank {
+            self.looked += 1;
+            if outcome == Outcome::NonJson && matches!(line.trim_ascii(), b"{" | b"[") {
+                self.looked = u8::MAX;
+                self.notice = Some(
+                    "the input looks like pretty-printed JSON, not JSON lines: each of its lines \
+                     is logged as a non_json record (jq -c makes JSON lines)"
+                        .into(),
+                );
+            }
+        }
     }
 
     fn write_batch(&mut self, errors: &mut Vec<Error>) {

@@ -60,6 +60,40 @@ impl MarkerTemplate {
         }
     }
 
+    /// Parses a template given by a user, refusing one that would hide cuts or that names a
+    /// placeholder that does not exist: it must hold `{original}` or `{kept}`, and no other
+    /// `{name}`.
+    pub fn check(template: &str) -> Result<MarkerTemplate, String> {
+        if template.trim().is_empty() {
+            return Err("an empty marker would make cuts invisible".into());
+        }
+        let mut rest = template;
+        while let Some(open) = rest.find('{') {
+            let after = &rest[open + 1..];
+            let name_len = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(after.len());
+            let name = &after[..name_len];
+            if !name.is_empty()
+                && after[name_len..].starts_with('}')
+                && !matches!(name, "original" | "kept")
+            {
+                return Err(format!(
+                    "unknown placeholder {{{name}}} in {template:?}; the placeholders are \
+                     {{original}} and {{kept}}"
+                ));
+            }
+            rest = after;
+        }
+        if !template.contains("{original}") && !template.contains("{kept}") {
+            return Err(format!(
+                "{template:?} has no {{original}} or {{kept}}: a reader could not tell how much \
+                 was cut"
+            ));
+        }
+        Ok(MarkerTemplate::parse(template))
+    }
+
     /// Length in bytes of the rendered, escaped marker.
     #[inline]
     pub fn len(&self, original: usize, kept: usize) -> usize {

@@ -1,9 +1,25 @@
-//! Log files: opening them as tee does, and writing whole batches of lines.
+//! Log files: opening them as tee does, writing whole batches of lines, and keeping them whole
+//! across kills, full disks, rotation and compaction.
+//!
+//! - Every writer holds a shared advisory lock (`flock`) on its log for its lifetime; `--compact`
+//!   takes the exclusive lock, so it never rewrites a log that is being written, and a writer
+//!   that waited for a compaction reopens the file it renamed into place.
+//! - A log whose last line is unfinished (a kill or a full disk stopped a write mid-way) is cut
+//!   back to its last newline when it is opened with `-a` and no other writer holds it; when
+//!   another does, the new lines start on a fresh line instead. Nothing is glued onto a torn
+//!   line.
+//! - After a failed or short write, a sole writer cuts the log back to its last whole line.
+//! - [`LogSink::reopen`] opens the path again (SIGUSR1, after logrotate renamed the file).
+//!
+//! Logs are always opened with `O_APPEND`: every write lands at the end whatever else truncated
+//! or appended meanwhile, and one write of whole lines is never interleaved with another
+//! writer's.
 
-use std::fs::{File, OpenOptions};
+use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{self, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use crate::error::Error;
 
@@ -11,41 +27,57 @@ use crate::error::Error;
 /// and sometimes secrets. An existing file keeps its own.
 pub const DEFAULT_MODE: u32 = 0o600;
 
-/// One log destination. After a failed write it is dropped from the stream.
+/// How long opening a log waits for a compaction of it to finish before writing without the
+/// lock (and saying so).
+const LOCK_WAIT: Duration = Duration::from_secs(10);
+
+enum Target {
+    File(File),
+    /// Any writer (tests, fuzzing): no locks, no repairs.
+    Other(Box<dyn Write + Send>),
+}
+
+/// One log destination. After a failed write it is dropped from the stream until it is
+/// reopened.
 pub struct LogSink {
     path: PathBuf,
-    writer: Box<dyn Write + Send>,
+    target: Target,
+    mode: u32,
+    /// A regular file that smart-tee can read too: its tail can be checked and repaired.
+    repairable: bool,
+    /// The file ended inside a line that another writer may own: start on a fresh line.
+    fresh_line: bool,
     failed: bool,
 }
 
 impl LogSink {
     /// Opens `path` for writing, truncating it or (`append`) appending to it, creating it with
-    /// `mode` if missing. Like tee: a symlink is followed, a FIFO is opened for writing (which
-    /// waits for a reader).
+    /// `mode` if missing, and takes the writers' shared lock. Like tee: a symlink is followed,
+    /// a FIFO is opened for writing (which waits for a reader).
     pub fn open(path: &Path, append: bool, mode: u32) -> Result<LogSink, Error> {
-        let file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .append(append)
-            .truncate(!append)
-            .mode(mode)
-            .open(path)
-            .map_err(|source| Error::OpenLog {
-                path: path.to_owned(),
-                source,
-            })?;
-        Ok(LogSink::from_file(path, file))
-    }
-
-    pub fn from_file(path: &Path, file: File) -> LogSink {
-        LogSink::new(path, Box::new(file))
+        let mut sink = LogSink {
+            path: path.to_owned(),
+            target: Target::Other(Box::new(io::sink())),
+            mode,
+            repairable: false,
+            fresh_line: false,
+            failed: false,
+        };
+        sink.open_target(!append).map_err(|source| Error::OpenLog {
+            path: path.to_owned(),
+            source,
+        })?;
+        Ok(sink)
     }
 
     /// A sink over any writer; `path` names it in messages.
     pub fn new(path: &Path, writer: Box<dyn Write + Send>) -> LogSink {
         LogSink {
             path: path.to_owned(),
-            writer,
+            target: Target::Other(writer),
+            mode: DEFAULT_MODE,
+            repairable: false,
+            fresh_line: false,
             failed: false,
         }
     }
@@ -58,23 +90,208 @@ impl LogSink {
         self.failed
     }
 
-    /// Writes whole lines with one `write_all`; on failure the sink is marked failed.
+    /// Opens the path again, appending (after logrotate renamed the file, this creates a new
+    /// one), and clears a failure. A sink over a plain writer is left as it is.
+    pub fn reopen(&mut self) -> Result<(), Error> {
+        if let Target::Other(_) = self.target {
+            return Ok(());
+        }
+        self.open_target(false).map_err(|source| {
+            self.failed = true;
+            Error::OpenLog {
+                path: self.path.clone(),
+                source,
+            }
+        })?;
+        self.failed = false;
+        Ok(())
+    }
+
+    /// Opens `self.path` into `self.target`, locked and with a whole last line.
+    fn open_target(&mut self, truncate: bool) -> io::Result<()> {
+        // A compaction may rename a new file over the path while we wait for its lock: then
+        // the file we hold is stale, and the path is opened again.
+        for _ in 0..8 {
+            // A FIFO or a device is opened for writing only, as tee does (reading a FIFO too
+            // would not wait for its reader).
+            let special = std::fs::metadata(&self.path).is_ok_and(|m| !m.is_file());
+            let (file, readable) = match open_file(&self.path, self.mode, !special) {
+                Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+                    (open_file(&self.path, self.mode, false)?, false)
+                }
+                other => (other?, !special),
+            };
+            if !file.metadata()?.is_file() {
+                self.set(file, false, false);
+                return Ok(());
+            }
+            let sole = file.try_lock().is_ok();
+            if sole {
+                if truncate {
+                    file.set_len(0)?;
+                } else if readable {
+                    cut_to_last_newline(&file)?;
+                }
+            }
+            let locked = sole && file.lock_shared().is_ok() || lock_shared_within(&file, LOCK_WAIT);
+            if !locked {
+                eprintln!(
+                    "smart-tee: log {:?}: still locked by another process (a --compact?) after \
+                     {} s; writing without the lock",
+                    self.path,
+                    LOCK_WAIT.as_secs()
+                );
+            }
+            if locked && !same_file(&self.path, &file) {
+                continue;
+            }
+            if !sole && truncate {
+                // As tee does, even while another process writes it.
+                file.set_len(0)?;
+            }
+            let torn = !sole && !truncate && readable && stays_mid_line(&file)?;
+            self.set(file, readable, torn);
+            return Ok(());
+        }
+        Err(io::Error::other(
+            "the file kept being replaced while it was opened",
+        ))
+    }
+
+    fn set(&mut self, file: File, readable: bool, fresh_line: bool) {
+        let regular = file.metadata().is_ok_and(|m| m.is_file());
+        self.target = Target::File(file);
+        self.repairable = regular && readable;
+        self.fresh_line = fresh_line;
+    }
+
+    /// Writes whole lines with one `write_all`; on failure the sink is marked failed and, when
+    /// no other writer holds the file, the file is cut back to its last whole line.
     pub fn write_lines(&mut self, lines: &[u8]) -> Result<(), Error> {
         if self.failed || lines.is_empty() {
             return Ok(());
         }
-        let result = self
-            .writer
-            .write_all(lines)
-            .and_then(|()| self.writer.flush());
+        let result = match &mut self.target {
+            Target::File(f) => {
+                let fresh = if self.fresh_line {
+                    f.write_all(b"\n")
+                } else {
+                    Ok(())
+                };
+                fresh.and_then(|()| f.write_all(lines))
+            }
+            Target::Other(w) => w.write_all(lines).and_then(|()| w.flush()),
+        };
+        self.fresh_line = false;
         result.map_err(|source| {
             self.failed = true;
+            self.repair_after_failure();
             Error::WriteLog {
                 path: self.path.clone(),
                 source,
             }
         })
     }
+
+    /// After a failed write part of a line may be in the file. The sole writer cuts it off;
+    /// with other writers, the torn line is ended with a newline if the disk takes one.
+    fn repair_after_failure(&mut self) {
+        let Target::File(f) = &self.target else {
+            return;
+        };
+        if !self.repairable {
+            return;
+        }
+        // Converting the shared lock may drop it when another writer holds one: take it back.
+        if f.try_lock().is_ok() {
+            let _ = cut_to_last_newline(f);
+            let _ = f.lock_shared();
+        } else {
+            let _ = f.lock_shared();
+            if ends_mid_line(f).unwrap_or(false) {
+                let _ = (&*f).write_all(b"\n");
+            }
+        }
+    }
+}
+
+fn open_file(path: &Path, mode: u32, read: bool) -> io::Result<File> {
+    OpenOptions::new()
+        .read(read)
+        .append(true)
+        .create(true)
+        .mode(mode)
+        .open(path)
+}
+
+/// Waits up to `wait` for the shared lock (held off only by a compaction's exclusive one).
+fn lock_shared_within(file: &File, wait: Duration) -> bool {
+    let deadline = Instant::now() + wait;
+    loop {
+        match file.try_lock_shared() {
+            Ok(()) => return true,
+            Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            // No locks on this file system, or waited long enough.
+            Err(_) => return false,
+        }
+    }
+}
+
+/// True when `path` still names the file `file` is open on.
+fn same_file(path: &Path, file: &File) -> bool {
+    match (std::fs::metadata(path), file.metadata()) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+/// True when the file is not empty and its last byte is not a newline.
+pub fn ends_mid_line(file: &File) -> io::Result<bool> {
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(false);
+    }
+    let mut last = [0u8];
+    file.read_exact_at(&mut last, len - 1)?;
+    Ok(last[0] != b'\n')
+}
+
+/// With other writers on the file: true when it ends mid-line and still does after a moment, so
+/// that a write in progress (whose bytes a reader can see arrive) is not taken for a torn line.
+fn stays_mid_line(file: &File) -> io::Result<bool> {
+    for _ in 0..50 {
+        if !ends_mid_line(file)? {
+            return Ok(false);
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    Ok(true)
+}
+
+/// Where the file's last whole line ends: just past its last newline (0 if it has none).
+pub fn whole_lines_len(file: &File) -> io::Result<u64> {
+    let mut end = file.metadata()?.len();
+    let mut block = vec![0u8; 64 * 1024];
+    while end > 0 {
+        let start = end.saturating_sub(block.len() as u64);
+        let buf = &mut block[..(end - start) as usize];
+        file.read_exact_at(buf, start)?;
+        if let Some(p) = memchr::memrchr(b'\n', buf) {
+            return Ok(start + p as u64 + 1);
+        }
+        end = start;
+    }
+    Ok(0)
+}
+
+/// Cuts an unfinished last line off the file (the caller holds the exclusive lock).
+pub fn cut_to_last_newline(file: &File) -> io::Result<()> {
+    if ends_mid_line(file)? {
+        file.set_len(whole_lines_len(file)?)?;
+    }
+    Ok(())
 }
 
 /// A writer into shared memory, for tests and fuzzing.

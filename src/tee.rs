@@ -6,9 +6,12 @@
 //! default a stdout whose reader has gone (EPIPE) is silently dropped and the logs go on, as with
 //! `-p`, because losing an agent's log because a viewer was closed is the worse failure.
 //!
-//! SIGINT and SIGTERM are handled on a thread of their own: it queues a stop behind the chunks
-//! already read, so the worker logs every complete line received, then the unfinished last line
-//! as a record, and exits with 128 + the signal number. With `-i`, SIGINT is ignored.
+//! SIGINT, SIGTERM, SIGHUP and SIGQUIT are handled on a thread of their own: it queues a stop
+//! behind the chunks already read, so the worker logs every complete line received, then the
+//! unfinished last line as a record, and exits with 128 + the signal number. With `-i`, SIGINT
+//! is ignored. SIGUSR1 queues a reopen of every log by its path (after logrotate renamed it).
+//! SIGXFSZ is caught so that a file-size limit fails a write (and the log is repaired) instead
+//! of killing the process.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -19,7 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 use std::thread::JoinHandle;
 
-use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGXFSZ};
 use signal_hook::iterator::Signals;
 
 use crate::cli::{Config, OutputError};
@@ -79,20 +82,38 @@ enum Msg {
     End,
     /// Log what is queued and what is pending, then exit with this status.
     Stop(i32),
+    /// Open every log again by its path.
+    Reopen,
 }
 
 /// Runs smart-tee on the process's stdin and stdout.
-pub fn run(config: Config) -> ExitCode {
-    // Take over SIGINT and SIGTERM first: one that arrives while the logs are being opened
-    // waits in the queue instead of killing the process.
-    let signals = match Signals::new([SIGINT, SIGTERM]) {
+pub fn run(mut config: Config) -> ExitCode {
+    // Take over the signals first: one that arrives while the logs are being opened waits in
+    // the queue instead of killing the process.
+    let signals = match Signals::new([SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1]) {
         Ok(s) => s,
         Err(source) => {
             eprintln!("smart-tee: {}", Error::Signals { source });
             return ExitCode::from(1);
         }
     };
+    let _ = signal_hook::flag::register(SIGXFSZ, Arc::new(AtomicBool::new(false)));
     let mut failed = false;
+    for warning in config.warnings.drain(..) {
+        eprintln!("smart-tee: {warning}");
+    }
+    if let Some(path) = config.stats.json.clone() {
+        // Said now, not at exit: the stream goes on, the status will be 1.
+        let writable = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&path);
+        if let Err(source) = writable {
+            eprintln!("smart-tee: --stats-json: {}", Error::WriteStats { path, source });
+            config.stats.json = None;
+            failed = true;
+        }
+    }
     let mut sinks = Vec::new();
     for path in &config.files {
         match LogSink::open(path, config.append, config.file_mode) {
@@ -105,16 +126,32 @@ pub fn run(config: Config) -> ExitCode {
     }
     let log = LogWriter::new(LineEngine::new(config.engine.clone()), sinks);
     let stdin = io::stdin().as_fd().try_clone_to_owned().map(File::from);
-    let stdout = io::stdout()
-        .as_fd()
-        .try_clone_to_owned()
-        .map(File::from)
-        .ok();
     let mut stdin = match stdin {
         Ok(i) => i,
         Err(source) => {
             eprintln!("smart-tee: {}", Error::ReadStdin { source });
             return ExitCode::from(1);
+        }
+    };
+    let stdout = match io::stdout().as_fd().try_clone_to_owned() {
+        Ok(_) if stdout_was_closed() => {
+            let source = io::Error::from_raw_os_error(9); // EBADF, as a write to it would fail
+            let mut ok = true;
+            if diagnose(config.output_error, &Error::WriteStdout { source }, &mut ok) {
+                return ExitCode::from(1);
+            }
+            failed |= !ok;
+            None
+        }
+        Ok(fd) => Some(File::from(fd)),
+        Err(source) => {
+            // A closed stdout (`>&-`): an error on an output, as GNU tee reports it.
+            let mut ok = true;
+            if diagnose(config.output_error, &Error::WriteStdout { source }, &mut ok) {
+                return ExitCode::from(1);
+            }
+            failed |= !ok;
+            None
         }
     };
     let options = CopyOptions {
@@ -139,6 +176,21 @@ pub fn run(config: Config) -> ExitCode {
     } else {
         ExitCode::from(1)
     }
+}
+
+/// True when the process was started with stdout closed (`>&-`). Rust's runtime then opens
+/// `/dev/null` read-write on descriptor 1 before `main`, so a closed stdout is told apart from a
+/// shell's `>/dev/null` (write-only) by the open mode (Linux `/proc`; false elsewhere).
+fn stdout_was_closed() -> bool {
+    let target = std::fs::read_link("/proc/self/fd/1");
+    if target.ok().as_deref() != Some(std::path::Path::new("/dev/null")) {
+        return false;
+    }
+    let info = std::fs::read_to_string("/proc/self/fdinfo/1").unwrap_or_default();
+    info.lines()
+        .find_map(|l| l.strip_prefix("flags:"))
+        .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
+        .is_some_and(|flags| flags & 0o3 == 0o2)
 }
 
 /// How [`copy`] runs.
@@ -282,10 +334,18 @@ fn log_worker(
             Msg::Chunk(buf, n) => {
                 let errors = log.feed(&buf[..n]);
                 report(errors, &mut log);
+                if let Some(notice) = log.take_notice() {
+                    eprintln!("smart-tee: {notice}");
+                }
                 alive.store(log.has_live_sinks(), Ordering::Relaxed);
                 let _ = free.send(buf);
             }
             Msg::End => break,
+            Msg::Reopen => {
+                let errors = log.reopen();
+                report(errors, &mut log);
+                alive.store(log.has_live_sinks(), Ordering::Relaxed);
+            }
             Msg::Stop(status) => {
                 let errors = log.finish();
                 report(errors, &mut log);
@@ -299,15 +359,18 @@ fn log_worker(
     summarize(&log) && ok
 }
 
-/// Starts the thread that turns SIGINT and SIGTERM into a clean exit: the stop is queued behind
-/// the chunks already read, so every complete line received is logged first.
+/// Starts the thread that turns SIGINT, SIGTERM, SIGHUP and SIGQUIT into a clean exit and
+/// SIGUSR1 into a reopen: each is queued behind the chunks already read, so every complete line
+/// received is logged first (to the files open when it was read).
 fn watch_signals(mut signals: Signals, tx: SyncSender<Msg>, ignore_interrupts: bool) {
     std::thread::spawn(move || {
         for signal in signals.forever() {
-            if signal == SIGINT && ignore_interrupts {
-                continue;
-            }
-            let _ = tx.send(Msg::Stop(128 + signal));
+            let msg = match signal {
+                SIGINT if ignore_interrupts => continue,
+                SIGUSR1 => Msg::Reopen,
+                _ => Msg::Stop(128 + signal),
+            };
+            let _ = tx.send(msg);
         }
     });
 }

@@ -163,6 +163,15 @@ fn bad_values_exit_2_with_a_message() {
         &["--head-ratio", "nan"],
         &["--output-error=sometimes"],
         &["--file-mode", "999"],
+        // #11.14: special permission bits, invisible or bogus markers.
+        &["--file-mode", "7777"],
+        &["--file-mode", "4600"],
+        &["--marker", ""],
+        &["--marker", "[CUT]"],
+        &["--marker", "{bogus} {kept}"],
+        // #11.8: flags that would invent data where nothing is received.
+        &["--compact", "--add-timestamp", "x.jsonl"],
+        &["--view", "--add-timestamp", "x.jsonl"],
         &["--no-such-flag"],
         &["--marker", &"m".repeat(200), "-b", "128"],
     ] {
@@ -175,9 +184,22 @@ fn bad_values_exit_2_with_a_message() {
             "{err}"
         );
     }
-    let out = run(bin().env("SMART_TEE_MAX_LINE_BYTES", "lots"), b"");
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("lots"));
+    // #11.6: a bad environment value is reported, naming the variable, and the default used:
+    // the stream is not lost to it.
+    let dir = common::tempdir("cli-bad-env");
+    let log = dir.join("l");
+    for bad in ["lots", "5x", "100"] {
+        let out = run(
+            bin().env("SMART_TEE_MAX_LINE_BYTES", bad).arg(&log),
+            b"{\"a\":1}\n",
+        );
+        assert_eq!(out.status.code(), Some(0), "{bad}");
+        assert_eq!(out.stdout, b"{\"a\":1}\n");
+        let err = stderr(&out);
+        assert!(err.contains("SMART_TEE_MAX_LINE_BYTES=") && err.contains(bad), "{err}");
+        assert!(err.contains("using the default 5120"), "{err}");
+        assert_eq!(std::fs::read(&log).unwrap(), b"{\"a\":1}\n");
+    }
     let out = run(bin().args(["-b", "100"]), b"");
     assert!(stderr(&out).contains("below 128"), "{}", stderr(&out));
 }
@@ -194,6 +216,7 @@ fn help_lists_every_flag_with_its_default() {
         "--output-error",
         "--max-line-bytes",
         "SMART_TEE_MAX_LINE_BYTES",
+        "SIGUSR1",
         "[default: 5120]",
         "--preserve",
         "--truncate-first",
