@@ -109,7 +109,10 @@ pub fn run(mut config: Config) -> ExitCode {
             .create(true)
             .open(&path);
         if let Err(source) = writable {
-            eprintln!("smart-tee: --stats-json: {}", Error::WriteStats { path, source });
+            eprintln!(
+                "smart-tee: --stats-json: {}",
+                Error::WriteStats { path, source }
+            );
             config.stats.json = None;
             failed = true;
         }

@@ -14,20 +14,7 @@ use common::{input_lines, lines, strict_parse};
 use common::{bin, tempdir};
 
 fn run(cmd: &mut Command, input: &[u8]) -> Output {
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn smart-tee");
-    let mut stdin = child.stdin.take().unwrap();
-    let input = input.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    out
+    common::run_cmd(cmd, input)
 }
 
 fn stderr(out: &Output) -> String {
@@ -196,7 +183,10 @@ fn bad_values_exit_2_with_a_message() {
         assert_eq!(out.status.code(), Some(0), "{bad}");
         assert_eq!(out.stdout, b"{\"a\":1}\n");
         let err = stderr(&out);
-        assert!(err.contains("SMART_TEE_MAX_LINE_BYTES=") && err.contains(bad), "{err}");
+        assert!(
+            err.contains("SMART_TEE_MAX_LINE_BYTES=") && err.contains(bad),
+            "{err}"
+        );
         assert!(err.contains("using the default 5120"), "{err}");
         assert_eq!(std::fs::read(&log).unwrap(), b"{\"a\":1}\n");
     }
@@ -444,7 +434,7 @@ fn a_finished_line_reaches_the_log_before_input_ends() {
         "stdout gets the partial line at once"
     );
     drop(stdin);
-    assert!(child.wait().unwrap().success());
+    assert!(common::wait_timeout(&mut child).success());
 }
 
 fn signal(child: &std::process::Child, sig: &str) {
@@ -467,7 +457,7 @@ fn sigterm_logs_the_partial_line_and_exits_143() {
     stdin.flush().unwrap();
     wait_for_lines(&log, 2);
     signal(&child, "-TERM");
-    let status = child.wait().unwrap();
+    let status = common::wait_timeout(&mut child);
     assert_eq!(status.code(), Some(143));
     let logged = std::fs::read(&log).unwrap();
     let ls = lines(&logged);
@@ -486,7 +476,7 @@ fn sigint_exits_130_unless_ignored() {
     stdin.write_all(b"{\"a\":1}\n").unwrap();
     wait_for_lines(&log, 1);
     signal(&child, "-INT");
-    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert_eq!(common::wait_timeout(&mut child).code(), Some(130));
 
     let log = dir.join("l2");
     let mut child = spawn_open(&["-i", log.to_str().unwrap()]);
@@ -496,6 +486,144 @@ fn sigint_exits_130_unless_ignored() {
     signal(&child, "-INT");
     stdin.write_all(b"{\"b\":2}\n").unwrap();
     drop(stdin);
-    assert_eq!(child.wait().unwrap().code(), Some(0), "-i ignores SIGINT");
+    assert_eq!(
+        common::wait_timeout(&mut child).code(),
+        Some(0),
+        "-i ignores SIGINT"
+    );
     assert_eq!(std::fs::read(&log).unwrap(), b"{\"a\":1}\n{\"b\":2}\n");
+}
+
+/// #11.4: SIGHUP (a closing terminal) and SIGQUIT finish the log as SIGTERM does: every line
+/// read is logged, the unfinished one as a record, and the status is 128 + the signal.
+#[test]
+fn sighup_and_sigquit_log_the_partial_line() {
+    let dir = tempdir("sighup");
+    for (sig, code) in [("-HUP", 129), ("-QUIT", 131)] {
+        let log = dir.join(&sig[1..]);
+        let mut child = spawn_open(&[log.to_str().unwrap()]);
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"{\"a\":1}\n{\"partial\":").unwrap();
+        stdin.flush().unwrap();
+        wait_for_lines(&log, 1);
+        signal(&child, sig);
+        assert_eq!(common::wait_timeout(&mut child).code(), Some(code), "{sig}");
+        let logged = std::fs::read(&log).unwrap();
+        let ls = lines(&logged);
+        assert_eq!(ls.len(), 2, "{sig}");
+        assert_eq!(strict_parse(ls[1]).unwrap()["text"], "{\"partial\":");
+    }
+}
+
+/// #11.4: SIGUSR1 reopens the logs by path, as logrotate's `create` mode needs: lines read
+/// before the signal stay in the renamed file, lines after go to a new file at the path.
+#[test]
+fn sigusr1_reopens_a_rotated_log() {
+    let dir = tempdir("sigusr1");
+    let log = dir.join("agent.jsonl");
+    let rotated = dir.join("agent.jsonl.1");
+    let mut child = spawn_open(&["-a", log.to_str().unwrap()]);
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"{\"n\":1}\n").unwrap();
+    stdin.flush().unwrap();
+    wait_for_lines(&log, 1);
+    std::fs::rename(&log, &rotated).unwrap();
+    signal(&child, "-USR1");
+    // The reopen creates the file at the path; only then is the next line sent.
+    let start = Instant::now();
+    while !log.exists() {
+        assert!(start.elapsed() < Duration::from_secs(60), "no reopen");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    stdin.write_all(b"{\"n\":2}\n").unwrap();
+    drop(stdin);
+    assert!(common::wait_timeout(&mut child).success());
+    assert_eq!(std::fs::read(&rotated).unwrap(), b"{\"n\":1}\n");
+    assert_eq!(std::fs::read(&log).unwrap(), b"{\"n\":2}\n");
+}
+
+/// #11.6: a log path that cannot be opened (even an empty one) is reported and skipped, and
+/// stdout still gets the stream, as GNU tee does (exit 1).
+#[test]
+fn an_unopenable_log_path_does_not_cost_the_stream() {
+    let out = run(bin().arg(""), b"hi\n");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.stdout, b"hi\n");
+    assert!(
+        stderr(&out).contains("opening log \"\""),
+        "{}",
+        stderr(&out)
+    );
+    let dir = tempdir("unopenable");
+    let good = dir.join("good");
+    let out = run(
+        bin().arg(dir.join("no/such/dir/l")).arg(&good),
+        b"{\"a\":1}\n",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.stdout, b"{\"a\":1}\n");
+    assert_eq!(std::fs::read(&good).unwrap(), b"{\"a\":1}\n");
+}
+
+/// #11.14: with stdout closed (`>&-`), `--output-error=exit` exits 1 as GNU tee does; the
+/// default mode says so and exits 1 too, after logging everything.
+#[test]
+fn a_closed_stdout_is_an_error() {
+    let dir = tempdir("closed-stdout");
+    let log = dir.join("l");
+    for (mode, logged) in [
+        ("--output-error=exit", false),
+        ("--output-error=warn-nopipe", true),
+    ] {
+        let script = format!(
+            "exec '{}' {mode} '{}' >&-",
+            env!("CARGO_BIN_EXE_smart-tee"),
+            log.display()
+        );
+        let out = run(Command::new("sh").args(["-c", &script]), b"{\"a\":1}\n");
+        assert_eq!(out.status.code(), Some(1), "{mode}");
+        assert!(stderr(&out).contains("standard output"), "{}", stderr(&out));
+        if logged {
+            assert_eq!(std::fs::read(&log).unwrap(), b"{\"a\":1}\n");
+        }
+    }
+}
+
+/// #11.14: an unwritable `--stats-json` path is said at start, naming the flag; the stream and
+/// the log go on; the status is 1.
+#[test]
+fn an_unwritable_stats_path_is_said_at_start() {
+    let dir = tempdir("stats-path");
+    let log = dir.join("l");
+    let out = run(
+        bin()
+            .args(["--stats-json", "/nonexistent-dir/s.json"])
+            .arg(&log),
+        b"{\"a\":1}\n",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.stdout, b"{\"a\":1}\n");
+    assert!(
+        stderr(&out).starts_with("smart-tee: --stats-json: "),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(std::fs::read(&log).unwrap(), b"{\"a\":1}\n");
+}
+
+/// Pretty-printed JSON is not JSON lines: said once on stderr, every line still logged.
+#[test]
+fn pretty_printed_input_is_noticed_once() {
+    let dir = tempdir("pretty");
+    let log = dir.join("l");
+    let input = b"{\n  \"a\": 1\n}\n{\n  \"b\": 2\n}\n";
+    let out = run(bin().arg(&log), input);
+    assert!(out.status.success());
+    assert_eq!(
+        stderr(&out).matches("pretty-printed").count(),
+        1,
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(lines(&std::fs::read(&log).unwrap()).len(), 6);
 }

@@ -175,7 +175,7 @@ fn follow_prints_new_events() {
     assert!(start.elapsed() < Duration::from_secs(10));
     assert_eq!(next, "result/success 2 turns: done\n");
     child.kill().unwrap();
-    child.wait().unwrap();
+    common::wait_timeout(&mut child);
 }
 
 fn compact(args: &[&str], files: &[&Path]) -> Output {
@@ -291,7 +291,7 @@ fn compact_killed_midway_leaves_one_whole_file() {
             .unwrap();
         std::thread::sleep(Duration::from_millis(delay_ms));
         let _ = child.kill();
-        child.wait().unwrap();
+        common::wait_timeout(&mut child);
         let now = std::fs::read(&log).unwrap();
         assert!(
             now == original || now == want,

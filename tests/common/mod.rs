@@ -16,25 +16,82 @@ pub fn bin() -> std::process::Command {
     c
 }
 
-/// Runs the binary with `args` and then `log`, writing `input` to its stdin from another
-/// thread; returns its output once it exits.
-pub fn run_fed(args: &[&str], log: &std::path::Path, input: &[u8]) -> std::process::Output {
+/// How long any test waits for a child process before it kills it and fails.
+pub const CHILD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Waits for `child` to exit, at most [`CHILD_TIMEOUT`]; kills it and fails the test past that.
+pub fn wait_timeout(child: &mut std::process::Child) -> std::process::ExitStatus {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            return status;
+        }
+        if start.elapsed() > CHILD_TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("child did not exit within {CHILD_TIMEOUT:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// Collects the child's stdout and stderr (piped) on threads and waits for it with a timeout.
+pub fn output_timeout(mut child: std::process::Child) -> std::process::Output {
+    use std::io::Read;
+    let drain = |r: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            if let Some(mut r) = r {
+                let _ = r.read_to_end(&mut v);
+            }
+            v
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|r| Box::new(r) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|r| Box::new(r) as Box<dyn Read + Send>),
+    );
+    let status = wait_timeout(&mut child);
+    std::process::Output {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    }
+}
+
+/// Runs `cmd` with stdin, stdout and stderr piped, writing `input` from another thread; returns
+/// its output once it exits (within [`CHILD_TIMEOUT`]).
+pub fn run_cmd(cmd: &mut std::process::Command, input: &[u8]) -> std::process::Output {
     use std::io::Write;
     use std::process::Stdio;
-    let mut child = bin()
-        .args(args)
-        .arg(log)
+    let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
+        .expect("spawn");
     let mut stdin = child.stdin.take().unwrap();
     let input = input.to_vec();
-    let writer = std::thread::spawn(move || stdin.write_all(&input));
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap().unwrap();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = output_timeout(child);
+    writer.join().unwrap();
     out
+}
+
+/// Runs the binary with `args` and then `log`, writing `input` to its stdin from another
+/// thread; returns its output once it exits.
+pub fn run_fed(args: &[&str], log: &std::path::Path, input: &[u8]) -> std::process::Output {
+    run_cmd(bin().args(args).arg(log), input)
 }
 
 /// A fresh directory `name` under the target dir, removed and recreated.
