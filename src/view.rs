@@ -84,9 +84,11 @@ pub struct ReverseLines {
 }
 
 impl ReverseLines {
+    /// Opens `path` at the end of its last whole line: an unfinished last line is a line in
+    /// progress (or torn by a kill), not an event.
     pub fn open(path: &Path) -> io::Result<ReverseLines> {
-        let mut file = File::open(path)?;
-        let pos = file.seek(SeekFrom::End(0))?;
+        let file = File::open(path)?;
+        let pos = crate::sink::whole_lines_len(&file)?;
         Ok(ReverseLines {
             file,
             pos,
@@ -157,7 +159,9 @@ fn select(opts: &ViewOptions) -> Result<(Vec<Vec<u8>>, usize), Error> {
     }
     for path in &opts.files {
         let file = File::open(path).map_err(|e| read_error(path, e))?;
-        for line in BufReader::new(file).split(b'\n') {
+        // Whole lines only: an unfinished last line is in progress.
+        let whole = crate::sink::whole_lines_len(&file).map_err(|e| read_error(path, e))?;
+        for line in BufReader::new(file.take(whole)).split(b'\n') {
             let line = line.map_err(|e| read_error(path, e))?;
             if opts.wants(&line) {
                 events.push(line);
@@ -431,7 +435,8 @@ pub fn run(opts: &ViewOptions) -> Result<(), Error> {
     let mut tails: Vec<(PathBuf, u64, Vec<u8>)> = Vec::new();
     if opts.follow {
         for p in &opts.files {
-            let len = std::fs::metadata(p).map_err(|e| read_error(p, e))?.len();
+            let file = File::open(p).map_err(|e| read_error(p, e))?;
+            let len = crate::sink::whole_lines_len(&file).map_err(|e| read_error(p, e))?;
             tails.push((p.clone(), len, Vec::new()));
         }
     }
@@ -520,9 +525,10 @@ mod tests {
         for _ in 0..20_000 {
             f.write_all(line.as_bytes()).unwrap();
         }
-        f.write_all(b"{\"last\":1}\n{\"last\":2}").unwrap();
+        f.write_all(b"{\"last\":1}\n{\"last\":2}\n{\"in progress").unwrap();
         drop(f);
         let mut r = ReverseLines::open(&path).unwrap();
+        // The unfinished last line is not an event yet.
         assert_eq!(r.prev().unwrap().unwrap(), b"{\"last\":2}");
         assert_eq!(r.prev().unwrap().unwrap(), b"{\"last\":1}");
         assert_eq!(r.prev().unwrap().unwrap(), line.trim_end().as_bytes());

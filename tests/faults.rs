@@ -6,7 +6,6 @@ mod common;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use common::{bin, check_contract, lines, strict_parse};
 

@@ -4,7 +4,7 @@
 mod common;
 
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -179,12 +179,7 @@ fn follow_prints_new_events() {
 }
 
 fn compact(args: &[&str], files: &[&Path]) -> Output {
-    bin()
-        .arg("--compact")
-        .args(args)
-        .args(files)
-        .output()
-        .unwrap()
+    common::run_cmd(bin().arg("--compact").args(args).args(files), b"")
 }
 
 #[test]
@@ -225,8 +220,12 @@ fn compact_rewrites_in_place_and_dry_run_does_not() {
         std::fs::metadata(&log).unwrap().permissions().mode() & 0o777,
         0o640
     );
+    let ino = std::fs::metadata(&log).unwrap().ino();
     let out = compact(&[], &[&log]);
-    assert!(String::from_utf8(out.stdout).unwrap().contains("0 cut"));
+    let report = String::from_utf8(out.stdout).unwrap();
+    assert!(report.contains("0 cut, 0 not JSON, unchanged"), "{report}");
+    // #11.1: a file in which nothing changes is left alone, not renamed over.
+    assert_eq!(std::fs::metadata(&log).unwrap().ino(), ino, "not rewritten");
     assert_eq!(
         std::fs::read(&log).unwrap(),
         compacted,
@@ -300,30 +299,151 @@ fn compact_killed_midway_leaves_one_whole_file() {
     }
 }
 
+/// #11.1: `--compact` on a log that a running smart-tee appends to lost the writer's later
+/// lines (it went on into the deleted file). The writer holds the log's lock, so the compaction
+/// is refused, and every line the writer writes, before and after, is in the file.
 #[test]
-fn compact_refuses_a_file_being_appended_to() {
-    let dir = tempdir("append");
+fn compact_refuses_a_log_a_smart_tee_is_writing() {
+    let dir = tempdir("live-writer");
     let log = dir.join("live.jsonl");
     big_log(&log);
-    let writer = {
-        let log = log.clone();
-        std::thread::spawn(move || {
-            let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
-            for i in 0..400 {
-                writeln!(f, "{{\"i\":{i}}}").unwrap();
-                std::thread::sleep(Duration::from_millis(2));
-            }
-        })
-    };
-    std::thread::sleep(Duration::from_millis(20));
+    let mut writer = bin()
+        .arg("-a")
+        .arg(&log)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = writer.stdin.take().unwrap();
+    writeln!(stdin, "{{\"type\":\"tick\",\"n\":0}}").unwrap();
+    stdin.flush().unwrap();
+    // The line is in the log: the writer has opened it and holds its lock.
+    let start = std::time::Instant::now();
+    while lines(&std::fs::read(&log).unwrap()).len() < 601 {
+        assert!(start.elapsed() < Duration::from_secs(60));
+        std::thread::sleep(Duration::from_millis(5));
+    }
     let out = compact(&[], &[&log]);
-    writer.join().unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("changed while being compacted"));
-    let now = std::fs::read(&log).unwrap();
-    assert_eq!(
-        lines(&now).len(),
-        600 + 400,
-        "every appended line is still there"
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("live.jsonl") && err.contains("another process is writing it"),
+        "{err}"
     );
+    for n in 1..30 {
+        writeln!(stdin, "{{\"type\":\"tick\",\"n\":{n}}}").unwrap();
+    }
+    drop(stdin);
+    assert!(common::wait_timeout(&mut writer).success());
+    assert_eq!(lines(&std::fs::read(&log).unwrap()).len(), 600 + 30);
+    // Once the writer is gone, the same log compacts.
+    let out = compact(&[], &[&log]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(lines(&std::fs::read(&log).unwrap()).len(), 600 + 30);
+}
+
+/// #11.7: `--compact` turned a README into non_json records and a binary into U+FFFD: files
+/// that are not logs are refused and left byte for byte; so is a result larger than the input.
+#[test]
+fn compact_refuses_files_that_are_not_logs() {
+    let dir = tempdir("not-logs");
+    let readme = dir.join("README.md");
+    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"), &readme).unwrap();
+    let binary = dir.join("smart-tee.bin");
+    std::fs::copy(env!("CARGO_BIN_EXE_smart-tee"), &binary).unwrap();
+    // One non-JSON line in eleven, dense with control bytes: its record would be six times its
+    // size.
+    let grows = dir.join("grows.jsonl");
+    let mut data = b"{\"a\":1}\n".repeat(10);
+    data.extend_from_slice(&[1u8; 600]);
+    data.push(b'\n');
+    std::fs::write(&grows, &data).unwrap();
+    for (file, why) in [
+        (&readme, "are not JSON: not a log"),
+        (&binary, "NUL bytes"),
+        (&grows, "would make it larger"),
+    ] {
+        let before = std::fs::read(file).unwrap();
+        let out = compact(&[], &[file]);
+        assert_eq!(out.status.code(), Some(1), "{file:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(why) && err.contains(file.file_name().unwrap().to_str().unwrap()),
+            "{err}"
+        );
+        assert!(std::fs::read(file).unwrap() == before, "{file:?} untouched");
+    }
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        3,
+        "no temporary file left"
+    );
+}
+
+/// #11.9: compaction reads through the tee path's splitter and memory caps: a line past the
+/// memory cap (here 20 MB) is reduced while read, not held whole, and keeps its structure.
+#[test]
+fn compact_reads_giant_lines_with_the_tee_paths_caps() {
+    let dir = tempdir("compact-giant");
+    let log = dir.join("g.jsonl");
+    let big = smart_tee::log::STREAM_CAP + (12 << 20);
+    let mut data = b"{\"type\":\"user\",\"uuid\":\"u-1\",\"content\":\"".to_vec();
+    data.extend(std::iter::repeat_n(b'x', big));
+    data.extend_from_slice(b"\"}\n{\"type\":\"next\"}\n");
+    std::fs::write(&log, &data).unwrap();
+    let out = compact(&[], &[&log]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let now = std::fs::read(&log).unwrap();
+    let ls = lines(&now);
+    assert_eq!(ls.len(), 2);
+    let v = strict_parse(ls[0]).unwrap();
+    assert_eq!((&v["type"], &v["uuid"]), (&"user".into(), &"u-1".into()));
+    assert!(
+        v["content"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("[TRUNCATED: {big} → "))
+    );
+    assert_eq!(now, common::log_of(&data, &common::config(5120), 1 << 20));
+}
+
+/// #11.2 for readers: an unfinished last line (a writer killed mid-line) is in progress, not a
+/// line: `--compact` copies it unprocessed after the compacted whole lines, and `--view` does not
+/// show it.
+#[test]
+fn an_unfinished_last_line_is_left_in_progress() {
+    let dir = tempdir("unfinished");
+    let log = dir.join("u.jsonl");
+    let mut data = format!(
+        "{{\"type\":\"user\",\"content\":\"{}\"}}\n{{\"type\":\"ok\"}}\n",
+        "c".repeat(20_000)
+    )
+    .into_bytes();
+    data.extend_from_slice(b"{\"type\":\"half");
+    std::fs::write(&log, &data).unwrap();
+    let out = common::run_cmd(bin().args(["--view", "--format", "jsonl"]).arg(&log), b"");
+    assert!(out.status.success());
+    let shown = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        !shown.contains("half") && !shown.contains("non_json"),
+        "{shown}"
+    );
+    assert_eq!(shown.lines().count(), 2, "{shown}");
+    let out = compact(&[], &[&log]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let now = std::fs::read(&log).unwrap();
+    assert!(now.ends_with(b"\n{\"type\":\"ok\"}\n{\"type\":\"half"));
+    assert!(now.len() < 6000);
 }
