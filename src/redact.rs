@@ -9,7 +9,8 @@
 use regex::bytes::Regex;
 
 /// `(kind, pattern)`. A pattern's first capture group, when it has one, is kept: it is the name
-/// in front of the secret.
+/// in front of the secret. Its second group, when it matches, is kept too: what follows the
+/// secret (the `@host` of a URL).
 pub const PATTERNS: &[(&str, &str)] = &[
     (
         "private_key",
@@ -20,6 +21,10 @@ pub const PATTERNS: &[(&str, &str)] = &[
         "openai_key",
         r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
     ),
+    ("stripe_key", r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}"),
+    ("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}"),
+    ("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b"),
+    ("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}\b"),
     ("aws_access_key_id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
     (
         "aws_secret_key",
@@ -40,10 +45,31 @@ pub const PATTERNS: &[(&str, &str)] = &[
         r"(\b(?:Bearer|bearer|BEARER)\s+)[A-Za-z0-9._~+/-]{16,}=*",
     ),
     (
+        "url_credentials",
+        r#"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@"'\\]+:)[^\s:/@"'\\]+(@)"#,
+    ),
+    // A name that ends in a secret's word, in any case, with any prefix (DB_PASSWORD,
+    // OPENAI_API_KEY, GH_TOKEN, client_secret, "apiKey"), then `=` or `:` and a value.
+    (
         "assignment",
-        r#"(\b(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?token|auth[_-]?token|PASSWORD|PASSWD|SECRET|TOKEN|API[_-]?KEY|ACCESS[_-]?TOKEN|AUTH[_-]?TOKEN|Password|Secret|Token)(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?)[^\s"'\\&,;]{4,}"#,
+        r#"(\b[A-Za-z0-9_.-]*(?i:password|passwd|secret|token|api[_-]?key|access[_-]?key|secret[_-]?key|private[_-]?key|credentials?)(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?)[^\s"'\\&,;]{4,}"#,
     ),
 ];
+
+/// Values after a secret's name that are not secrets: counts, flags and empties.
+fn is_placeholder(value: &[u8]) -> bool {
+    value.iter().all(u8::is_ascii_digit)
+        || [
+            &b"null"[..],
+            b"none",
+            b"true",
+            b"false",
+            b"undefined",
+            b"[redacted",
+        ]
+        .iter()
+        .any(|w| value.len() >= w.len() && value[..w.len()].eq_ignore_ascii_case(w))
+}
 
 /// Compiles a built-in pattern without Unicode: `\\b` and the classes are ASCII, which keeps the
 /// matcher on its fast DFA over any input (a Unicode `\\b` makes it fall back to a slow engine
@@ -74,6 +100,15 @@ impl Redactor {
         Redactor { any, each }
     }
 
+    /// The kind of a known token pattern that matches all of `value`, if any.
+    fn kind_of(&self, value: &[u8]) -> Option<&'static str> {
+        self.each.iter().zip(PATTERNS).find_map(|(re, (kind, _))| {
+            re.find(value)
+                .filter(|m| m.start() == 0 && m.end() == value.len() && *kind != "assignment")
+                .map(|_| *kind)
+        })
+    }
+
     /// Writes `line` with its secrets replaced into `out` and returns true, or returns false
     /// (leaving `out` alone) when there is nothing to redact.
     pub fn redact(&self, line: &[u8], out: &mut Vec<u8>) -> bool {
@@ -84,22 +119,39 @@ impl Redactor {
                 out.clear();
                 any = true;
             }
-            out.extend_from_slice(&line[last..m.start()]);
             let found = &line[m.start()..m.end()];
-            // Which pattern matched, and where its kept name ends.
-            let (kind, name_end) = self
+            // Which pattern matched, where its kept name ends and its kept suffix starts.
+            let (kind, name_end, after) = self
                 .each
                 .iter()
                 .zip(PATTERNS)
                 .find_map(|(re, (kind, _))| {
-                    re.captures(found)
-                        .map(|c| (*kind, c.get(1).map_or(0, |g| g.end())))
+                    // The pattern that matches the whole of what was found.
+                    let c = re.captures(found)?;
+                    let whole = c.get(0)?;
+                    (whole.start() == 0 && whole.end() == found.len()).then(|| {
+                        let name_end = c.get(1).map_or(0, |g| g.end());
+                        let after = c.get(2).map_or(found.len(), |g| g.start());
+                        (*kind, name_end, after)
+                    })
                 })
-                .unwrap_or(("secret", 0));
-            out.extend_from_slice(&found[..name_end]);
-            out.extend_from_slice(b"[REDACTED:");
-            out.extend_from_slice(kind.as_bytes());
-            out.push(b']');
+                .unwrap_or(("secret", 0, found.len()));
+            // An assignment's value may be a token of a known kind: name that kind.
+            let kind = if kind == "assignment" {
+                self.kind_of(&found[name_end..after]).unwrap_or(kind)
+            } else {
+                kind
+            };
+            out.extend_from_slice(&line[last..m.start()]);
+            if kind == "assignment" && is_placeholder(&found[name_end..after]) {
+                out.extend_from_slice(found);
+            } else {
+                out.extend_from_slice(&found[..name_end]);
+                out.extend_from_slice(b"[REDACTED:");
+                out.extend_from_slice(kind.as_bytes());
+                out.push(b']');
+                out.extend_from_slice(&found[after..]);
+            }
             last = m.end();
         }
         if any {
@@ -191,5 +243,150 @@ mod tests {
         ] {
             assert_eq!(redacted(input), input);
         }
+    }
+
+    /// Realistic fake secrets, as they show up in agent streams (env dumps, config files, tool
+    /// output, JSON), each with the text that must be gone after redaction.
+    const SECRETS: &[(&str, &str)] = &[
+        ("DB_PASSWORD=Tr0ub4dor&3xyz", "Tr0ub4dor"),
+        (
+            "OPENAI_API_KEY=not-a-prefix-abc123XYZ789",
+            "not-a-prefix-abc123XYZ789",
+        ),
+        (
+            "export GH_TOKEN=a1b2c3d4e5f6g7h8i9j0",
+            "a1b2c3d4e5f6g7h8i9j0",
+        ),
+        ("MY_SECRET=correct-horse-battery", "correct-horse-battery"),
+        (
+            "client_secret=GOCSPX-abcdefghijklmnop",
+            "GOCSPX-abcdefghijklmnop",
+        ),
+        (r#"{"apiKey": "AbC123dEf456GhI789"}"#, "AbC123dEf456GhI789"),
+        (
+            r#"{\"apiKey\":\"AbC123dEf456GhI789\"}"#,
+            "AbC123dEf456GhI789",
+        ),
+        ("api_key: 9a8b7c6d5e4f3a2b", "9a8b7c6d5e4f3a2b"),
+        ("SLACK_BOT_TOKEN=plain-value-123456", "plain-value-123456"),
+        ("refresh_token=1//0gAbCdEfGhIjK", "1//0gAbCdEfGhIjK"),
+        (
+            "AWS_ACCESS_KEY=ZXCVBNMASDFGHJKL1234",
+            "ZXCVBNMASDFGHJKL1234",
+        ),
+        (
+            "secret_key = 'django-insecure-x7k2m9p4'",
+            "django-insecure-x7k2m9p4",
+        ),
+        ("Password: hunter2hunter2", "hunter2hunter2"),
+        ("postgres://admin:s3cret@db.internal:5432/app", "s3cret"),
+        ("https://user:p4ssw0rd@github.com/org/repo.git", "p4ssw0rd"),
+        ("redis://default:Zm9vYmFy@cache:6379", "Zm9vYmFy"),
+        (
+            "stripe sk_live_51HaBcDeFgHiJkLmNoPqRsTu",
+            "sk_live_51HaBcDeFgHiJkLmNoPqRsTu",
+        ),
+        (
+            "rk_live_51HaBcDeFgHiJkLmNoPqRsTu",
+            "rk_live_51HaBcDeFgHiJkLmNoPqRsTu",
+        ),
+        (
+            "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
+            "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
+        ),
+        (
+            "key=AIzaSyA-1234567890abcdefghijklmnopqrstu",
+            "AIzaSyA-1234567890abcdefghijklmnopqrstu",
+        ),
+        (
+            "//registry.npmjs.org/:_authToken=npm_abcdefghijklmnopqrstuvwxyz0123456789",
+            "npm_abcdefghijklmnopqrstuvwxyz0123456789",
+        ),
+        (
+            "HF hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345",
+            "hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345",
+        ),
+        (
+            "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv_wx-yz",
+            "AbCdEfGhIjKlMnOpQrStUv",
+        ),
+        (
+            "sk-proj-AbCdEfGhIjKlMnOpQrStUvWx12",
+            "AbCdEfGhIjKlMnOpQrStUvWx12",
+        ),
+        ("AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE"),
+        (
+            "ghp_0123456789abcdefghijABCDEFGHIJ012345",
+            "0123456789abcdefghij",
+        ),
+        (
+            "Authorization: Bearer abcdefghijklmnopqrstuvwxyz0123",
+            "abcdefghijklmnopqrstuvwxyz0123",
+        ),
+    ];
+
+    /// Text that looks like a secret and is not: it must come through unchanged.
+    const LOOK_ALIKES: &[&str] = &[
+        "sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+        "uuid 8463c716-a2ea-4c14-9efa-87158ebd9f20",
+        "commit 0511dee9e6f1d0c598230bf5c61202eee5198bf8",
+        r#"{"input_tokens":10,"max_tokens":4096,"output_tokens":123456}"#,
+        "tokens_used: 123",
+        r#"{"token_count":3,"is_error":false}"#,
+        r#""cache_read_input_tokens": 20480"#,
+        "the password field is required; see docs for the token format",
+        "PWD=/home/agent/project",
+        "password: null",
+        "TOKEN_LIMIT=8192",
+        "secret: true",
+        "risk-management and task-ant-colony are words",
+        "https://github.com/org/repo.git",
+        "git@github.com:org/repo.git",
+        "ssh://git@host:22/repo",
+        "user@example.com wrote: hello",
+        "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk",
+        "skills_and_tools, sk-short, npm_install, hf_hub",
+        "the tokenizer: bpe",
+        r#"{"type":"tool_use","name":"Read","input":{"file_path":"/src/secret_handler.rs"}}"#,
+    ];
+
+    #[test]
+    fn realistic_secrets_are_caught() {
+        let missed: Vec<&str> = SECRETS
+            .iter()
+            .filter(|(input, secret)| {
+                let out = redacted(input);
+                out.contains(secret) || !out.contains("[REDACTED:")
+            })
+            .map(|(input, _)| *input)
+            .collect();
+        assert!(
+            missed.is_empty(),
+            "missed {} of {}: {missed:?}",
+            missed.len(),
+            SECRETS.len()
+        );
+    }
+
+    #[test]
+    fn look_alikes_are_left_alone() {
+        let flagged: Vec<(&str, String)> = LOOK_ALIKES
+            .iter()
+            .map(|s| (*s, redacted(s)))
+            .filter(|(s, out)| s != out)
+            .collect();
+        assert!(
+            flagged.is_empty(),
+            "{} false positives: {flagged:?}",
+            flagged.len()
+        );
+    }
+
+    #[test]
+    fn url_credentials_keep_the_user_and_host() {
+        assert_eq!(
+            redacted("postgres://admin:s3cret@db:5432/app"),
+            "postgres://admin:[REDACTED:url_credentials]@db:5432/app"
+        );
     }
 }

@@ -525,7 +525,8 @@ mod tests {
         for _ in 0..20_000 {
             f.write_all(line.as_bytes()).unwrap();
         }
-        f.write_all(b"{\"last\":1}\n{\"last\":2}\n{\"in progress").unwrap();
+        f.write_all(b"{\"last\":1}\n{\"last\":2}\n{\"in progress")
+            .unwrap();
         drop(f);
         let mut r = ReverseLines::open(&path).unwrap();
         // The unfinished last line is not an event yet.
