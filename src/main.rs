@@ -5,8 +5,21 @@ use std::process::ExitCode;
 
 use smart_tee::cli::{self, Mode};
 
+/// SIGUSR1 asks smart-tee writers to reopen their logs (`pkill -USR1 -x smart-tee` after
+/// logrotate); a reader or a compaction must not die of it.
+fn ignore_reopen_signal() {
+    let _ = signal_hook::flag::register(
+        signal_hook::consts::SIGUSR1,
+        std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+    );
+}
+
 fn main() -> ExitCode {
-    match cli::parse() {
+    let mode = cli::parse();
+    if !matches!(mode, Mode::Tee(_)) {
+        ignore_reopen_signal();
+    }
+    match mode {
         Mode::Tee(config) => smart_tee::tee::run(config),
         Mode::View(options) => match smart_tee::view::run(&options) {
             Ok(()) => ExitCode::SUCCESS,
