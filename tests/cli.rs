@@ -427,8 +427,17 @@ fn a_finished_line_reaches_the_log_before_input_ends() {
         got, b"{\"a\":1}\n",
         "the finished line is logged while input is still open"
     );
-    let mut out = [0u8; 13];
-    child.stdout.as_mut().unwrap().read_exact(&mut out).unwrap();
+    // Read on a thread, so the wait is bounded.
+    let mut stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut out = [0u8; 13];
+        let _ = tx.send(stdout.read_exact(&mut out).map(|()| out));
+    });
+    let out = rx
+        .recv_timeout(common::CHILD_TIMEOUT)
+        .expect("stdout in time")
+        .unwrap();
     assert_eq!(
         &out, b"{\"a\":1}\n{\"b\":",
         "stdout gets the partial line at once"
