@@ -343,7 +343,7 @@ mod tests {
     /// Realistic fake secrets, as they show up in agent streams (env dumps, config files, tool
     /// output, JSON), each with the text that must be gone after redaction.
     const SECRETS: &[(&str, &str)] = &[
-        ("DB_PASSWORD=Tr0ub4dor&3xyz", "Tr0ub4dor"),
+        ("DB_PASSWORD=Tr0ub4dor-3xyz", "Tr0ub4dor-3xyz"),
         (
             "OPENAI_API_KEY=not-a-prefix-abc123XYZ789",
             "not-a-prefix-abc123XYZ789",
