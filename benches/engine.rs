@@ -7,7 +7,7 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use smart_tee::synth::StreamGen;
 use smart_tee::{EngineConfig, LineEngine};
 
-#[path = "../tests/common/naive.rs"]
+#[path = "../tests/it/common/naive.rs"]
 mod naive;
 
 const BUDGET: usize = 5120;

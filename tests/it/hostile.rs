@@ -1,10 +1,10 @@
 //! The hostile set: inputs written to break a logger. Each goes through the full contract
 //! (every chunk size, idempotence) and then a check of what it must look like.
 
-mod common;
+use crate::common;
 
-use common::naive::agrees;
-use common::{check_contract, lines, strict_parse};
+use crate::common::naive::agrees;
+use crate::common::{check_contract, lines, strict_parse};
 use serde_json::Value;
 
 fn one_line(input: &[u8], budget: usize) -> Vec<u8> {

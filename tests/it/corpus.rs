@@ -2,10 +2,8 @@
 //! 5120 and 20000 honours the contract, keeps every line's structure, and keeps the fields a
 //! reader needs to follow the session.
 
-mod common;
-
-use common::naive::agrees;
-use common::{check_contract, corpus_files, input_lines, lines, strict_parse};
+use crate::common::naive::agrees;
+use crate::common::{check_contract, corpus_files, input_lines, lines, strict_parse};
 use serde_json::Value;
 
 const KEPT_FIELDS: [&str; 7] = [

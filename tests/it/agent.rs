@@ -1,12 +1,12 @@
 //! Agent-aware behaviour end to end: base64 payloads, duplicates, --plain, --omit-images,
 //! --add-timestamp, --stdout-max-line-bytes, --stats, --stats-json, --redact.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::{corpus_files, lines, strict_parse};
+use crate::common::{corpus_files, lines, strict_parse};
 use serde_json::Value;
 
 fn tempdir(name: &str) -> PathBuf {

@@ -1,10 +1,10 @@
 //! Property tests of the log contract over arbitrary bytes and arbitrary JSON, at random
 //! budgets at or above the floor, held against the serde_json oracle and the plain reference.
 
-mod common;
+use crate::common;
 
-use common::naive::agrees;
-use common::{check_contract, lines, strict_parse};
+use crate::common::naive::agrees;
+use crate::common::{check_contract, lines, strict_parse};
 use proptest::prelude::*;
 use serde_json::Value;
 use smart_tee::fields::FieldClasses;

@@ -1,7 +1,7 @@
 //! The binary end to end: stdout is the input byte for byte, the logs honour the contract, and
 //! every flag, error and signal behaves as the README says.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
@@ -9,9 +9,9 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{input_lines, lines, strict_parse};
+use crate::common::{input_lines, lines, strict_parse};
 
-use common::{bin, tempdir};
+use crate::common::{bin, tempdir};
 
 fn run(cmd: &mut Command, input: &[u8]) -> Output {
     common::run_cmd(cmd, input)

@@ -1,13 +1,13 @@
 //! Fault tests: kills, concurrent appenders, truncated input, read-only places, FIFOs and
 //! symlinks, the budget's floor and ceiling. Each asserts an exact outcome.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use common::{bin, check_contract, lines, strict_parse};
+use crate::common::{bin, check_contract, lines, strict_parse};
 
 fn tempdir(name: &str) -> PathBuf {
     common::tempdir(&format!("faults-{name}"))

@@ -3,9 +3,9 @@
 //! that log). `about.md` says which rule the case shows. One table-driven test runs them all.
 //!
 //! To regenerate the expected files after an intended change, run
-//! `SMART_TEE_BLESS=1 cargo test --release --test golden` and review `git diff tests/golden`.
+//! `SMART_TEE_BLESS=1 cargo test --release golden` and review `git diff tests/golden`.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -1,7 +1,7 @@
 //! `--view` and `--compact`: readable tails of the real corpus, filters and formats, the token
 //! budget as a property, following a growing log, and compaction that never loses the original.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use common::{bin, check_contract, corpus_files, lines, strict_parse};
+use crate::common::{bin, check_contract, corpus_files, lines, strict_parse};
 use proptest::prelude::*;
 use serde_json::Value;
 use smart_tee::EngineConfig;

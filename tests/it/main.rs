@@ -1,0 +1,14 @@
+//! The integration tests, as one test binary (one link instead of eight). `common` holds what
+//! they share: the binary under test, child processes with timeouts, temporary directories, the
+//! serde_json oracle and the log contract.
+
+mod common;
+
+mod agent;
+mod cli;
+mod contract;
+mod corpus;
+mod faults;
+mod golden;
+mod hostile;
+mod view;
