@@ -4,8 +4,11 @@
 //! tiny 300-byte lines.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use smart_tee::synth::StreamGen;
+#[path = "support/synth.rs"]
+#[allow(dead_code)]
+mod synth;
 use smart_tee::{EngineConfig, LineEngine};
+use synth::StreamGen;
 
 #[path = "../tests/it/common/naive.rs"]
 mod naive;

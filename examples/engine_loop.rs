@@ -12,9 +12,12 @@
 //! 8 MB of lines each; for `read`, `bash` and `write` the same lines as `cargo bench --bench
 //! engine` (for `fit`, the bench takes the first 4 MB of these).
 
-use smart_tee::synth::StreamGen;
+#[path = "../benches/support/synth.rs"]
+#[allow(dead_code)]
+mod synth;
 use smart_tee::{EngineConfig, LineEngine};
 use std::time::Instant;
+use synth::StreamGen;
 
 fn main() {
     let mut args = std::env::args().skip(1);

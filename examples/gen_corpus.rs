@@ -11,6 +11,10 @@
 
 use std::io::Write;
 
+#[path = "../benches/support/synth.rs"]
+#[allow(dead_code)]
+mod synth;
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let stdout = std::io::stdout();
@@ -19,19 +23,19 @@ fn main() {
         Some("giant") => {
             let kind = args.get(1).map(String::as_str).unwrap_or("string");
             let size = parse_size(args.get(2).map(String::as_str).unwrap_or("256M"));
-            smart_tee::synth::write_giant_line(&mut out, kind, size)
+            synth::write_giant_line(&mut out, kind, size)
         }
         Some("tiny") => {
             let n = args
                 .get(1)
                 .and_then(|s| s.parse().ok())
                 .unwrap_or(1_000_000);
-            smart_tee::synth::write_tiny_lines(&mut out, n)
+            synth::write_tiny_lines(&mut out, n)
         }
         size => {
             let size = parse_size(size.unwrap_or("10M"));
             let seed = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(42);
-            smart_tee::synth::write_stream(&mut out, size, seed)
+            synth::write_stream(&mut out, size, seed)
         }
     };
     if let Err(e) = result.and_then(|()| out.flush()) {

@@ -41,7 +41,6 @@ pub mod stamp;
 pub mod stats;
 pub mod stdout_cap;
 pub mod strings;
-pub mod synth;
 pub mod tee;
 pub mod view;
 

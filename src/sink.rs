@@ -293,28 +293,3 @@ pub fn cut_to_last_newline(file: &File) -> io::Result<()> {
     }
     Ok(())
 }
-
-/// A writer into shared memory, for tests and fuzzing.
-#[derive(Clone, Default)]
-pub struct SharedBuffer(pub std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl SharedBuffer {
-    pub fn contents(&self) -> Vec<u8> {
-        self.0.lock().map(|v| v.clone()).unwrap_or_default()
-    }
-}
-
-impl Write for SharedBuffer {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self.0.lock() {
-            Ok(mut v) => {
-                v.extend_from_slice(buf);
-                Ok(buf.len())
-            }
-            Err(_) => Err(io::Error::other("buffer poisoned")),
-        }
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}

@@ -8,7 +8,7 @@ use std::io::Read;
 use libfuzzer_sys::fuzz_target;
 use smart_tee::cli::OutputError;
 use smart_tee::log::LogWriter;
-use smart_tee::sink::{LogSink, SharedBuffer};
+use smart_tee::sink::LogSink;
 use smart_tee::{EngineConfig, LineEngine};
 
 /// Hands out the input in the chunk sizes it is given, cycling.
@@ -79,3 +79,30 @@ fuzz_target!(|data: &[u8]| {
         );
     }
 });
+
+/// A writer into shared memory: the log of an in-process run.
+#[derive(Clone, Default)]
+pub struct SharedBuffer(pub std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl SharedBuffer {
+    pub fn contents(&self) -> Vec<u8> {
+        self.0.lock().map(|v| v.clone()).unwrap_or_default()
+    }
+}
+
+impl Write for SharedBuffer {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self.0.lock() {
+            Ok(mut v) => {
+                v.extend_from_slice(buf);
+                Ok(buf.len())
+            }
+            Err(_) => Err(io::Error::other("buffer poisoned")),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+use std::io::{self, Write};

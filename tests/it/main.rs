@@ -11,4 +11,5 @@ mod corpus;
 mod faults;
 mod golden;
 mod hostile;
+mod synth;
 mod view;

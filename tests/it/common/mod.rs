@@ -7,7 +7,8 @@ pub mod naive;
 use serde_json::Value;
 use smart_tee::engine::{EngineConfig, LineEngine};
 use smart_tee::log::LogWriter;
-use smart_tee::sink::{LogSink, SharedBuffer};
+use smart_tee::sink::LogSink;
+use std::io::{self, Write};
 
 /// The binary under test, with the budget variable of the caller's environment removed.
 pub fn bin() -> std::process::Command {
@@ -336,4 +337,29 @@ pub fn corpus_files() -> Vec<std::path::PathBuf> {
         }
     }
     files
+}
+
+/// A writer into shared memory: the log of an in-process run.
+#[derive(Clone, Default)]
+pub struct SharedBuffer(pub std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl SharedBuffer {
+    pub fn contents(&self) -> Vec<u8> {
+        self.0.lock().map(|v| v.clone()).unwrap_or_default()
+    }
+}
+
+impl Write for SharedBuffer {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self.0.lock() {
+            Ok(mut v) => {
+                v.extend_from_slice(buf);
+                Ok(buf.len())
+            }
+            Err(_) => Err(io::Error::other("buffer poisoned")),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
