@@ -20,7 +20,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
-use std::thread::JoinHandle;
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGXFSZ};
 use signal_hook::iterator::Signals;
@@ -78,10 +77,10 @@ fn reaction(mode: OutputError, err: &Error) -> Reaction {
 enum Msg {
     /// A buffer and how many of its bytes were read.
     Chunk(Vec<u8>, usize),
-    /// End of input.
-    End,
+    /// End of input; false if reading or stdout had a diagnosed error.
+    End(bool),
     /// Log what is queued and what is pending, then exit with this status.
-    Stop(i32),
+    Stop(u8),
     /// Open every log again by its path.
     Reopen,
 }
@@ -129,7 +128,7 @@ pub fn run(mut config: Config) -> ExitCode {
     }
     let log = LogWriter::new(LineEngine::new(config.engine.clone()), sinks);
     let stdin = io::stdin().as_fd().try_clone_to_owned().map(File::from);
-    let mut stdin = match stdin {
+    let stdin = match stdin {
         Ok(i) => i,
         Err(source) => {
             eprintln!("smart-tee: {}", Error::ReadStdin { source });
@@ -173,12 +172,7 @@ pub fn run(mut config: Config) -> ExitCode {
             StdoutCap::new(max, LineEngine::new(engine))
         }),
     };
-    let ok = copy(&mut stdin, stdout, log, options);
-    if ok && !failed {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    }
+    copy(stdin, stdout, log, options).exit_code(failed)
 }
 
 /// True when the process was started with stdout closed (`>&-`). Rust's runtime then opens
@@ -218,31 +212,71 @@ impl CopyOptions {
     }
 }
 
+/// How a run of [`copy`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Finish {
+    /// Input ended (or no output was left); false if an error was diagnosed.
+    Done(bool),
+    /// Stopped early with this exit status: a signal (128 + N) or an `exit` mode's error (1).
+    /// The logs hold every line read; the reading thread may still be blocked in a read, and
+    /// the caller should end the process.
+    Stopped(u8),
+}
+
+impl Finish {
+    pub fn exit_code(self, failed_before: bool) -> ExitCode {
+        match self {
+            Finish::Done(true) if !failed_before => ExitCode::SUCCESS,
+            Finish::Done(_) => ExitCode::from(1),
+            Finish::Stopped(status) => ExitCode::from(status),
+        }
+    }
+}
+
 /// Copies `input` to `stdout` and into the logs until end of input, or until no output is left.
-/// Returns false if any error was diagnosed. With an `exit` mode, exits the process on error;
-/// with `signals`, exits on SIGTERM and (unless ignored) SIGINT after finishing the log.
-pub fn copy<R: Read, W: Write>(
-    input: &mut R,
-    mut stdout: Option<W>,
-    log: LogWriter,
-    options: CopyOptions,
-) -> bool {
+/// A thread reads `input` and writes `stdout` at once; the calling thread runs the logs. With
+/// `signals`, SIGTERM, SIGHUP, SIGQUIT and (unless ignored) SIGINT stop it after the log is
+/// finished, and SIGUSR1 reopens the logs. Never exits the process.
+pub fn copy<R, W>(input: R, stdout: Option<W>, log: LogWriter, options: CopyOptions) -> Finish
+where
+    R: Read + Send + 'static,
+    W: Write + Send + 'static,
+{
     let CopyOptions {
         mode,
         signals,
         stats,
-        mut stdout_cap,
+        stdout_cap,
     } = options;
     let (tx, rx) = sync_channel::<Msg>(QUEUE);
     let (free_tx, free_rx) = channel::<Vec<u8>>();
     let logs_alive = Arc::new(AtomicBool::new(log.has_live_sinks()));
-    let worker = {
-        let alive = Arc::clone(&logs_alive);
-        std::thread::spawn(move || log_worker(rx, log, mode, alive, free_tx, stats))
-    };
     if let Some((signals, ignore_interrupts)) = signals {
         watch_signals(signals, tx.clone(), ignore_interrupts);
     }
+    let reader = {
+        let alive = Arc::clone(&logs_alive);
+        std::thread::spawn(move || read_loop(input, stdout, stdout_cap, mode, tx, free_rx, alive))
+    };
+    let finish = log_worker(rx, log, mode, logs_alive, free_tx, stats);
+    if let Finish::Done(_) = finish {
+        // Input has ended, so the reader has too.
+        let _ = reader.join();
+    }
+    finish
+}
+
+/// The reading thread: each chunk to stdout at once, then to the log worker. Sends
+/// `End(ok)` at end of input, or `Stop(1)` on an `exit` mode's stdout error.
+fn read_loop<R: Read, W: Write>(
+    mut input: R,
+    mut stdout: Option<W>,
+    mut stdout_cap: Option<StdoutCap>,
+    mode: OutputError,
+    tx: SyncSender<Msg>,
+    free_rx: Receiver<Vec<u8>>,
+    logs_alive: Arc<AtomicBool>,
+) {
     let mut ok = true;
     let mut capped = Vec::new();
     loop {
@@ -275,13 +309,11 @@ pub fn copy<R: Read, W: Write>(
         }
         // The log gets what was read even when stdout failed: it should hold all of it.
         if tx.send(Msg::Chunk(buf, n)).is_err() {
-            break; // the worker has exited the process or ended
+            return; // the worker has stopped
         }
         if exit {
             let _ = tx.send(Msg::Stop(1));
-            // The worker exits the process; wait for it.
-            let _ = worker.join();
-            return false;
+            return;
         }
         if stdout.is_none() && !logs_alive.load(Ordering::Relaxed) {
             // Like tee: with no output left, stop reading.
@@ -296,15 +328,11 @@ pub fn copy<R: Read, W: Write>(
             diagnose(mode, &Error::WriteStdout { source }, &mut ok);
         }
     }
-    let _ = tx.send(Msg::End);
-    join(worker) && ok
+    let _ = tx.send(Msg::End(ok));
 }
 
-fn join(worker: JoinHandle<bool>) -> bool {
-    worker.join().unwrap_or(false)
-}
-
-/// The log worker: feeds chunks to the log writer, reports write errors by mode.
+/// The log worker: feeds chunks to the log writer, reports write errors by mode, and says how
+/// the run ended.
 fn log_worker(
     rx: Receiver<Msg>,
     mut log: LogWriter,
@@ -312,7 +340,7 @@ fn log_worker(
     alive: Arc<AtomicBool>,
     free: Sender<Vec<u8>>,
     stats: StatsReport,
-) -> bool {
+) -> Finish {
     let mut ok = true;
     let summarize = |log: &LogWriter| {
         if stats.human || stats.json.is_some() {
@@ -324,42 +352,55 @@ fn log_worker(
         }
         true
     };
-    let mut report = |errors: Vec<Error>, log: &mut LogWriter| {
+    // Reports the errors by mode; true when one says to stop now.
+    let report = |errors: Vec<Error>, ok: &mut bool| {
+        let mut stop = false;
         for err in errors {
-            if diagnose(mode, &err, &mut ok) {
-                log.finish();
-                std::process::exit(1);
-            }
+            stop |= diagnose(mode, &err, ok);
         }
+        stop
     };
+    let mut reader_ok = false;
     for msg in rx {
         match msg {
             Msg::Chunk(buf, n) => {
                 let errors = log.feed(&buf[..n]);
-                report(errors, &mut log);
+                if report(errors, &mut ok) {
+                    report(log.finish(), &mut ok);
+                    summarize(&log);
+                    return Finish::Stopped(1);
+                }
                 if let Some(notice) = log.take_notice() {
                     eprintln!("smart-tee: {notice}");
                 }
                 alive.store(log.has_live_sinks(), Ordering::Relaxed);
                 let _ = free.send(buf);
             }
-            Msg::End => break,
             Msg::Reopen => {
-                let errors = log.reopen();
-                report(errors, &mut log);
+                if report(log.reopen(), &mut ok) {
+                    report(log.finish(), &mut ok);
+                    summarize(&log);
+                    return Finish::Stopped(1);
+                }
                 alive.store(log.has_live_sinks(), Ordering::Relaxed);
             }
+            Msg::End(read_ok) => {
+                reader_ok = read_ok;
+                break;
+            }
             Msg::Stop(status) => {
-                let errors = log.finish();
-                report(errors, &mut log);
+                report(log.finish(), &mut ok);
                 summarize(&log);
-                std::process::exit(status);
+                return Finish::Stopped(status);
             }
         }
     }
-    let errors = log.finish();
-    report(errors, &mut log);
-    summarize(&log) && ok
+    let stop = report(log.finish(), &mut ok);
+    let summarized = summarize(&log);
+    if stop {
+        return Finish::Stopped(1);
+    }
+    Finish::Done(ok && reader_ok && summarized)
 }
 
 /// Starts the thread that turns SIGINT, SIGTERM, SIGHUP and SIGQUIT into a clean exit and
@@ -371,7 +412,7 @@ fn watch_signals(mut signals: Signals, tx: SyncSender<Msg>, ignore_interrupts: b
             let msg = match signal {
                 SIGINT if ignore_interrupts => continue,
                 SIGUSR1 => Msg::Reopen,
-                _ => Msg::Stop(128 + signal),
+                _ => Msg::Stop(128 + signal as u8),
             };
             let _ = tx.send(msg);
         }

@@ -12,19 +12,21 @@ use smart_tee::sink::LogSink;
 use smart_tee::{EngineConfig, LineEngine};
 
 /// Hands out the input in the chunk sizes it is given, cycling.
-struct Chunked<'a> {
-    data: &'a [u8],
+struct Chunked {
+    data: Vec<u8>,
+    at: usize,
     sizes: Vec<usize>,
     next: usize,
 }
 
-impl Read for Chunked<'_> {
+impl Read for Chunked {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let size = self.sizes[self.next % self.sizes.len()].max(1);
         self.next += 1;
-        let n = size.min(buf.len()).min(self.data.len());
-        buf[..n].copy_from_slice(&self.data[..n]);
-        self.data = &self.data[n..];
+        let rest = &self.data[self.at..];
+        let n = size.min(buf.len()).min(rest.len());
+        buf[..n].copy_from_slice(&rest[..n]);
+        self.at += n;
         Ok(n)
     }
 }
@@ -37,16 +39,17 @@ fn run(data: &[u8], sizes: Vec<usize>, budget: usize) -> (Vec<u8>, Vec<u8>) {
         ..EngineConfig::default()
     };
     let writer = LogWriter::new(LineEngine::new(config), vec![sink]);
-    let mut stdout = Vec::new();
-    let mut input = Chunked {
-        data,
+    let stdout = SharedBuffer::default();
+    let input = Chunked {
+        data: data.to_vec(),
+        at: 0,
         sizes,
         next: 0,
     };
     let options = smart_tee::tee::CopyOptions::new(OutputError::WarnNopipe);
-    let ok = smart_tee::tee::copy(&mut input, Some(&mut stdout), writer, options);
-    assert!(ok);
-    (stdout, log.contents())
+    let finish = smart_tee::tee::copy(input, Some(stdout.clone()), writer, options);
+    assert_eq!(finish, smart_tee::tee::Finish::Done(true));
+    (stdout.contents(), log.contents())
 }
 
 fuzz_target!(|data: &[u8]| {
