@@ -6,25 +6,13 @@
 use std::path::PathBuf;
 
 use clap::error::ErrorKind;
-use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
+use clap::{CommandFactory, FromArgMatches, Parser};
 
 use crate::engine::{DEFAULT_BUDGET, EngineConfig};
 use crate::fields::{FieldClass, FieldClasses};
 use crate::marker::{DEFAULT_MARKER, MarkerTemplate};
 use crate::stats::StatsReport;
-
-/// What a write error on an output does (GNU tee's `--output-error` modes).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum OutputError {
-    /// Diagnose errors writing to any output, go on with the others.
-    Warn,
-    /// Diagnose errors writing to any output that is not a pipe; drop a broken pipe silently.
-    WarnNopipe,
-    /// Exit on any write error.
-    Exit,
-    /// Exit on any write error other than a broken pipe; drop a broken pipe silently.
-    ExitNopipe,
-}
+pub use crate::tee::{Config, OutputError};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -267,22 +255,6 @@ pub enum Mode {
         engine: EngineConfig,
         dry_run: bool,
     },
-}
-
-/// Everything smart-tee needs to run, checked.
-#[derive(Clone, Debug)]
-pub struct Config {
-    pub files: Vec<PathBuf>,
-    pub append: bool,
-    pub ignore_interrupts: bool,
-    pub output_error: OutputError,
-    pub file_mode: u32,
-    pub engine: EngineConfig,
-    /// `--stdout-max-line-bytes`.
-    pub stdout_max_line_bytes: Option<usize>,
-    pub stats: StatsReport,
-    /// Problems that do not stop the stream (a bad environment value), said at start.
-    pub warnings: Vec<String>,
 }
 
 /// The environment variable that gives the budget when `-b` does not.

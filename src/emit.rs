@@ -12,6 +12,7 @@ use crate::plan::{
     DESCRIPTOR, OBJECT_MARKER_KEY, Sizes, State, WHOLE, is_typed_array, media_type_of,
 };
 use crate::scan::Kind;
+use crate::strings::{boundary_at_or_after, boundary_at_or_before, escape_len_in, is_escape_start};
 
 /// Settings the emitter needs.
 pub struct EmitStyle<'a> {
@@ -174,88 +175,6 @@ fn cut_string(content: &[u8], original: usize, kept: usize, style: &EmitStyle, o
     out.extend_from_slice(&content[tail..]);
 }
 
-/// True when the backslash at `j` starts an escape: a run of backslashes pairs up from its
-/// start, so the last one of an odd run starts an escape.
-fn is_escape_start(s: &[u8], j: usize) -> bool {
-    let run = s[..=j].iter().rev().take_while(|&&b| b == b'\\').count();
-    run % 2 == 1
-}
-
-/// Length of the escape starting at `j`; both halves of a surrogate pair count as one.
-fn escape_len(s: &[u8], j: usize) -> usize {
-    if s.get(j + 1) != Some(&b'u') {
-        return 2;
-    }
-    let high = s.get(j + 2..j + 4).is_some_and(|h| {
-        h.eq_ignore_ascii_case(b"d8")
-            || h.eq_ignore_ascii_case(b"d9")
-            || h.eq_ignore_ascii_case(b"da")
-            || h.eq_ignore_ascii_case(b"db")
-    });
-    if high && s.get(j + 6) == Some(&b'\\') {
-        12
-    } else {
-        6
-    }
-}
-
-/// The last cut point at or before `p` that is not inside a UTF-8 character, an escape or a
-/// surrogate pair.
-pub fn boundary_at_or_before(s: &[u8], p: usize) -> usize {
-    if p >= s.len() {
-        return s.len();
-    }
-    let mut p = p;
-    while p > 0 && (s[p] & 0xC0) == 0x80 {
-        p -= 1;
-    }
-    // An escape is at most 12 bytes (a surrogate pair); the nearest escape start before `p`
-    // either covers `p` or ends before it.
-    let lo = p.saturating_sub(11);
-    let mut j = p;
-    while j > lo {
-        j -= 1;
-        if s[j] == b'\\' && is_escape_start(s, j) {
-            if j + escape_len(s, j) > p {
-                // A low surrogate half belongs to the pair that starts six bytes earlier.
-                if j >= 6
-                    && s[j - 6] == b'\\'
-                    && escape_len(s, j - 6) == 12
-                    && is_escape_start(s, j - 6)
-                {
-                    return j - 6;
-                }
-                return j;
-            }
-            break;
-        }
-    }
-    p
-}
-
-/// The first cut point at or after `p`.
-pub fn boundary_at_or_after(s: &[u8], p: usize) -> usize {
-    let b = boundary_at_or_before(s, p);
-    if b >= p {
-        return b;
-    }
-    let unit = if s[b] == b'\\' {
-        escape_len(s, b)
-    } else {
-        utf8_len(s[b])
-    };
-    (b + unit).min(s.len())
-}
-
-fn utf8_len(first: u8) -> usize {
-    match first {
-        0xF0.. => 4,
-        0xE0.. => 3,
-        0xC0.. => 2,
-        _ => 1,
-    }
-}
-
 /// The position just after the last `\n` escape that ends within `from..=to`.
 fn last_newline_escape(s: &[u8], from: usize, to: usize) -> Option<usize> {
     let hay = &s[from..to];
@@ -280,7 +199,7 @@ fn first_newline_escape(s: &[u8], from: usize, to: usize) -> Option<usize> {
             if s.get(j + 1) == Some(&b'n') {
                 return Some(j + 2);
             }
-            k = j + escape_len(s, j);
+            k = j + escape_len_in(s, j);
         } else {
             k = j + 1;
         }

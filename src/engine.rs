@@ -10,11 +10,12 @@ use std::panic::{self, AssertUnwindSafe};
 
 use crate::emit::{self, EmitStyle, NON_JSON, UNPLANNED};
 use crate::fields::FieldClasses;
+use crate::index::{IndexBuilder, Node};
 use crate::marker::MarkerTemplate;
-use crate::plan::{Costs, DESCRIPTOR, Elided, MAX_LOG_DEPTH, Planner, Sizes, State, WHOLE};
+use crate::plan::{Costs, DESCRIPTOR, MAX_LOG_DEPTH, Planner, Sizes, State, WHOLE};
 use crate::redact::Redactor;
-use crate::reduce::{Reduced, Reducer};
-use crate::scan::{self, IndexBuilder, Kind, Node};
+use crate::reduce::{Elided, Failure, Reduced, Reducer};
+use crate::scan::{self, Kind};
 
 /// The smallest budget any configuration may have: a marker record must always fit.
 pub const MIN_BUDGET: usize = 128;
@@ -180,6 +181,28 @@ impl LineEngine {
         self.reduction = reduced.elided;
         let outcome = self.process(&reduced.doc, out);
         self.reduction.clear();
+        outcome
+    }
+
+    /// Appends the record of a line too long to hold whole and that could not be reduced: its
+    /// first bytes `head`, its last bytes `tail` and its length `total` (see `log.rs`). A line
+    /// that is not JSON is a `non_json` record, one too big to plan a `truncated` one.
+    #[cold]
+    pub fn process_excerpt(
+        &mut self,
+        why: Failure,
+        head: &[u8],
+        tail: &[u8],
+        total: u64,
+        out: &mut Vec<u8>,
+    ) -> Outcome {
+        let (kind, outcome) = match why {
+            Failure::Invalid => (NON_JSON, Outcome::NonJson),
+            Failure::TooBig => (UNPLANNED, Outcome::Unplanned),
+        };
+        let budget = self.config.max_line_bytes;
+        emit::emit_excerpt_record(kind, head, tail, total, budget, &self.style(), out);
+        out.push(b'\n');
         outcome
     }
 

@@ -268,26 +268,9 @@ impl LogWriter {
         let before = self.batch.len();
         let (a, b) = o.tail.as_slices();
         let tail = [a, b].concat();
-        let config = self.engine.config();
-        let style = crate::emit::EmitStyle {
-            marker: &config.marker,
-            head_ratio: config.head_ratio,
-        };
-        let budget = config.max_line_bytes;
-        let (kind, outcome) = match why {
-            Failure::Invalid => (crate::emit::NON_JSON, Outcome::NonJson),
-            Failure::TooBig => (crate::emit::UNPLANNED, Outcome::Unplanned),
-        };
-        crate::emit::emit_excerpt_record(
-            kind,
-            &o.head,
-            &tail,
-            o.total,
-            budget,
-            &style,
-            &mut self.batch,
-        );
-        self.batch.push(b'\n');
+        let outcome = self
+            .engine
+            .process_excerpt(why, &o.head, &tail, o.total, &mut self.batch);
         self.stats.count(outcome);
         self.stats.bytes_logged += (self.batch.len() - before) as u64;
     }

@@ -17,15 +17,17 @@
 //!    kept whole leaves the classes below it at their floors: cut-first fields give their bytes
 //!    first.
 //!
-//! Base64 payloads (image data, signatures: see `scan::is_base64_payload`) come before both:
+//! Base64 payloads (image data, signatures: see `payload::is_base64_payload`) come before both:
 //! in a planned line each is replaced by a short descriptor that keeps its media type and size.
 //!
 //! The costs are exact for the emitter in `emit.rs`; the engine still checks the emitted length
 //! and falls back to a minimal record should the two ever disagree.
 
 use crate::fields::FieldClass;
+use crate::index::Node;
 use crate::marker::{MarkerTemplate, Unit, container_marker_len, payload_descriptor_len};
-use crate::scan::{Kind, Node};
+use crate::reduce::Elided;
+use crate::scan::Kind;
 
 /// What becomes of a value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,15 +131,6 @@ pub fn media_type_of<'l>(nodes: &[Node], line: &'l [u8], i: usize) -> Option<&'l
 /// Output bytes of payload `i` as its descriptor, quotes included.
 pub fn descriptor_cost(sz: Sizes, line: &[u8], i: usize) -> usize {
     2 + payload_descriptor_len(media_type_of(sz.nodes, line, i), sz.text_len(i) - 2)
-}
-
-/// What a streaming reduction (`reduce.rs`) left out of a value before the line was indexed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Elided {
-    /// The value's length in the input; 0 when it is as indexed.
-    pub text_len: u64,
-    /// Children dropped: from the middle of an array, from the end of an object.
-    pub children: u64,
 }
 
 /// The sizes of the indexed values as they were in the input: the index's own, except where a

@@ -20,9 +20,18 @@
 
 use std::collections::VecDeque;
 
-use crate::plan::Elided;
 use crate::scan::{self, Kind, Visitor};
 use crate::strings;
+use crate::strings::escape_len;
+
+/// What a streaming reduction (`reduce.rs`) left out of a value before the line was indexed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Elided {
+    /// The value's length in the input; 0 when it is as indexed.
+    pub text_len: u64,
+    /// Children dropped: from the middle of an array, from the end of an object.
+    pub children: u64,
+}
 
 const BOM: &[u8] = "\u{FEFF}".as_bytes();
 
@@ -47,7 +56,7 @@ pub enum Failure {
 }
 
 /// A reduced line: its compact text and what each value left out, by the value's position in
-/// document order (the order of `scan::IndexBuilder`'s nodes).
+/// document order (the order of `index::IndexBuilder`'s nodes).
 #[derive(Debug, Default)]
 pub struct Reduced {
     pub doc: Vec<u8>,
@@ -636,7 +645,7 @@ impl Reducer {
                 self.out.truncate(body);
                 self.out.extend_from_slice(&s.tail);
             } else if s.compacted {
-                let head = crate::emit::boundary_at_or_before(&self.out[body..], self.keep);
+                let head = crate::strings::boundary_at_or_before(&self.out[body..], self.keep);
                 self.out.truncate(body + head);
                 let from = s.tail_start(s.len, self.keep).unwrap_or(s.origin);
                 let from = (from - s.origin) as usize;
@@ -743,32 +752,6 @@ impl Str {
             .rev()
             .find(|&&m| end - m >= keep as u64)
             .copied()
-    }
-}
-
-/// Length of the escape at the start of `s` (a surrogate pair counts as one): `Err(true)` if
-/// it is not a valid escape, `Err(false)` if `s` ends inside it.
-fn escape_len(s: &[u8]) -> Result<usize, bool> {
-    // Four hex digits: not there yet (`false`), or not hex digits (`true`).
-    let hex4 = |h: Option<&[u8]>| scan::hex4(h.ok_or(false)?, 0).ok_or(true);
-    match *s.get(1).ok_or(false)? {
-        c if scan::SIMPLE_ESCAPE[c as usize] => Ok(2),
-        b'u' => match hex4(s.get(2..6))? {
-            0xDC00..=0xDFFF => Err(true),
-            0xD800..=0xDBFF => {
-                match (s.get(6), s.get(7)) {
-                    (None, _) | (Some(b'\\'), None) => return Err(false),
-                    (Some(b'\\'), Some(b'u')) => {}
-                    _ => return Err(true),
-                }
-                match hex4(s.get(8..12))? {
-                    0xDC00..=0xDFFF => Ok(12),
-                    _ => Err(true),
-                }
-            }
-            _ => Ok(6),
-        },
-        _ => Err(true),
     }
 }
 

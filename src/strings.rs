@@ -13,7 +13,176 @@
 //! byte-at-a-time reference on every byte value in every lane; `scan`'s tests check the whole
 //! scan against a plain walk.
 
-use crate::scan::{Invalid, SIMPLE_ESCAPE, escape_end};
+/// The line is not valid JSON. Where it went wrong is not kept: a malformed line is logged as a
+/// record of its text either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Invalid;
+
+/// The escapes other than `\u`: `\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`.
+pub static SIMPLE_ESCAPE: [bool; 256] = {
+    let mut t = [false; 256];
+    let chars = b"\"\\/bfnrt";
+    let mut k = 0;
+    while k < chars.len() {
+        t[chars[k] as usize] = true;
+        k += 1;
+    }
+    t
+};
+
+/// The value of each hex digit; 0xFF for every other byte.
+static HEX: [u8; 256] = {
+    let mut t = [0xFF; 256];
+    let mut k = 0;
+    while k < 10 {
+        t[b'0' as usize + k] = k as u8;
+        k += 1;
+    }
+    let mut k = 0;
+    while k < 6 {
+        t[b'a' as usize + k] = 10 + k as u8;
+        t[b'A' as usize + k] = 10 + k as u8;
+        k += 1;
+    }
+    t
+};
+
+/// The four hex digits at `i` as a number; `None` when one is not a hex digit.
+#[inline]
+pub fn hex4(s: &[u8], i: usize) -> Option<u32> {
+    let digits = s.get(i..)?.first_chunk::<4>()?.map(|b| HEX[b as usize]);
+    if digits.iter().any(|&d| d > 0xF) {
+        return None;
+    }
+    Some(digits.iter().fold(0, |n, &d| n << 4 | u32::from(d)))
+}
+
+/// The escape whose backslash is at `j`; returns the index after it (after both halves of a
+/// surrogate pair).
+#[inline(always)]
+pub fn escape_end(s: &[u8], j: usize) -> Result<usize, Invalid> {
+    match s.get(j + 1) {
+        Some(&c) if SIMPLE_ESCAPE[c as usize] => Ok(j + 2),
+        Some(b'u') => {
+            let cp = hex4(s, j + 2).ok_or(Invalid)?;
+            match cp {
+                0xD800..=0xDBFF => {
+                    if s.get(j + 6) == Some(&b'\\') && s.get(j + 7) == Some(&b'u') {
+                        match hex4(s, j + 8) {
+                            Some(0xDC00..=0xDFFF) => Ok(j + 12),
+                            _ => Err(Invalid),
+                        }
+                    } else {
+                        Err(Invalid)
+                    }
+                }
+                0xDC00..=0xDFFF => Err(Invalid),
+                _ => Ok(j + 6),
+            }
+        }
+        _ => Err(Invalid),
+    }
+}
+
+/// Length of the escape at the start of `s` (a surrogate pair counts as one): `Err(true)` if
+/// it is not a valid escape, `Err(false)` if `s` ends inside it.
+pub fn escape_len(s: &[u8]) -> Result<usize, bool> {
+    // Four hex digits: not there yet (`false`), or not hex digits (`true`).
+    let hex4 = |h: Option<&[u8]>| hex4(h.ok_or(false)?, 0).ok_or(true);
+    match *s.get(1).ok_or(false)? {
+        c if SIMPLE_ESCAPE[c as usize] => Ok(2),
+        b'u' => match hex4(s.get(2..6))? {
+            0xDC00..=0xDFFF => Err(true),
+            0xD800..=0xDBFF => {
+                match (s.get(6), s.get(7)) {
+                    (None, _) | (Some(b'\\'), None) => return Err(false),
+                    (Some(b'\\'), Some(b'u')) => {}
+                    _ => return Err(true),
+                }
+                match hex4(s.get(8..12))? {
+                    0xDC00..=0xDFFF => Ok(12),
+                    _ => Err(true),
+                }
+            }
+            _ => Ok(6),
+        },
+        _ => Err(true),
+    }
+}
+
+/// True when the backslash at `j` of a string's content starts an escape: a run of backslashes
+/// pairs up from its start, so the last one of an odd run starts an escape.
+pub fn is_escape_start(s: &[u8], j: usize) -> bool {
+    let run = s[..=j].iter().rev().take_while(|&&b| b == b'\\').count();
+    run % 2 == 1
+}
+
+/// Length of the escape at `j` of valid string content: a surrogate pair counts as one (12),
+/// and so does each half looked at alone (6).
+pub fn escape_len_in(s: &[u8], j: usize) -> usize {
+    match escape_len(&s[j..]) {
+        Ok(n) => n,
+        Err(_) if s.get(j + 1) == Some(&b'u') => 6,
+        Err(_) => 2,
+    }
+}
+
+/// The last cut point at or before `p` that is not inside a UTF-8 character, an escape or a
+/// surrogate pair.
+pub fn boundary_at_or_before(s: &[u8], p: usize) -> usize {
+    if p >= s.len() {
+        return s.len();
+    }
+    let mut p = p;
+    while p > 0 && (s[p] & 0xC0) == 0x80 {
+        p -= 1;
+    }
+    // An escape is at most 12 bytes (a surrogate pair); the nearest escape start before `p`
+    // either covers `p` or ends before it.
+    let lo = p.saturating_sub(11);
+    let mut j = p;
+    while j > lo {
+        j -= 1;
+        if s[j] == b'\\' && is_escape_start(s, j) {
+            if j + escape_len_in(s, j) > p {
+                // A low surrogate half belongs to the pair that starts six bytes earlier.
+                if j >= 6
+                    && s[j - 6] == b'\\'
+                    && escape_len_in(s, j - 6) == 12
+                    && is_escape_start(s, j - 6)
+                {
+                    return j - 6;
+                }
+                return j;
+            }
+            break;
+        }
+    }
+    p
+}
+
+/// The first cut point at or after `p`.
+pub fn boundary_at_or_after(s: &[u8], p: usize) -> usize {
+    let b = boundary_at_or_before(s, p);
+    if b >= p {
+        return b;
+    }
+    let unit = if s[b] == b'\\' {
+        escape_len_in(s, b)
+    } else {
+        utf8_len(s[b])
+    };
+    (b + unit).min(s.len())
+}
+
+fn utf8_len(first: u8) -> usize {
+    match first {
+        0xF0.. => 4,
+        0xE0.. => 3,
+        0xC0.. => 2,
+        _ => 1,
+    }
+}
 
 /// Which bytes of a block are `"`, `\`, `n` or `t` (the usual escape letters: an escaped byte
 /// that is one of these four needs no further check), and below 0x20: bit `k` for byte `k`.

@@ -16,6 +16,7 @@
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::AsFd;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,8 +25,7 @@ use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGXFSZ};
 use signal_hook::iterator::Signals;
 
-use crate::cli::{Config, OutputError};
-use crate::engine::LineEngine;
+use crate::engine::{EngineConfig, LineEngine};
 use crate::error::Error;
 use crate::log::LogWriter;
 use crate::sink::LogSink;
@@ -36,6 +36,35 @@ use crate::stdout_cap::StdoutCap;
 const CHUNK: usize = 128 * 1024;
 /// Chunks queued for the log worker at most.
 const QUEUE: usize = 8;
+
+/// What a write error on an output does (GNU tee's `--output-error` modes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputError {
+    /// Diagnose errors writing to any output, go on with the others.
+    Warn,
+    /// Diagnose errors writing to any output that is not a pipe; drop a broken pipe silently.
+    WarnNopipe,
+    /// Exit on any write error.
+    Exit,
+    /// Exit on any write error other than a broken pipe; drop a broken pipe silently.
+    ExitNopipe,
+}
+
+/// Everything smart-tee needs to run, checked.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub files: Vec<PathBuf>,
+    pub append: bool,
+    pub ignore_interrupts: bool,
+    pub output_error: OutputError,
+    pub file_mode: u32,
+    pub engine: EngineConfig,
+    /// `--stdout-max-line-bytes`.
+    pub stdout_max_line_bytes: Option<usize>,
+    pub stats: StatsReport,
+    /// Problems that do not stop the stream (a bad environment value), said at start.
+    pub warnings: Vec<String>,
+}
 
 /// What a write error does, by mode.
 enum Reaction {

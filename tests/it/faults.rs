@@ -412,7 +412,7 @@ fn a_blank_line_past_the_memory_cap_is_not_logged() {
 #[test]
 fn a_line_with_too_many_values_keeps_its_structure() {
     use smart_tee::{EngineConfig, LineEngine, Outcome};
-    let n = smart_tee::scan::MAX_NODES + 10;
+    let n = smart_tee::index::MAX_NODES + 10;
     let line = format!(
         r#"{{"type":"user","uuid":"u-1","data":[{}]}}"#,
         (0..n)

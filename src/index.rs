@@ -1,0 +1,149 @@
+//! The flat index of a line that must be cut: one [`Node`] per value, in document order, built
+//! by the scanner's visitor [`IndexBuilder`]. The planner and the emitter work on it.
+
+use crate::fields::{FieldClass, FieldClasses};
+use crate::payload::is_base64_payload;
+use crate::scan::{Kind, Visitor};
+
+/// One value of the line. Ranges are byte offsets into the line.
+#[derive(Clone, Copy, Debug)]
+pub struct Node {
+    pub kind: Kind,
+    /// The value's text, quotes and brackets included.
+    pub start: u32,
+    pub end: u32,
+    /// The member's key, quotes included; empty (`key_start == key_end`) outside objects.
+    pub key_start: u32,
+    pub key_end: u32,
+    /// Index of the first node after this value's subtree (nodes are in document order).
+    pub next: u32,
+    /// Direct children (members or elements).
+    pub children: u32,
+    /// The enclosing container (the root is its own parent).
+    pub parent: u32,
+    pub class: FieldClass,
+    /// A string that is a base64 payload (see [`is_base64_payload`]).
+    pub payload: bool,
+}
+
+impl Node {
+    /// Bytes of the value's text.
+    pub fn text_len(&self) -> usize {
+        (self.end - self.start) as usize
+    }
+    pub fn key_len(&self) -> usize {
+        (self.key_end - self.key_start) as usize
+    }
+    pub fn has_key(&self) -> bool {
+        self.key_end > self.key_start
+    }
+}
+
+/// Builds the flat index of a line that must be cut.
+pub struct IndexBuilder<'a> {
+    pub nodes: &'a mut Vec<Node>,
+    line: &'a [u8],
+    fields: &'a FieldClasses,
+    /// Whether to look for base64 payloads.
+    payloads: bool,
+    /// The open containers (a scratch stack the caller keeps, so a line allocates nothing).
+    open: &'a mut Vec<u32>,
+    key: (u32, u32),
+    /// Set when the line has more than [`MAX_NODES`] values: the index stops growing and the
+    /// line is reduced (`reduce.rs`) before it is planned.
+    pub overflow: bool,
+    /// The deepest nesting of containers seen.
+    pub depth: usize,
+}
+
+/// The most values indexed in one line. The index and the plan take about 70 bytes a value, so
+/// this caps a line's planning memory near 100 MiB (a million-element array still fits).
+pub const MAX_NODES: usize = 1_500_000;
+
+impl<'a> IndexBuilder<'a> {
+    pub fn new(
+        nodes: &'a mut Vec<Node>,
+        open: &'a mut Vec<u32>,
+        line: &'a [u8],
+        fields: &'a FieldClasses,
+        payloads: bool,
+    ) -> Self {
+        nodes.clear();
+        open.clear();
+        IndexBuilder {
+            nodes,
+            line,
+            fields,
+            payloads,
+            open,
+            key: (0, 0),
+            overflow: false,
+            depth: 0,
+        }
+    }
+
+    fn push(&mut self, kind: Kind, start: usize, end: usize) -> u32 {
+        let (key_start, key_end) = std::mem::take(&mut self.key);
+        let idx = self.nodes.len() as u32;
+        let (parent, parent_class) = match self.open.last() {
+            Some(&p) => {
+                self.nodes[p as usize].children += 1;
+                (p, self.nodes[p as usize].class)
+            }
+            None => (idx, FieldClass::Normal),
+        };
+        let own = if key_end > key_start + 2 {
+            self.fields
+                .class_of(&self.line[key_start as usize + 1..key_end as usize - 1])
+        } else {
+            None
+        };
+        let class = FieldClass::inherit(own, parent_class);
+        let payload = self.payloads
+            && kind == Kind::String
+            && is_base64_payload(&self.line[start + 1..end - 1]);
+        self.nodes.push(Node {
+            kind,
+            start: start as u32,
+            end: end as u32,
+            key_start,
+            key_end,
+            next: idx + 1,
+            children: 0,
+            parent,
+            class,
+            payload,
+        });
+        idx
+    }
+}
+
+impl Visitor for IndexBuilder<'_> {
+    fn key(&mut self, start: usize, end: usize) {
+        self.key = (start as u32, end as u32);
+    }
+    fn scalar(&mut self, kind: Kind, start: usize, end: usize) {
+        self.overflow |= self.nodes.len() >= MAX_NODES;
+        if !self.overflow {
+            self.push(kind, start, end);
+        }
+    }
+    fn open(&mut self, kind: Kind, start: usize) {
+        self.overflow |= self.nodes.len() >= MAX_NODES;
+        let idx = if self.overflow {
+            u32::MAX
+        } else {
+            self.push(kind, start, start)
+        };
+        self.open.push(idx);
+        self.depth = self.depth.max(self.open.len());
+    }
+    fn close(&mut self, end: usize) {
+        if let Some(idx) = self.open.pop().filter(|&i| i != u32::MAX) {
+            let next = self.nodes.len() as u32;
+            let node = &mut self.nodes[idx as usize];
+            node.end = end as u32;
+            node.next = next;
+        }
+    }
+}
