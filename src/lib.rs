@@ -39,6 +39,7 @@ pub mod redact;
 pub mod reduce;
 pub mod scan;
 pub mod sink;
+pub mod split;
 pub mod stamp;
 pub mod stats;
 pub mod stdout_cap;

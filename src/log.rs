@@ -5,12 +5,11 @@
 //! chunk is read, so a line reaches the log as soon as its newline has been read, and every write
 //! carries whole lines only: a crash or a kill never leaves half a line behind.
 
-use memchr::memchr_iter;
-
 use crate::engine::{LineEngine, Outcome};
 use crate::error::Error;
 use crate::reduce::{Failure, Reducer};
 use crate::sink::LogSink;
+use crate::split::{Piece, Splitter};
 
 /// A batch is written early once it holds this much, to bound its memory.
 const BATCH_LIMIT: usize = 256 * 1024;
@@ -115,8 +114,7 @@ impl Stats {
 pub struct LogWriter {
     engine: LineEngine,
     sinks: Vec<LogSink>,
-    /// The unfinished last line of the input so far.
-    pending: Vec<u8>,
+    lines: Splitter,
     /// The unfinished last line, when it is past the memory cap.
     big: Option<BigLine>,
     batch: Vec<u8>,
@@ -133,11 +131,16 @@ pub struct LogWriter {
 impl LogWriter {
     pub fn new(engine: LineEngine, sinks: Vec<LogSink>) -> LogWriter {
         let active = !sinks.is_empty() || engine.config().field_stats;
+        let cap = if engine.config().reduces() {
+            STREAM_CAP
+        } else {
+            LINE_CAP
+        };
         LogWriter {
             active,
             engine,
             sinks,
-            pending: Vec::new(),
+            lines: Splitter::new(cap),
             big: None,
             batch: Vec::new(),
             stats: Stats::default(),
@@ -182,39 +185,37 @@ impl LogWriter {
         if !self.active {
             return errors;
         }
-        let mut start = 0;
-        for nl in memchr_iter(b'\n', chunk) {
-            let piece = &chunk[start..nl];
-            if let Some(mut big) = self.big.take() {
-                big.push(piece);
-                self.big_line(big);
-            } else if self.pending.is_empty() {
-                self.line(piece);
-            } else {
-                let mut line = std::mem::take(&mut self.pending);
-                line.extend_from_slice(piece);
-                self.line(&line);
-                line.clear();
-                self.pending = line;
-            }
-            start = nl + 1;
+        let mut lines = std::mem::take(&mut self.lines);
+        let mut at = 0;
+        while let Some(piece) = lines.next(chunk, &mut at) {
+            self.piece(piece);
             if self.batch.len() >= BATCH_LIMIT {
                 self.write_batch(&mut errors);
             }
         }
-        let rest = &chunk[start..];
-        match self.big.as_mut() {
-            Some(big) => big.push(rest),
-            None => {
-                self.pending.extend_from_slice(rest);
-                if self.pending.len() > self.line_cap() {
-                    self.big = Some(self.big_start(&self.pending));
-                    self.pending = Vec::new();
+        self.lines = lines;
+        self.write_batch(&mut errors);
+        errors
+    }
+
+    /// Logs what the splitter hands over: a whole line, or a piece of one past the memory cap.
+    #[inline]
+    fn piece(&mut self, piece: Piece) {
+        match piece {
+            Piece::Line(line) => self.line(line),
+            Piece::Start(first) => self.big = Some(self.big_start(first)),
+            Piece::Part(more) => {
+                if let Some(big) = self.big.as_mut() {
+                    big.push(more);
+                }
+            }
+            Piece::End(last) => {
+                if let Some(mut big) = self.big.take() {
+                    big.push(last);
+                    self.big_line(big);
                 }
             }
         }
-        self.write_batch(&mut errors);
-        errors
     }
 
     /// Bytes kept from each end of an oversize line: enough for any record the budget allows.
@@ -282,12 +283,11 @@ impl LogWriter {
             return errors;
         }
         self.finished = true;
-        if let Some(big) = self.big.take() {
-            self.big_line(big);
-        } else if !self.pending.is_empty() {
-            let line = std::mem::take(&mut self.pending);
-            self.line(&line);
+        let mut lines = std::mem::take(&mut self.lines);
+        if let Some(piece) = lines.finish() {
+            self.piece(piece);
         }
+        self.lines = lines;
         self.write_batch(&mut errors);
         errors
     }

@@ -4,14 +4,14 @@
 //! A line's length is known only at its newline, so with this option an unfinished line is held
 //! back until it ends (or input ends); without it, stdout gets every read at once.
 
-use memchr::memchr_iter;
-
 use crate::engine::LineEngine;
+use crate::split::{Piece, Splitter};
 
 pub struct StdoutCap {
     max: usize,
     engine: LineEngine,
-    pending: Vec<u8>,
+    /// No cap: a line is cut whole, so it is held whole (a known limit for giant lines).
+    lines: Splitter,
 }
 
 impl StdoutCap {
@@ -20,34 +20,29 @@ impl StdoutCap {
         StdoutCap {
             max,
             engine,
-            pending: Vec::new(),
+            lines: Splitter::new(usize::MAX),
         }
     }
 
     /// Appends to `out` what stdout gets for this chunk: every line it finishes.
     pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<u8>) {
-        let mut start = 0;
-        for nl in memchr_iter(b'\n', chunk) {
-            if self.pending.is_empty() {
-                self.line(&chunk[start..nl], true, out);
-            } else {
-                let mut line = std::mem::take(&mut self.pending);
-                line.extend_from_slice(&chunk[start..nl]);
-                self.line(&line, true, out);
-                line.clear();
-                self.pending = line;
+        let mut lines = std::mem::take(&mut self.lines);
+        let mut at = 0;
+        while let Some(piece) = lines.next(chunk, &mut at) {
+            if let Piece::Line(line) = piece {
+                self.line(line, true, out);
             }
-            start = nl + 1;
         }
-        self.pending.extend_from_slice(&chunk[start..]);
+        self.lines = lines;
     }
 
     /// Appends the unfinished last line, if any (without a newline when it passes unchanged).
     pub fn finish(&mut self, out: &mut Vec<u8>) {
-        let line = std::mem::take(&mut self.pending);
-        if !line.is_empty() {
-            self.line(&line, false, out);
+        let mut lines = std::mem::take(&mut self.lines);
+        if let Some(Piece::Line(line)) = lines.finish() {
+            self.line(line, false, out);
         }
+        self.lines = lines;
     }
 
     fn line(&mut self, line: &[u8], newline: bool, out: &mut Vec<u8>) {

@@ -8,7 +8,7 @@
 //! gigabyte log costs only the lines shown.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -17,6 +17,8 @@ use serde_json::Value;
 
 use crate::engine::{EngineConfig, LineEngine};
 use crate::error::Error;
+use crate::log::LINE_CAP;
+use crate::split::{Piece, Splitter};
 
 /// How events are printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -157,17 +159,37 @@ fn select(opts: &ViewOptions) -> Result<(Vec<Vec<u8>>, usize), Error> {
         events.reverse();
         return Ok((events, 0));
     }
-    for path in &opts.files {
+    'files: for path in &opts.files {
         let file = File::open(path).map_err(|e| read_error(path, e))?;
         // Whole lines only: an unfinished last line is in progress.
         let whole = crate::sink::whole_lines_len(&file).map_err(|e| read_error(path, e))?;
-        for line in BufReader::new(file.take(whole)).split(b'\n') {
-            let line = line.map_err(|e| read_error(path, e))?;
-            if opts.wants(&line) {
-                events.push(line);
-            }
-            if opts.head.is_some_and(|h| events.len() >= h) {
+        let mut reader = file.take(whole);
+        let mut lines = Splitter::new(LINE_CAP);
+        let mut long = Vec::new();
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let n = reader.read(&mut buf).map_err(|e| read_error(path, e))?;
+            if n == 0 {
                 break;
+            }
+            let mut at = 0;
+            while let Some(piece) = lines.next(&buf[..n], &mut at) {
+                // A line past the cap is shown by its first LINE_CAP bytes.
+                let line = match piece {
+                    Piece::Line(line) => line,
+                    Piece::Start(first) => {
+                        long = first.to_vec();
+                        continue;
+                    }
+                    Piece::Part(_) => continue,
+                    Piece::End(_) => &long[..],
+                };
+                if opts.wants(line) {
+                    events.push(line.to_vec());
+                }
+                if opts.head.is_some_and(|h| events.len() >= h) {
+                    break 'files;
+                }
             }
         }
     }
@@ -432,12 +454,12 @@ pub fn render_events(events: &[Vec<u8>], opts: &ViewOptions, out: &mut Vec<u8>) 
 pub fn run(opts: &ViewOptions) -> Result<(), Error> {
     // Where following starts: taken before the first read, so that nothing written while the
     // selection is printed is missed (an event written in that moment may show twice).
-    let mut tails: Vec<(PathBuf, u64, Vec<u8>)> = Vec::new();
+    let mut tails: Vec<(PathBuf, u64, Splitter)> = Vec::new();
     if opts.follow {
         for p in &opts.files {
             let file = File::open(p).map_err(|e| read_error(p, e))?;
             let len = crate::sink::whole_lines_len(&file).map_err(|e| read_error(p, e))?;
-            tails.push((p.clone(), len, Vec::new()));
+            tails.push((p.clone(), len, Splitter::new(LINE_CAP)));
         }
     }
     let (events, _) = select(opts)?;
@@ -466,7 +488,7 @@ pub fn run(opts: &ViewOptions) -> Result<(), Error> {
                 .len();
             if len < *pos {
                 *pos = 0; // truncated or replaced: start over
-                pending.clear();
+                *pending = Splitter::new(LINE_CAP);
             }
             if len == *pos {
                 continue;
@@ -479,16 +501,16 @@ pub fn run(opts: &ViewOptions) -> Result<(), Error> {
                 .read_to_end(&mut chunk)
                 .map_err(|e| read_error(path, e))?;
             *pos += chunk.len() as u64;
-            pending.extend_from_slice(&chunk);
-            let Some(last_nl) = memchr::memrchr(b'\n', pending) else {
-                continue;
-            };
-            let done: Vec<Vec<u8>> = pending[..last_nl]
-                .split(|&b| b == b'\n')
-                .filter(|l| follow_opts.wants(l))
-                .map(<[u8]>::to_vec)
-                .collect();
-            pending.drain(..=last_nl);
+            let mut done: Vec<Vec<u8>> = Vec::new();
+            let mut at = 0;
+            while let Some(piece) = pending.next(&chunk, &mut at) {
+                // A line past the cap while following is left out, like a torn one.
+                if let Piece::Line(line) = piece
+                    && follow_opts.wants(line)
+                {
+                    done.push(line.to_vec());
+                }
+            }
             if !done.is_empty() {
                 let mut out = Vec::new();
                 let fmt = if opts.format == Format::Json {
