@@ -2,7 +2,7 @@
 # Stress, not a test (it depends on timing by design): kill -9 smart-tee at random moments while
 # it logs a generated stream, then open the log again with `-a` (which repairs a torn last line)
 # and check that every line of it is whole, valid JSON. The test suite provokes the same states
-# on purpose (tests/faults.rs: a_torn_last_line_is_cut_back_when_appending and the rest).
+# on purpose (tests/it/faults.rs: a_torn_last_line_is_cut_back_when_appending and the rest).
 # Usage: benches/stress_kill.sh [TRIES]     (default 40)
 set -euo pipefail
 cd "$(dirname "$0")/.."

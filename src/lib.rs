@@ -16,11 +16,12 @@
 //! assert!(String::from_utf8_lossy(&out).contains("[TRUNCATED: 1000 → "));
 //! ```
 //!
-//! The data path, by module: `log` splits the stream into lines and batches log writes;
-//! `engine` handles one line; `scan` validates and indexes JSON (`strings` finds where its
-//! strings end, with SIMD: the crate's only unsafe code); `plan` decides the cuts;
+//! The data path and the modules by phase are drawn in the README's "How it works"; in short:
+//! `tee` reads and writes stdout, `log` splits lines (`split`) and batches log writes to the
+//! `sink`s; `engine` handles one line: `scan` validates (`strings` finds where strings end, with
+//! SIMD: the crate's only unsafe code), `index` records the values, `plan` decides the cuts,
 //! `emit` writes the cut line or the record; `reduce` shrinks a line past 8 MiB while it is
-//! read, so no line is held whole; `sink` and `tee` do the files and the process.
+//! read. `view` and `compact` read logs back; `cli` turns flags into a checked configuration.
 #![deny(unsafe_code)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 

@@ -11,5 +11,6 @@ mod corpus;
 mod faults;
 mod golden;
 mod hostile;
+mod layout;
 mod synth;
 mod view;
