@@ -1,10 +1,18 @@
 //! Field rules: which values give up their bytes first and which are kept.
 //!
 //! Every value takes the class of the nearest enclosing member whose key is named in a rule
-//! (its own key first), or `Normal` when none is; two exceptions: everything inside a
-//! `Duplicate` member is `Duplicate` (a copy is a copy all the way down), except `Preserved`
-//! fields. So in `{"content":[{"type":"text","text":"…"}]}` the type is `Preserved` and the text
-//! is `CutLast`, and in `{"toolUseResult":{"file":{"content":"…"}}}` the content is `Duplicate`.
+//! (its own key first), or `Normal` when none is; two exceptions, each all the way down:
+//! everything inside a `Preserved` member is `Preserved`, and everything inside a `Duplicate`
+//! member is `Duplicate` (a copy is a copy), except `Preserved` fields. So in
+//! `{"content":[{"type":"text","text":"…"}]}` the type is `Preserved` and the text is `CutLast`,
+//! in `{"toolUseResult":{"file":{"content":"…"}}}` the content is `Duplicate`, and in
+//! `{"error":{"message":"…","content":"…"}}` both are `Preserved`.
+//!
+//! One rule set serves every agent's stream (Claude Code, Codex, Gemini CLI, opencode, Cursor,
+//! Goose): the names come from each tool's published schema. A name two tools use differently
+//! (`content` is tool output in Claude's lines and the message text in Gemini's) needs no
+//! profile: a class only orders the fields of one line against each other, and in each tool's
+//! lines the name keeps its place in that order.
 
 /// How readily a value gives up its bytes. The order is the order of giving up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -33,7 +41,7 @@ impl FieldClass {
     #[inline]
     pub fn inherit(own: Option<FieldClass>, parent: FieldClass) -> FieldClass {
         match (own, parent) {
-            (Some(FieldClass::Preserved), _) => FieldClass::Preserved,
+            (Some(FieldClass::Preserved), _) | (_, FieldClass::Preserved) => FieldClass::Preserved,
             (_, FieldClass::Duplicate) => FieldClass::Duplicate,
             (Some(c), _) => c,
             (None, p) => p,
@@ -41,6 +49,7 @@ impl FieldClass {
     }
 }
 
+/// Ids, types, status and errors: what a reader needs to follow the run.
 pub const DEFAULT_PRESERVE: &[&str] = &[
     "type",
     "subtype",
@@ -55,20 +64,75 @@ pub const DEFAULT_PRESERVE: &[&str] = &[
     // The same ids as Claude Code transcripts spell them.
     "sessionId",
     "parentUuid",
+    // Tools and outcomes, by every agent's names.
+    "name",
+    "tool_name",
+    "tool",
+    "server",
+    "model",
+    "role",
+    "status",
+    "exit_code",
+    "exitCode",
+    "path",
+    "file_path",
+    // Codex (`thread_id`, `call_id`), Gemini CLI (`tool_id`), opencode (`sessionID`,
+    // `messageID`, `callID`), Cursor (`call_id`, `model_call_id`, `request_id`).
+    "thread_id",
+    "turn_id",
+    "call_id",
+    "tool_id",
+    "sessionID",
+    "messageID",
+    "callID",
+    "partID",
+    "model_call_id",
+    "request_id",
+    "timestamp_ms",
+    "created",
 ];
 
-pub const DEFAULT_TRUNCATE_FIRST: &[&str] = &["data", "tool_result", "content", "input"];
+/// Tool output and tool inputs, by every agent's names.
+pub const DEFAULT_TRUNCATE_FIRST: &[&str] = &[
+    "data",
+    "tool_result",
+    "content",
+    "input",
+    "tool_input",
+    "output",
+    "aggregated_output",
+    "stdout",
+    "stderr",
+    "arguments",
+    "parameters",
+    "diff",
+    "patch",
+    "toolResult",
+    "resultDisplay",
+];
 
-/// Copies that give way even before tool output. With `--plain` they are plain cut-first fields.
-pub const DEFAULT_DUPLICATE: &[&str] = &["tool_use_result", "toolUseResult", "originalFile"];
+/// Copies that give way even before tool output: Claude Code's `tool_use_result` (and its
+/// transcript spelling), opencode's `filediff` (the diff again), Cursor's whole files around an
+/// edit. With `--plain` they are plain cut-first fields.
+pub const DEFAULT_DUPLICATE: &[&str] = &[
+    "tool_use_result",
+    "toolUseResult",
+    "originalFile",
+    "filediff",
+    "afterFullFileContent",
+    "beforeFullFileContent",
+];
 
-pub const DEFAULT_CUT_LAST: &[&str] = &["text", "result"];
+/// The assistant's own words.
+pub const DEFAULT_CUT_LAST: &[&str] = &["text", "result", "summary"];
 
 /// The field rules in force, matched against raw key bytes (a key written with escapes matches
-/// only its escaped spelling).
+/// only its escaped spelling). Looked up by key length first, so a lookup compares a key with
+/// the few names of its length, however many rules there are.
 #[derive(Clone, Debug, Default)]
 pub struct FieldClasses {
-    rules: Vec<(Box<[u8]>, FieldClass)>,
+    /// `by_len[n]`: the names of `n` bytes and their classes.
+    by_len: Vec<Vec<(Box<[u8]>, FieldClass)>>,
 }
 
 impl FieldClasses {
@@ -84,7 +148,7 @@ impl FieldClasses {
 
     /// The rules of `--plain`: duplicates are ordinary cut-first fields.
     pub fn without_duplicates(mut self) -> Self {
-        for (_, c) in &mut self.rules {
+        for (_, c) in self.by_len.iter_mut().flatten() {
             if *c == FieldClass::Duplicate {
                 *c = FieldClass::CutFirst;
             }
@@ -96,22 +160,25 @@ impl FieldClasses {
     pub fn extend<S: AsRef<str>>(&mut self, names: &[S], class: FieldClass) {
         for name in names {
             let name = name.as_ref().as_bytes();
-            match self.rules.iter_mut().find(|(n, _)| &**n == name) {
+            if self.by_len.len() <= name.len() {
+                self.by_len.resize(name.len() + 1, Vec::new());
+            }
+            let bucket = &mut self.by_len[name.len()];
+            match bucket.iter_mut().find(|(n, _)| &**n == name) {
                 Some((_, c)) => {
-                    *c = if *c == FieldClass::Preserved {
-                        *c
-                    } else {
-                        class
+                    if *c != FieldClass::Preserved {
+                        *c = class;
                     }
                 }
-                None => self.rules.push((name.into(), class)),
+                None => bucket.push((name.into(), class)),
             }
         }
     }
 
     #[inline]
     pub fn class_of(&self, key: &[u8]) -> Option<FieldClass> {
-        self.rules
+        self.by_len
+            .get(key.len())?
             .iter()
             .find(|(n, _)| &**n == key)
             .map(|&(_, c)| c)

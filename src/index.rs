@@ -2,7 +2,7 @@
 //! by the scanner's visitor [`IndexBuilder`]. The planner and the emitter work on it.
 
 use crate::fields::{FieldClass, FieldClasses};
-use crate::payload::is_base64_payload;
+use crate::payload::is_payload;
 use crate::scan::{Kind, Visitor};
 
 /// One value of the line. Ranges are byte offsets into the line.
@@ -101,7 +101,10 @@ impl<'a> IndexBuilder<'a> {
         let class = FieldClass::inherit(own, parent_class);
         let payload = self.payloads
             && kind == Kind::String
-            && is_base64_payload(&self.line[start + 1..end - 1]);
+            && is_payload(
+                &self.line[key_start as usize..key_end as usize],
+                &self.line[start + 1..end - 1],
+            );
         self.nodes.push(Node {
             kind,
             start: start as u32,

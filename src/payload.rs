@@ -1,16 +1,55 @@
-//! Base64 payloads: the strings (screenshots, PDFs, signatures) that become descriptors.
+//! Payloads: the strings that become descriptors in a cut line, wherever they are: base64
+//! (standard or URL-safe alphabet: screenshots, PDFs, signatures), `data:<mime>;base64,` URLs
+//! (opencode attachments), and opaque ciphertext under its own key (Codex `encrypted_content`).
+
+/// Keys whose string value is ciphertext or a signature, whatever its alphabet: a payload from
+/// [`CIPHERTEXT_MIN_LEN`] bytes.
+pub const CIPHERTEXT_KEYS: &[&[u8]] = &[
+    b"\"encrypted_content\"",
+    b"\"encryptedContent\"",
+    b"\"signature\"",
+];
+
+/// Ciphertext shorter than this stays as it is.
+pub const CIPHERTEXT_MIN_LEN: usize = 64;
+
+/// True when the string `s` (raw content between the quotes) under the member key `key` (quotes
+/// included, empty in an array) is a payload.
+#[inline]
+pub fn is_payload(key: &[u8], s: &[u8]) -> bool {
+    if s.len() >= CIPHERTEXT_MIN_LEN && CIPHERTEXT_KEYS.contains(&key) {
+        return true;
+    }
+    s.len() >= PAYLOAD_MIN_LEN && (is_base64_payload(s) || data_url_media(s).is_some())
+}
+
+/// The media type of a `data:<mime>;base64,<base64>` URL, when `s` is one.
+pub fn data_url_media(s: &[u8]) -> Option<&[u8]> {
+    let rest = s.strip_prefix(b"data:")?;
+    let head = &rest[..rest.len().min(128)];
+    let semi = memchr::memmem::find(head, b";base64,")?;
+    let media = &rest[..semi];
+    let plain = |b: &u8| b.is_ascii_alphanumeric() || b"+-./".contains(b);
+    if media.is_empty() || !media.iter().all(plain) {
+        return None;
+    }
+    let body = &rest[semi + 8..];
+    (body.len() >= PAYLOAD_MIN_LEN / 2 && is_base64_payload_body(body)).then_some(media)
+}
 
 /// Strings shorter than this are never taken for base64 payloads.
 pub const PAYLOAD_MIN_LEN: usize = 256;
 
 /// True for a string (raw content between the quotes) that is base64 by its alphabet and
-/// length: at least [`PAYLOAD_MIN_LEN`] bytes of `A-Z a-z 0-9 + / =` (`=` only at the end),
-/// with upper case, lower case and digits all present, so that long runs of one letter, words
-/// and hex digests are not mistaken for one. Strings over 64 KiB are judged by samples.
+/// length: at least [`PAYLOAD_MIN_LEN`] bytes of `A-Z a-z 0-9 + / =` or the URL-safe `- _`
+/// (`=` only at the end), with upper case, lower case and digits all present, so that long runs
+/// of one letter, words and hex digests are not mistaken for one. Strings over 64 KiB are
+/// judged by samples.
 pub fn is_base64_payload(s: &[u8]) -> bool {
-    if s.len() < PAYLOAD_MIN_LEN {
-        return false;
-    }
+    s.len() >= PAYLOAD_MIN_LEN && is_base64_payload_body(s)
+}
+
+fn is_base64_payload_body(s: &[u8]) -> bool {
     let body = s
         .strip_suffix(b"==")
         .or_else(|| s.strip_suffix(b"="))
@@ -27,7 +66,7 @@ pub fn is_base64_payload(s: &[u8]) -> bool {
     base64_classes(std::iter::once(body))
 }
 
-/// True when every byte of `parts` is base64 and upper case, lower case and digits all occur.
+/// True when every byte of `parts` is base64 (either alphabet) and upper case, lower case and digits all occur.
 fn base64_classes<'a>(parts: impl Iterator<Item = &'a [u8]>) -> bool {
     // Checked a block at a time with branch-free compares (they vectorize), so ordinary text is
     // turned away within its first 64 bytes.
@@ -41,7 +80,7 @@ fn base64_classes<'a>(parts: impl Iterator<Item = &'a [u8]>) -> bool {
             upper |= u;
             lower |= l;
             digit |= d;
-            bad |= !(u | l | d | (b == b'+') | (b == b'/'));
+            bad |= !(u | l | d | (b == b'+') | (b == b'/') | (b == b'-') | (b == b'_'));
         }
         if bad {
             return false;

@@ -107,9 +107,37 @@ pub fn is_typed_array(nodes: &[Node], line: &[u8], i: usize) -> bool {
             .is_some_and(|m| &line[m.key_start as usize..m.key_end as usize] == b"\"type\"")
 }
 
-/// The media type next to a payload (`{"media_type":"image/png","data":"…"}`), when it is a
-/// short plain string.
+/// True when the elements are records that carry ids: objects with a preserved member other
+/// than `type` (`tool_use_id`, `call_id`, `id`, …), looked for in the first element.
+fn has_ids(nodes: &[Node], line: &[u8], children: &[u32]) -> bool {
+    let Some(&first) = children.first() else {
+        return false;
+    };
+    let rec = &nodes[first as usize];
+    if rec.kind != Kind::Object {
+        return false;
+    }
+    let mut c = first as usize + 1;
+    while c < rec.next as usize {
+        let m = &nodes[c];
+        if m.class == FieldClass::Preserved
+            && &line[m.key_start as usize..m.key_end as usize] != b"\"type\""
+        {
+            return true;
+        }
+        c = m.next as usize;
+    }
+    false
+}
+
+/// The media type of a payload: its own, for a `data:` URL, or the one next to it
+/// (`{"media_type":"image/png","data":"…"}`, MCP's `{"mimeType":…}`), when that is a short
+/// plain string.
 pub fn media_type_of<'l>(nodes: &[Node], line: &'l [u8], i: usize) -> Option<&'l [u8]> {
+    let own = &line[nodes[i].start as usize + 1..nodes[i].end as usize - 1];
+    if let Some(media) = crate::payload::data_url_media(own) {
+        return Some(media);
+    }
     let parent = nodes[i].parent as usize;
     if parent == i || nodes[parent].kind != Kind::Object {
         return None;
@@ -117,8 +145,9 @@ pub fn media_type_of<'l>(nodes: &[Node], line: &'l [u8], i: usize) -> Option<&'l
     let mut c = parent + 1;
     while c < nodes[parent].next as usize {
         let nd = &nodes[c];
+        let key = &line[nd.key_start as usize..nd.key_end as usize];
         if nd.kind == Kind::String
-            && &line[nd.key_start as usize..nd.key_end as usize] == b"\"media_type\""
+            && matches!(key, b"\"media_type\"" | b"\"mimeType\"" | b"\"mime_type\"")
         {
             let m = &line[nd.start as usize + 1..nd.end as usize - 1];
             return (m.len() <= 100 && !m.contains(&b'\\')).then_some(m);
@@ -368,13 +397,21 @@ impl Planner {
                 }
             }
         } else {
-            // Elements from both ends inward, each at its fair share; at their floors if that
-            // keeps fewer than the first and the last.
-            let pref = self.select_ends(&entry, &marker, room, true, forced);
-            let (h, t) = if pref.0 + pref.1 >= n.min(2) {
-                pref
+            // Elements from both ends inward, each at its fair share. At their floors (their
+            // insides cut first) instead: for records that carry ids, when every record fits so;
+            // and for any array whose fair shares would keep fewer than the first and the last,
+            // or leave most of the room empty while elements are dropped.
+            let (ph, pt, used) = self.select_ends(&entry, &marker, room, true, forced);
+            let (fh, ft, _) = self.select_ends(&entry, &marker, room, false, forced);
+            let records = fh + ft == n && has_ids(nodes, line, &self.children);
+            let (h, t) = if records {
+                (fh, ft)
+            } else if ph + pt >= n.min(2) && (ph + pt == n || 2 * used >= room) {
+                (ph, pt)
+            } else if fh + ft > ph + pt {
+                (fh, ft)
             } else {
-                self.select_ends(&entry, &marker, room, false, forced)
+                (ph, pt)
             };
             keep[..h].fill(true);
             keep[n - t..].fill(true);
@@ -438,7 +475,8 @@ impl Planner {
     }
 
     /// Counts of elements kept from the front and the back of an array, taking them alternately
-    /// while they fit (`by_pref`: at their fair share, else at their floor).
+    /// while they fit (`by_pref`: at their fair share, else at their floor), and the bytes they
+    /// take.
     fn select_ends(
         &self,
         entry: &impl Fn(u32, usize) -> usize,
@@ -446,7 +484,7 @@ impl Planner {
         room: usize,
         by_pref: bool,
         forced: bool,
-    ) -> (usize, usize) {
+    ) -> (usize, usize, usize) {
         let n = self.children.len();
         let (mut h, mut t, mut used) = (0, 0, 0);
         while h + t < n {
@@ -476,7 +514,7 @@ impl Planner {
                 t += 1;
             }
         }
-        (h, t)
+        (h, t, used)
     }
 
     /// Raises the kept strings, class by class, as far as the budget allows.

@@ -234,3 +234,123 @@ fn redact_replaces_secrets_in_the_log_only() {
         strict_parse(l).unwrap();
     }
 }
+
+/// The one log line of `line` at `budget`, through the contract check, parsed.
+fn logged(line: &str, budget: usize) -> (Vec<u8>, Value) {
+    let log = common::check_contract(format!("{line}\n").as_bytes(), budget);
+    let out = lines(&log)[0].to_vec();
+    let v = strict_parse(&out).unwrap();
+    (out, v)
+}
+
+fn b64(n: usize, alphabet: &[u8]) -> String {
+    (0..n)
+        .map(|i| alphabet[(i * 7 + i / 3) % alphabet.len()] as char)
+        .collect()
+}
+
+/// #13: a Claude `result` line of 68 KB with 21 `permission_denials` kept 4 of them; the bulk of
+/// each record is its `tool_input`, so the inputs give way and all 21 ids stay.
+#[test]
+fn permission_denials_keep_every_record_id() {
+    let denials: Vec<Value> = (0..21)
+        .map(|i| {
+            serde_json::json!({
+                "tool_name": "Bash",
+                "tool_use_id": format!("toolu_01ABCDEFGHIJKLMNOP{i:04}"),
+                "tool_input": {"command": format!("cat big-{i}.log && {}", "x".repeat(3000))}
+            })
+        })
+        .collect();
+    let line = serde_json::json!({
+        "type": "result", "subtype": "success", "is_error": false, "session_id": "s-1",
+        "result": "done", "permission_denials": denials
+    })
+    .to_string();
+    assert!(line.len() > 60_000);
+    let (_, v) = logged(&line, 5120);
+    let kept = v["permission_denials"].as_array().unwrap();
+    assert_eq!(kept.len(), 21, "every record stays");
+    for (i, d) in kept.iter().enumerate() {
+        assert_eq!(d["tool_use_id"], format!("toolu_01ABCDEFGHIJKLMNOP{i:04}"));
+        assert_eq!(d["tool_name"], "Bash");
+    }
+}
+
+/// #13: `[[], {…282 KB object…}, []]` was logged as `[[],"[TRUNCATED: 3 → 2 items]",[]]`, 36
+/// bytes of a 5120 budget: the only content dropped whole. It is cut inside instead, and the
+/// line uses at least half its budget.
+#[test]
+fn an_array_never_drops_what_could_be_cut_to_fill_the_budget() {
+    let big: serde_json::Map<String, Value> = (0..2000)
+        .map(|i| (format!("k{i}"), Value::String("v".repeat(140))))
+        .collect();
+    let line = serde_json::json!([[], big, []]).to_string();
+    assert!(line.len() > 280_000);
+    let (out, v) = logged(&line, 5120);
+    assert!(out.len() >= 2560, "{} bytes of 5120", out.len());
+    let arr = v.as_array().unwrap();
+    assert_eq!(arr.len(), 3);
+    assert!(arr[1].is_object(), "the object is cut inside, not dropped");
+}
+
+/// #13: a preserved field is preserved all the way down: `content` inside `type` gave way (`382
+/// → 0 bytes`) while `message1` kept 1.2 KB.
+#[test]
+fn a_preserved_member_is_preserved_all_the_way_down() {
+    let line = serde_json::json!({
+        "data": "d".repeat(20_000),
+        "message1": "m".repeat(3000),
+        "x2": "x".repeat(5000),
+        "type": {"content": "c".repeat(390)}
+    })
+    .to_string();
+    let (out, v) = logged(&line, 5120);
+    assert_eq!(v["type"]["content"], "c".repeat(390), "kept whole");
+    assert!(out.len() >= 2560);
+}
+
+/// #13: payloads wherever they are: Codex reasoning ciphertext (`encrypted_content`, base64url),
+/// opencode's `data:` URLs and MCP image blocks (`mimeType`) become descriptors with their media
+/// type and size.
+#[test]
+fn ciphertext_data_urls_and_mcp_images_become_descriptors() {
+    let url_safe = b64(3000, b"gAABbcDE-_9xyzQR0123");
+    let codex = serde_json::json!({
+        "timestamp": "2026-11-22T10:00:00.000Z", "type": "response_item",
+        "payload": {"type": "reasoning", "summary": [{"type": "summary_text", "text": "Plan"}],
+                    "content": null, "encrypted_content": url_safe},
+        "pad": "p".repeat(6000)
+    })
+    .to_string();
+    let (out, v) = logged(&codex, 5120);
+    assert_eq!(
+        v["payload"]["encrypted_content"],
+        "[BASE64 OMITTED: 3,000 bytes]",
+        "{}",
+        String::from_utf8_lossy(&out)
+    );
+    let png = b64(4000, b"iVBORw0KGgoAAAANSUhEUg+/");
+    let opencode = serde_json::json!({
+        "type": "tool_use", "sessionID": "ses_1",
+        "part": {"type": "file", "url": format!("data:image/png;base64,{png}"), "mime": "image/png"}
+    })
+    .to_string();
+    let (_, v) = logged(&opencode, 1024);
+    assert_eq!(
+        v["part"]["url"],
+        "[IMAGE OMITTED: image/png, 4,022 bytes base64]"
+    );
+    let mcp = serde_json::json!({
+        "type": "item.completed",
+        "item": {"id": "item_3", "type": "mcp_tool_call", "server": "browser", "tool": "screenshot",
+                 "result": {"content": [{"type": "image", "data": png, "mimeType": "image/jpeg"}]}}
+    })
+    .to_string();
+    let (_, v) = logged(&mcp, 1024);
+    assert_eq!(
+        v["item"]["result"]["content"][0]["data"],
+        "[IMAGE OMITTED: image/jpeg, 4,000 bytes base64]"
+    );
+    assert_eq!(v["item"]["tool"], "screenshot");
+}
