@@ -31,6 +31,7 @@ pub mod emit;
 pub mod engine;
 pub mod error;
 pub mod fields;
+pub mod gist;
 pub mod index;
 pub mod log;
 pub mod marker;

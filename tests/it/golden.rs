@@ -79,3 +79,24 @@ fn golden_cases() {
         failures.join("\n")
     );
 }
+
+/// #13: the contract (strict JSON within the budget, verbatim when it fits, the same log for
+/// every chunking, idempotence) holds on every golden input, each agent's fixtures included,
+/// at budgets 1024, 5120 and 20000.
+#[test]
+fn every_golden_input_honours_the_contract_at_three_budgets() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&root).unwrap() {
+        let case = entry.unwrap().path();
+        if !case.is_dir() {
+            continue;
+        }
+        let input = std::fs::read(case.join("input.jsonl")).unwrap();
+        for budget in [1024, 5120, 20000] {
+            common::check_contract(&input, budget);
+        }
+        n += 1;
+    }
+    assert!(n >= 25, "{n} cases");
+}
