@@ -83,25 +83,29 @@ struct Cli {
     #[arg(skip)]
     budget_from_default: bool,
 
-    /// A field whose values are never cut unless nothing else is left (repeatable; adds to the
-    /// defaults: type, subtype, timestamp, error, is_error, id, uuid, session_id, tool_use_id,
-    /// parent_tool_use_id, sessionId, parentUuid).
+    /// A field whose values (and everything inside them) are never cut unless nothing else is
+    /// left (repeatable; adds to the defaults: type, subtype, timestamp, error, is_error, ids of
+    /// every agent such as id, uuid, session_id, tool_use_id, call_id, tool_id, thread_id,
+    /// sessionID, callID, and name, tool, status, exit_code, path, model, role; the README
+    /// lists them all).
     #[arg(long, value_name = "FIELD")]
     preserve: Vec<String>,
 
     /// A field holding a copy of what the model saw; copies give up their bytes before any
     /// other field (repeatable; adds to the defaults: tool_use_result, toolUseResult,
-    /// originalFile). With --plain they are cut-first fields.
+    /// originalFile, filediff, beforeFullFileContent, afterFullFileContent). With --plain they
+    /// are cut-first fields.
     #[arg(long, value_name = "FIELD")]
     duplicate: Vec<String>,
 
     /// A field whose values give up their bytes first, after duplicates (repeatable; adds to the
-    /// defaults: data, tool_result, content, input).
+    /// defaults: data, tool_result, content, input, tool_input, output, aggregated_output,
+    /// stdout, stderr, arguments, parameters, diff, patch, toolResult, resultDisplay).
     #[arg(long, value_name = "FIELD")]
     truncate_first: Vec<String>,
 
     /// A field whose values give up their bytes last, before only preserved fields (repeatable;
-    /// adds to the defaults: text, result).
+    /// adds to the defaults: text, result, summary).
     #[arg(long, value_name = "FIELD")]
     cut_last: Vec<String>,
 
