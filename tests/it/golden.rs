@@ -67,6 +67,12 @@ fn golden_cases() {
         let view = common::run_cmd(common::bin().arg("--view").arg(&log), b"");
         assert!(view.status.success(), "{name}: --view failed");
         check(&case.join("view.txt"), &view.stdout, bless, &mut failures);
+        if name.starts_with("format-") {
+            // #13: every agent's events start with a gist, never raw JSON.
+            for line in String::from_utf8_lossy(&view.stdout).lines() {
+                assert!(!line.contains("{\""), "{name}: raw JSON in the view: {line}");
+            }
+        }
         assert!(
             case.join("about.md").is_file(),
             "{name}: about.md says what the case shows"
