@@ -223,9 +223,55 @@ struct Cli {
     #[arg(long, value_name = "R", default_value_t = 3.0, value_parser = parse_bytes_per_token, requires = "view", help_heading = "Reading logs (--view)")]
     bytes_per_token: f64,
 
-    /// Keep printing new events as the logs grow, like tail -f.
+    /// Keep printing new events as the logs grow, like tail -F: a log that does not exist yet or
+    /// is replaced is waited for; a compacted log goes on where it was. Not with --format json.
     #[arg(long, requires = "view", help_heading = "Reading logs (--view)")]
     follow: bool,
+
+    /// Leave out events of this `type` (repeatable), e.g. --exclude-type progress.
+    #[arg(
+        long = "exclude-type",
+        value_name = "T",
+        requires = "view",
+        help_heading = "Reading logs (--view)"
+    )]
+    exclude_types: Vec<String>,
+
+    /// Only events that report a failure: is_error, an error, a non-success result, a failed
+    /// status or a non-zero exit code.
+    #[arg(long, requires = "view", help_heading = "Reading logs (--view)")]
+    errors: bool,
+
+    /// Only events at or after TIME (e.g. 2026-11-20 or 2026-11-20T10:30; compared with the
+    /// event's time as written; events without a time are left out).
+    #[arg(
+        long,
+        value_name = "TIME",
+        requires = "view",
+        help_heading = "Reading logs (--view)"
+    )]
+    since: Option<String>,
+
+    /// Only events before TIME (as --since).
+    #[arg(
+        long,
+        value_name = "TIME",
+        requires = "view",
+        help_heading = "Reading logs (--view)"
+    )]
+    until: Option<String>,
+
+    /// Colour the text view by event kind: auto (when stdout is a terminal and NO_COLOR is not
+    /// set), always or never. On a terminal, lines are also cut to its width.
+    #[arg(
+        long,
+        value_name = "WHEN",
+        default_value = "auto",
+        value_parser = ["auto", "always", "never"],
+        requires = "view",
+        help_heading = "Reading logs (--view)"
+    )]
+    color: String,
 
     /// Rewrite the FILEs in place to the budget and the field rules, atomically (a temporary
     /// file beside each, synced, renamed over it; permissions kept). A file being appended to
@@ -311,6 +357,26 @@ impl Cli {
             self.follow,
             self.dry_run,
         );
+        if follow && format == crate::view::Format::Json {
+            return Err(
+                "--follow prints events as they come, which a JSON array cannot hold; \
+                        use --format jsonl or text"
+                    .into(),
+            );
+        }
+        let exclude_types = std::mem::take(&mut self.exclude_types);
+        let (errors, since, until) = (self.errors, self.since.take(), self.until.take());
+        let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
+        let color = match self.color.as_str() {
+            "always" => true,
+            "never" => false,
+            _ => terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        };
+        let width = terminal
+            .then(|| rustix::termios::tcgetwinsize(rustix::stdio::stdout()).ok())
+            .flatten()
+            .map(|w| usize::from(w.ws_col))
+            .filter(|&w| w >= 20);
         let config = self.into_config()?;
         Ok(if view {
             Mode::View(crate::view::ViewOptions {
@@ -319,10 +385,16 @@ impl Cli {
                 tail,
                 grep,
                 types,
+                exclude_types,
+                errors,
+                since: since.as_deref().map(crate::view::normalize_time),
+                until: until.as_deref().map(crate::view::normalize_time),
                 format,
                 max_tokens: max_tokens.map(|t| t as usize),
                 bytes_per_token,
                 follow,
+                color: color && format == crate::view::Format::Text,
+                width,
                 engine: config.engine,
             })
         } else if compact {

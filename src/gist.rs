@@ -56,10 +56,19 @@ pub fn format_of(v: &Value) -> Format {
 
 /// One readable line: time (when known), type, and the gist of the event.
 pub fn gist(v: &Value) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    if let Some(t) = time_of(v) {
-        parts.push(t);
+    let (time, kind, rest) = type_and_gist(v);
+    let mut parts: Vec<String> = time.into_iter().collect();
+    parts.push(kind);
+    if !rest.is_empty() {
+        parts.push(rest);
     }
+    parts.join(" ")
+}
+
+/// The three columns of an event's line: its time (when known), its type (`type/subtype`), and
+/// the gist.
+pub fn type_and_gist(v: &Value) -> (Option<String>, String, String) {
+    let mut parts: Vec<String> = Vec::new();
     let kind = v.get("type").and_then(Value::as_str).unwrap_or("?");
     let format = format_of(v);
     let sub = match format {
@@ -67,10 +76,10 @@ pub fn gist(v: &Value) -> String {
         Format::CodexSession => v.pointer("/payload/type").and_then(Value::as_str),
         _ => v.get("subtype").and_then(Value::as_str),
     };
-    match sub {
-        Some(sub) => parts.push(format!("{kind}/{sub}")),
-        None => parts.push(kind.to_string()),
-    }
+    let label = match sub {
+        Some(sub) => format!("{kind}/{sub}"),
+        None => kind.to_string(),
+    };
     match format {
         Format::Cursor if cursor(v, kind, &mut parts) => {}
         Format::Claude | Format::Cursor => claude(v, kind, &mut parts),
@@ -81,13 +90,13 @@ pub fn gist(v: &Value) -> String {
         Format::Goose => goose(v, kind, &mut parts),
     }
     parts.retain(|p| !p.is_empty());
-    parts.join(" ")
+    (time_of(v), label, parts.join(" "))
 }
 
 /// The event's time, as `YYYY-MM-DD HH:MM:SS`: an RFC 3339 `timestamp` (its offset kept when
 /// not UTC), or epoch milliseconds (`timestamp` of opencode, `timestamp_ms` of Cursor) or
 /// seconds (`created` of Goose).
-fn time_of(v: &Value) -> Option<String> {
+pub fn time_of(v: &Value) -> Option<String> {
     let from_millis = |ms: u64| {
         let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms);
         let s = crate::stamp::rfc3339_millis(t);
@@ -132,6 +141,7 @@ fn args(obj: Option<&Value>, max: usize) -> String {
         .take(max)
         .map(|(k, x)| {
             let val = match x {
+                Value::String(t) if looks_like_path(t) => path_tail(t, 60),
                 Value::String(t) => first_line(t, 60),
                 other => first_line(&other.to_string(), 60),
             };
@@ -139,6 +149,22 @@ fn args(obj: Option<&Value>, max: usize) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+fn looks_like_path(s: &str) -> bool {
+    s.contains('/') && !s.contains(char::is_whitespace)
+}
+
+/// A long path cut from its left, so the file name stays: `…/lib/spotter/transcript.ex`.
+fn path_tail(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut start = s.len() - max;
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    format!("…{}", &s[start..])
 }
 
 fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
@@ -678,6 +704,7 @@ fn block_gist(b: &Value) -> String {
             if let Some(Value::Object(input)) = b.get("input") {
                 for (k, x) in input.iter().take(4) {
                     let val = match x {
+                        Value::String(t) if looks_like_path(t) => path_tail(t, 60),
                         Value::String(t) => first_line(t, 60),
                         other => first_line(&other.to_string(), 60),
                     };

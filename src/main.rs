@@ -22,7 +22,9 @@ fn main() -> ExitCode {
     match mode {
         Mode::Tee(config) => smart_tee::tee::run(config),
         Mode::View(options) => match smart_tee::view::run(&options) {
-            Ok(()) => ExitCode::SUCCESS,
+            Ok(true) => ExitCode::SUCCESS,
+            // A file could not be read: said, and the others shown.
+            Ok(false) => ExitCode::from(1),
             // A reader that went away (`| head`) is not an error.
             Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
             Err(e) => {

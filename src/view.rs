@@ -1,14 +1,19 @@
-//! `--view`: reading logs back within a budget a reader can take.
+//! `--view`: reading logs back within a budget a reader can take, in bounded memory.
 //!
-//! Events (lines) are selected — `--head`/`--tail`, `--grep`, `--type` — then rendered one per
-//! line: `jsonl` as log lines (through the engine, so each is valid JSON within a line budget),
-//! `json` as one array of them, `text` as one readable line each. `--max-tokens` caps the whole
-//! output: events are rendered with a per-event cap, the newest kept first, and a first line
-//! says how many earlier events were left out. `--tail` reads a file from its end, so a
-//! gigabyte log costs only the lines shown.
+//! Events (lines) are selected — `--head`/`--tail`, `--grep`, `--type`, `--exclude-type`,
+//! `--errors`, `--since`/`--until` — then rendered one per line: `jsonl` as log lines (through
+//! the engine, so each is valid JSON within a line budget), `json` as one array of them, `text`
+//! as one readable line each (`gist.rs`), with control characters escaped.
+//!
+//! Memory stays bounded whatever the file size: without limits events are printed as they are
+//! read; `--head` stops early; `--tail` reads each file from its end; `--max-tokens` keeps only
+//! the newest renders that fit (older ones are counted, not kept), and a first line says how
+//! many were left out. An unfinished last line is a line in progress and is not shown.
 
+use std::collections::VecDeque;
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -18,6 +23,7 @@ use serde_json::Value;
 use crate::engine::{EngineConfig, LineEngine};
 use crate::error::Error;
 pub use crate::gist::gist;
+use crate::gist::{time_of, type_and_gist};
 use crate::log::LINE_CAP;
 use crate::split::{Piece, Splitter};
 
@@ -40,21 +46,67 @@ pub struct ViewOptions {
     pub tail: Option<usize>,
     pub grep: Option<Regex>,
     pub types: Vec<String>,
+    /// Event types left out (`--exclude-type`).
+    pub exclude_types: Vec<String>,
+    /// Only errors (`--errors`).
+    pub errors: bool,
+    /// Only events at or after / before this time (`YYYY-MM-DD HH:MM:SS`, a prefix of it).
+    pub since: Option<String>,
+    pub until: Option<String>,
     pub format: Format,
     pub max_tokens: Option<usize>,
     /// The token estimate: bytes per token (default 3, which overestimates tokens for English
     /// text and code, so the budget holds).
     pub bytes_per_token: f64,
     pub follow: bool,
+    /// Colour the text view by event kind (`--color`, on a terminal by default).
+    pub color: bool,
+    /// Cut text lines to this many columns (a terminal's width), if any.
+    pub width: Option<usize>,
     /// The engine for jsonl/json events (its budget is the per-line cap).
     pub engine: EngineConfig,
 }
 
-/// The least per-event cap under `--max-tokens`.
-const MIN_EVENT_CAP: usize = 256;
-
 impl ViewOptions {
-    fn wants(&self, line: &[u8]) -> bool {
+    /// Options for `files` with every default (text, no filters, no budget).
+    pub fn new(files: Vec<PathBuf>) -> ViewOptions {
+        ViewOptions {
+            files,
+            head: None,
+            tail: None,
+            grep: None,
+            types: Vec::new(),
+            exclude_types: Vec::new(),
+            errors: false,
+            since: None,
+            until: None,
+            format: Format::Text,
+            max_tokens: None,
+            bytes_per_token: 3.0,
+            follow: false,
+            color: false,
+            width: None,
+            engine: EngineConfig::default(),
+        }
+    }
+
+    /// The output budget in bytes, under `--max-tokens`.
+    fn budget(&self) -> Option<usize> {
+        self.max_tokens
+            .map(|t| (t as f64 * self.bytes_per_token).floor() as usize)
+    }
+
+    /// Whether filters need the event parsed.
+    fn parses(&self) -> bool {
+        !self.types.is_empty()
+            || !self.exclude_types.is_empty()
+            || self.errors
+            || self.since.is_some()
+            || self.until.is_some()
+    }
+
+    /// Whether `line` is selected.
+    pub fn wants(&self, line: &[u8]) -> bool {
         if line.iter().all(u8::is_ascii_whitespace) {
             return false;
         }
@@ -63,19 +115,93 @@ impl ViewOptions {
         {
             return false;
         }
-        self.types.is_empty()
-            || self
-                .types
-                .iter()
-                .any(|t| type_of(line).as_deref() == Some(t))
+        if !self.parses() {
+            return true;
+        }
+        let v: Value = serde_json::from_slice(line).unwrap_or(Value::Null);
+        let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
+        if !self.types.is_empty() && !self.types.iter().any(|t| t == kind) {
+            return false;
+        }
+        if self.exclude_types.iter().any(|t| t == kind) {
+            return false;
+        }
+        if self.errors && !is_error_event(&v) {
+            return false;
+        }
+        if self.since.is_some() || self.until.is_some() {
+            let Some(t) = time_of(&v) else {
+                return false; // an event without a time cannot be placed
+            };
+            let t = &t[..t.len().min(19)];
+            let cmp = |bound: &str| t.cmp(&bound[..bound.len().min(t.len())]);
+            if self.since.as_deref().is_some_and(|s| cmp(s).is_lt()) {
+                return false;
+            }
+            if self.until.as_deref().is_some_and(|u| cmp(u).is_ge()) {
+                return false;
+            }
+        }
+        true
     }
 }
 
-/// The `type` of a JSON object line, looked for without parsing the whole line.
-fn type_of(line: &[u8]) -> Option<String> {
-    let v: Value = serde_json::from_slice(line).ok()?;
-    v.get("type")?.as_str().map(str::to_owned)
+/// A user's time bound as the view writes times: `2026-11-20T10:00Z` → `2026-11-20 10:00`.
+pub fn normalize_time(s: &str) -> String {
+    s.trim()
+        .trim_end_matches('Z')
+        .replace('T', " ")
+        .chars()
+        .take(19)
+        .collect()
 }
+
+/// True for an event that reports a failure, in any agent's stream: `is_error`, an `error`
+/// (top level, or in a Codex item or an opencode part), an error type or subtype, a failed
+/// status, a non-zero exit code, or a tool result flagged as an error.
+pub fn is_error_event(v: &Value) -> bool {
+    let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
+    let sub = v.get("subtype").and_then(Value::as_str).unwrap_or("");
+    if matches!(kind, "error" | "turn.failed") || sub.starts_with("error") {
+        return true;
+    }
+    let inner = [
+        Some(v),
+        v.get("item"),
+        v.get("payload"),
+        v.pointer("/part/state"),
+        v.get("message"),
+    ];
+    for x in inner.into_iter().flatten() {
+        if x.get("is_error") == Some(&Value::Bool(true)) {
+            return true;
+        }
+        if x.get("error").is_some_and(|e| !e.is_null() && e != "") {
+            return true;
+        }
+        if matches!(
+            x.get("status").and_then(Value::as_str),
+            Some("error" | "failed")
+        ) {
+            return true;
+        }
+        if x.get("exit_code")
+            .or_else(|| x.get("exitCode"))
+            .and_then(Value::as_i64)
+            .is_some_and(|c| c != 0)
+        {
+            return true;
+        }
+    }
+    let blocks = v.pointer("/message/content").and_then(Value::as_array);
+    blocks.is_some_and(|b| {
+        b.iter()
+            .any(|c| c.get("is_error") == Some(&Value::Bool(true)))
+    })
+}
+
+/// The least per-event cap under `--max-tokens`.
+const MIN_EVENT_CAP: usize = 256;
 
 /// Lines of a file from its end, read in blocks: only what is returned is read.
 pub struct ReverseLines {
@@ -141,85 +267,193 @@ fn read_error(path: &Path, source: io::Error) -> Error {
     }
 }
 
-/// The selected events, oldest first, and how many matching events came before them.
-fn select(opts: &ViewOptions) -> Result<(Vec<Vec<u8>>, usize), Error> {
-    let mut events = Vec::new();
-    if let Some(n) = opts.tail.filter(|_| opts.head.is_none()) {
-        // From the end: newest first, then reversed.
-        'files: for path in opts.files.iter().rev() {
-            let mut lines = ReverseLines::open(path).map_err(|e| read_error(path, e))?;
-            while let Some(line) = lines.prev().map_err(|e| read_error(path, e))? {
-                if events.len() == n {
-                    break 'files;
-                }
-                if opts.wants(&line) {
-                    events.push(line);
-                }
-            }
+/// Calls `each` with every whole line of `path` in order, until it returns false. A line past
+/// [`LINE_CAP`] is given as its first `LINE_CAP` bytes.
+fn for_each_line(path: &Path, mut each: impl FnMut(&[u8]) -> bool) -> io::Result<()> {
+    let file = File::open(path)?;
+    // Whole lines only: an unfinished last line is in progress.
+    let whole = crate::sink::whole_lines_len(&file)?;
+    let mut reader = file.take(whole);
+    let mut lines = Splitter::new(LINE_CAP);
+    let mut long = Vec::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = reader.read(&mut buf)?;
+        if n == 0 {
+            return Ok(());
         }
-        events.reverse();
-        return Ok((events, 0));
-    }
-    'files: for path in &opts.files {
-        let file = File::open(path).map_err(|e| read_error(path, e))?;
-        // Whole lines only: an unfinished last line is in progress.
-        let whole = crate::sink::whole_lines_len(&file).map_err(|e| read_error(path, e))?;
-        let mut reader = file.take(whole);
-        let mut lines = Splitter::new(LINE_CAP);
-        let mut long = Vec::new();
-        let mut buf = vec![0u8; 1 << 20];
-        loop {
-            let n = reader.read(&mut buf).map_err(|e| read_error(path, e))?;
-            if n == 0 {
-                break;
-            }
-            let mut at = 0;
-            while let Some(piece) = lines.next(&buf[..n], &mut at) {
-                // A line past the cap is shown by its first LINE_CAP bytes.
-                let line = match piece {
-                    Piece::Line(line) => line,
-                    Piece::Start(first) => {
-                        long = first.to_vec();
-                        continue;
-                    }
-                    Piece::Part(_) => continue,
-                    Piece::End(_) => &long[..],
-                };
-                if opts.wants(line) {
-                    events.push(line.to_vec());
+        let mut at = 0;
+        while let Some(piece) = lines.next(&buf[..n], &mut at) {
+            let line = match piece {
+                Piece::Line(line) => line,
+                Piece::Start(first) => {
+                    long = first.to_vec();
+                    continue;
                 }
-                if opts.head.is_some_and(|h| events.len() >= h) {
-                    break 'files;
-                }
+                Piece::Part(_) => continue,
+                Piece::End(_) => &long[..],
+            };
+            if !each(line) {
+                return Ok(());
             }
         }
     }
-    if let Some(n) = opts.tail {
-        let skip = events.len().saturating_sub(n);
-        events.drain(..skip);
-    }
-    Ok((events, 0))
 }
 
-/// Renders one event, in at most `cap` bytes when given (newline excluded).
-fn render(engine: &mut LineEngine, format: Format, line: &[u8], cap: usize, out: &mut Vec<u8>) {
-    match format {
-        Format::Jsonl | Format::Json => {
-            let start = out.len();
-            engine.process(line, out);
-            if out.len() > start && out.last() == Some(&b'\n') {
-                out.pop();
-            }
+/// Renders events: one line each, within a per-event cap.
+pub struct Renderer<'a> {
+    opts: &'a ViewOptions,
+    /// Cuts jsonl/json events to the per-event cap.
+    engine: LineEngine,
+    /// Cuts events for the text gist: generously, so that a gist has content whatever the cap.
+    gist_engine: LineEngine,
+    cap: usize,
+    /// A time column is being printed: events without a time leave it blank.
+    timed: bool,
+}
+
+impl<'a> Renderer<'a> {
+    pub fn new(opts: &'a ViewOptions) -> Renderer<'a> {
+        // Under a budget each event gets at most an eighth of it, so that several fit.
+        let cap = opts
+            .budget()
+            .map_or(usize::MAX, |b| (b / 8).max(MIN_EVENT_CAP));
+        let mut engine_config = opts.engine.clone();
+        if cap != usize::MAX {
+            let floor = engine_config.min_budget();
+            engine_config.max_line_bytes = if engine_config.max_line_bytes == 0 {
+                cap.max(floor)
+            } else {
+                engine_config.max_line_bytes.min(cap).max(floor)
+            };
         }
-        Format::Text => {
-            let mut cut = Vec::new();
-            engine.process(line, &mut cut);
-            let v: Value = serde_json::from_slice(&cut).unwrap_or(Value::Null);
-            let text = gist(&v);
-            let end = floor_char(&text, cap);
-            out.extend_from_slice(&text.as_bytes()[..end]);
+        let gist_config = EngineConfig {
+            max_line_bytes: crate::engine::DEFAULT_BUDGET,
+            ..opts.engine.clone()
+        };
+        Renderer {
+            opts,
+            engine: LineEngine::new(engine_config),
+            gist_engine: LineEngine::new(gist_config),
+            cap,
+            timed: false,
         }
     }
+
+    /// One event of file number `file`, without a newline.
+    pub fn render(&mut self, file: usize, line: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        match self.opts.format {
+            Format::Jsonl | Format::Json => self.render_json(line, &mut out),
+            Format::Text => self.render_text(file, line, &mut out),
+        }
+        out
+    }
+
+    fn render_json(&mut self, line: &[u8], out: &mut Vec<u8>) {
+        self.engine.process(line, out);
+        if out.last() == Some(&b'\n') {
+            out.pop();
+        }
+        // With --grep, a match the cut took away is shown beside the event.
+        let Some(re) = &self.opts.grep else { return };
+        if re.is_match(out) || !out.ends_with(b"}") {
+            return;
+        }
+        let Some(context) = match_context(re, line) else {
+            return;
+        };
+        let mut member = b",\"_match\":\"".to_vec();
+        crate::marker::escape_str(&context, &mut member);
+        member.extend_from_slice(b"\"}");
+        // Cut the event again with room for the member, then add it.
+        let room = self.engine.config().max_line_bytes;
+        if room != 0 && room < member.len() + 128 {
+            return;
+        }
+        out.clear();
+        let mut config = self.engine.config().clone();
+        if config.max_line_bytes != 0 {
+            config.max_line_bytes -= member.len();
+        }
+        LineEngine::new(config).process(line, out);
+        if out.last() == Some(&b'\n') {
+            out.pop();
+        }
+        if out.ends_with(b"}") && out.len() > 2 {
+            out.pop();
+            if out.last() == Some(&b'{') {
+                member.remove(0); // no comma in an empty object
+            }
+            out.extend_from_slice(&member);
+        }
+    }
+
+    fn render_text(&mut self, file: usize, line: &[u8], out: &mut Vec<u8>) {
+        let mut cut = Vec::new();
+        self.gist_engine.process(line, &mut cut);
+        let v: Value = serde_json::from_slice(&cut).unwrap_or(Value::Null);
+        let (time, kind, rest) = type_and_gist(&v);
+        let mut text = String::new();
+        if self.opts.files.len() > 1 {
+            let name = self.opts.files[file]
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+            text.push_str(&name);
+            text.push_str(": ");
+        }
+        match time {
+            Some(t) => {
+                self.timed = true;
+                text.push_str(&t);
+                text.push(' ');
+            }
+            None if self.timed => text.push_str(&" ".repeat(20)),
+            None => {}
+        }
+        let head_len = text.len();
+        text.push_str(&kind);
+        if !rest.is_empty() {
+            text.push(' ');
+            text.push_str(&rest);
+        }
+        if let Some(re) = &self.opts.grep
+            && !re.is_match(text.as_bytes())
+            && let Some(context) = match_context(re, line)
+        {
+            text.push_str(&format!(" [match: {context}]"));
+        }
+        let mut text = escape_controls(&text);
+        let limit = self.cap.min(self.opts.width.unwrap_or(usize::MAX));
+        if text.len() > limit {
+            let end = floor_char(&text, limit.saturating_sub(3));
+            text.truncate(end);
+            text.push('…');
+        }
+        if self.opts.color {
+            colorize(&text, head_len.min(text.len()), kind.len(), &v, out);
+        } else {
+            out.extend_from_slice(text.as_bytes());
+        }
+    }
+}
+
+/// About 80 bytes around the first match of `re` in `line`, on character boundaries.
+fn match_context(re: &Regex, line: &[u8]) -> Option<String> {
+    let m = re.find(line)?;
+    let text = String::from_utf8_lossy(line);
+    let (start, end) = (m.start().saturating_sub(40), (m.end() + 40).min(line.len()));
+    let start = ceil_char(&text, start.min(text.len()));
+    let end = floor_char(&text, end.min(text.len()));
+    let mut s = String::new();
+    if start > 0 {
+        s.push('…');
+    }
+    s.push_str(&text[start..end.max(start)]);
+    if end < text.len() {
+        s.push('…');
+    }
+    Some(s)
 }
 
 fn floor_char(s: &str, at: usize) -> usize {
@@ -228,6 +462,70 @@ fn floor_char(s: &str, at: usize) -> usize {
         i -= 1;
     }
     i
+}
+
+fn ceil_char(s: &str, at: usize) -> usize {
+    let mut i = at.min(s.len());
+    while !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+/// Text made safe for a terminal: control characters (C0, DEL, C1) become visible escapes
+/// (`\e`, `\r`, `\t`, `\n`, `\x07`, `\u{9b}`), so nothing in a log can clear a screen, set a
+/// title or colour the output.
+pub fn escape_controls(s: &str) -> String {
+    if !s.chars().any(is_control) {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        match c {
+            '\x1b' => out.push_str("\\e"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            c if (c as u32) < 0x20 || c == '\x7f' => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if is_control(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn is_control(c: char) -> bool {
+    c.is_control()
+}
+
+/// Writes a text line with ANSI colours: the time dim, the type by its kind, errors red.
+fn colorize(text: &str, head_len: usize, kind_len: usize, v: &Value, out: &mut Vec<u8>) {
+    const DIM: &str = "\x1b[2m";
+    const RESET: &str = "\x1b[0m";
+    let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
+    let color = if is_error_event(v) {
+        "\x1b[31m" // red
+    } else {
+        match kind {
+            "assistant" | "message" | "text" => "\x1b[1m", // bold
+            "user" | "tool_result" => "\x1b[32m",          // green
+            "tool_use" | "tool_call" | "item.started" | "item.completed" => "\x1b[36m", // cyan
+            "result" | "turn.completed" | "complete" => "\x1b[35m", // magenta
+            _ => DIM,
+        }
+    };
+    let kind_end = (head_len + kind_len).min(text.len());
+    let (head, rest) = text.split_at(floor_char(text, head_len));
+    let (k, rest) = rest.split_at(floor_char(rest, kind_end - head.len()));
+    if !head.is_empty() {
+        out.extend_from_slice(format!("{DIM}{head}{RESET}").as_bytes());
+    }
+    out.extend_from_slice(format!("{color}{k}{RESET}").as_bytes());
+    if is_error_event(v) {
+        out.extend_from_slice(format!("{color}{rest}{RESET}").as_bytes());
+    } else {
+        out.extend_from_slice(rest.as_bytes());
+    }
 }
 
 /// The line that says what was left out.
@@ -239,152 +537,396 @@ fn omitted_line(format: Format, omitted: usize) -> Vec<u8> {
     }
 }
 
-/// Renders the selected events into `out` as the options say, within `--max-tokens`.
-pub fn render_events(events: &[Vec<u8>], opts: &ViewOptions, out: &mut Vec<u8>) {
-    let budget = opts
-        .max_tokens
-        .map(|t| (t as f64 * opts.bytes_per_token).floor() as usize);
-    // Under a budget each event gets at most an eighth of it, so that several fit.
-    let cap = budget.map_or(usize::MAX, |b| (b / 8).max(MIN_EVENT_CAP));
-    let mut engine_config = opts.engine.clone();
-    if cap != usize::MAX {
-        let floor = engine_config.min_budget();
-        engine_config.max_line_bytes = if engine_config.max_line_bytes == 0 {
-            cap.max(floor)
-        } else {
-            engine_config.max_line_bytes.min(cap).max(floor)
-        };
-    }
-    let mut engine = LineEngine::new(engine_config);
-    let mut rendered: Vec<Vec<u8>> = Vec::with_capacity(events.len());
-    for e in events {
-        let mut r = Vec::new();
-        render(&mut engine, opts.format, e, cap, &mut r);
-        rendered.push(r);
-    }
-    // Keep the newest events that fit, with room for the first line and the punctuation.
-    let mut keep = rendered.len();
-    if let Some(b) = budget {
-        let overhead = |kept: usize| {
-            let header = if kept < rendered.len() {
-                omitted_line(opts.format, rendered.len() - kept).len() + 2
-            } else {
-                0
-            };
-            header + 2 + kept // brackets and one separator per event
-        };
-        let mut used = 0;
-        keep = 0;
-        for r in rendered.iter().rev() {
-            if used + r.len() + overhead(keep + 1) > b {
+/// Room kept for the first line and the punctuation under a budget.
+fn overhead(format: Format, kept: usize) -> usize {
+    omitted_line(format, usize::MAX).len() + 1 + 2 + kept
+}
+
+/// The newest renders that fit a budget, as events arrive oldest first: older ones are evicted
+/// (and counted) as newer ones come, so memory is bounded by the budget.
+struct Window {
+    budget: usize,
+    format: Format,
+    kept: VecDeque<Vec<u8>>,
+    used: usize,
+    /// Events seen that are not kept.
+    dropped: usize,
+}
+
+impl Window {
+    fn push(&mut self, render: Vec<u8>) {
+        self.used += render.len();
+        self.kept.push_back(render);
+        while self.used + overhead(self.format, self.kept.len()) > self.budget {
+            let Some(old) = self.kept.pop_front() else {
                 break;
-            }
-            used += r.len();
-            keep += 1;
-        }
-    }
-    let first = rendered.len() - keep;
-    let mut lines: Vec<&[u8]> = Vec::new();
-    let header = omitted_line(opts.format, first);
-    if first > 0 {
-        lines.push(&header);
-    }
-    lines.extend(rendered[first..].iter().map(Vec::as_slice));
-    match opts.format {
-        Format::Json => {
-            out.push(b'[');
-            out.extend_from_slice(&lines.join(&b","[..]));
-            out.extend_from_slice(b"]\n");
-        }
-        _ => {
-            for l in lines {
-                out.extend_from_slice(l);
-                out.push(b'\n');
-            }
+            };
+            self.used -= old.len();
+            self.dropped += 1;
         }
     }
 }
 
-/// Runs `--view`: prints the selection, then with `--follow` new events as they come.
-pub fn run(opts: &ViewOptions) -> Result<(), Error> {
+/// Where printed events go: one per line, or as one JSON array.
+struct Printer<W: Write> {
+    out: W,
+    format: Format,
+    printed: usize,
+}
+
+impl<W: Write> Printer<W> {
+    fn start(&mut self) -> io::Result<()> {
+        if self.format == Format::Json {
+            self.out.write_all(b"[")?;
+        }
+        Ok(())
+    }
+    fn event(&mut self, render: &[u8]) -> io::Result<()> {
+        if self.format == Format::Json && self.printed > 0 {
+            self.out.write_all(b",")?;
+        }
+        self.out.write_all(render)?;
+        if self.format != Format::Json {
+            self.out.write_all(b"\n")?;
+        }
+        self.printed += 1;
+        Ok(())
+    }
+    fn end(&mut self) -> io::Result<()> {
+        if self.format == Format::Json {
+            self.out.write_all(b"]\n")?;
+        }
+        self.out.flush()
+    }
+}
+
+/// Renders `events` (file number and line, oldest first) as the options say, within
+/// `--max-tokens`, into `out`.
+pub fn render_events(events: &[Vec<u8>], opts: &ViewOptions, out: &mut Vec<u8>) {
+    let mut r = Renderer::new(opts);
+    let mut printer = Printer {
+        out,
+        format: opts.format,
+        printed: 0,
+    };
+    let _ = printer.start();
+    match opts.budget() {
+        Some(budget) => {
+            let mut w = Window {
+                budget,
+                format: opts.format,
+                kept: VecDeque::new(),
+                used: 0,
+                dropped: 0,
+            };
+            for e in events {
+                w.push(r.render(0, e));
+            }
+            if w.dropped > 0 {
+                let _ = printer.event(&omitted_line(opts.format, w.dropped));
+            }
+            for e in &w.kept {
+                let _ = printer.event(e);
+            }
+        }
+        None => {
+            for e in events {
+                let _ = printer.event(&r.render(0, e));
+            }
+        }
+    }
+    let _ = printer.end();
+}
+
+/// Runs `--view`. Returns false when a file could not be read (reported, and the others
+/// shown).
+pub fn run(opts: &ViewOptions) -> Result<bool, Error> {
     // Where following starts: taken before the first read, so that nothing written while the
     // selection is printed is missed (an event written in that moment may show twice).
-    let mut tails: Vec<(PathBuf, u64, Splitter)> = Vec::new();
+    let mut follow: Vec<Followed> = Vec::new();
     if opts.follow {
         for p in &opts.files {
-            let file = File::open(p).map_err(|e| read_error(p, e))?;
-            let len = crate::sink::whole_lines_len(&file).map_err(|e| read_error(p, e))?;
-            tails.push((p.clone(), len, Splitter::new(LINE_CAP)));
+            follow.push(Followed::at_end(p));
         }
     }
-    let (events, _) = select(opts)?;
-    let mut out = Vec::new();
-    render_events(&events, opts, &mut out);
     let stdout = io::stdout();
-    let mut stdout = stdout.lock();
-    let write = |w: &mut io::StdoutLock, b: &[u8]| {
-        w.write_all(b)
-            .and_then(|()| w.flush())
-            .map_err(|source| Error::WriteStdout { source })
+    let mut printer = Printer {
+        out: BufWriter::with_capacity(64 * 1024, stdout.lock()),
+        format: opts.format,
+        printed: 0,
     };
-    write(&mut stdout, &out)?;
-    if !opts.follow {
-        return Ok(());
-    }
-    // Follow: from where each file ended, print each new finished event.
-    let follow_opts = ViewOptions {
-        max_tokens: None,
-        ..opts.clone()
+    let write_err = |source: io::Error| Error::WriteStdout { source };
+    printer.start().map_err(write_err)?;
+    let mut r = Renderer::new(opts);
+    let mut ok = true;
+    let failed = |path: &Path, e: io::Error, ok: &mut bool| {
+        if opts.follow && e.kind() == io::ErrorKind::NotFound {
+            return; // followed: waited for
+        }
+        eprintln!("smart-tee: {}", read_error(path, e));
+        *ok = false;
     };
-    loop {
-        for (path, pos, pending) in &mut tails {
-            let len = std::fs::metadata(&*path)
-                .map_err(|e| read_error(path, e))?
-                .len();
-            if len < *pos {
-                *pos = 0; // truncated or replaced: start over
-                *pending = Splitter::new(LINE_CAP);
+    if let Some(budget) = opts.budget() {
+        // The newest events that fit, in bounded memory; with --head, the first N of them.
+        let mut w = Window {
+            budget,
+            format: opts.format,
+            kept: VecDeque::new(),
+            used: 0,
+            dropped: 0,
+        };
+        let mut seen = 0;
+        for (k, path) in opts.files.iter().enumerate() {
+            let res = for_each_line(path, |line| {
+                if !opts.wants(line) {
+                    return true;
+                }
+                w.push(r.render(k, line));
+                seen += 1;
+                opts.head.is_none_or(|h| seen < h)
+            });
+            if let Err(e) = res {
+                failed(path, e, &mut ok);
             }
-            if len == *pos {
-                continue;
+            if opts.head.is_some_and(|h| seen >= h) {
+                break;
             }
-            let mut f = File::open(&*path).map_err(|e| read_error(path, e))?;
-            f.seek(SeekFrom::Start(*pos))
-                .map_err(|e| read_error(path, e))?;
-            let mut chunk = Vec::new();
-            f.take(len - *pos)
-                .read_to_end(&mut chunk)
-                .map_err(|e| read_error(path, e))?;
-            *pos += chunk.len() as u64;
-            let mut done: Vec<Vec<u8>> = Vec::new();
-            let mut at = 0;
-            while let Some(piece) = pending.next(&chunk, &mut at) {
-                // A line past the cap while following is left out, like a torn one.
-                if let Piece::Line(line) = piece
-                    && follow_opts.wants(line)
-                {
-                    done.push(line.to_vec());
+        }
+        // With --tail N, only the last N events are candidates.
+        let candidates = opts.tail.map_or(seen, |n| n.min(seen));
+        while w.kept.len() > candidates {
+            w.kept.pop_front();
+        }
+        let omitted = candidates - w.kept.len();
+        if omitted > 0 {
+            printer
+                .event(&omitted_line(opts.format, omitted))
+                .map_err(write_err)?;
+        }
+        for e in &w.kept {
+            printer.event(e).map_err(write_err)?;
+        }
+    } else if let Some(n) = opts.tail.filter(|_| opts.head.is_none()) {
+        // From the end of each file, the last file first.
+        let mut events: Vec<(usize, Vec<u8>)> = Vec::new();
+        'files: for (k, path) in opts.files.iter().enumerate().rev() {
+            let mut lines = match ReverseLines::open(path) {
+                Ok(l) => l,
+                Err(e) => {
+                    failed(path, e, &mut ok);
+                    continue;
+                }
+            };
+            loop {
+                if events.len() == n {
+                    break 'files;
+                }
+                match lines.prev() {
+                    Ok(Some(line)) => {
+                        if opts.wants(&line) {
+                            events.push((k, line));
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        failed(path, e, &mut ok);
+                        break;
+                    }
                 }
             }
-            if !done.is_empty() {
-                let mut out = Vec::new();
-                let fmt = if opts.format == Format::Json {
-                    Format::Jsonl
-                } else {
-                    opts.format
-                };
-                render_events(
-                    &done,
-                    &ViewOptions {
-                        format: fmt,
-                        ..follow_opts.clone()
-                    },
-                    &mut out,
-                );
-                write(&mut stdout, &out)?;
+        }
+        for (k, line) in events.iter().rev() {
+            printer.event(&r.render(*k, line)).map_err(write_err)?;
+        }
+    } else {
+        // In order, printed as read: --head stops after N events across all files.
+        let mut shown = 0;
+        let mut out_err = None;
+        'all: for (k, path) in opts.files.iter().enumerate() {
+            let res = for_each_line(path, |line| {
+                if opts.head.is_some_and(|h| shown >= h) {
+                    return false;
+                }
+                if opts.wants(line) {
+                    if let Err(e) = printer.event(&r.render(k, line)) {
+                        out_err = Some(e);
+                        return false;
+                    }
+                    shown += 1;
+                }
+                true
+            });
+            if let Some(e) = out_err.take() {
+                return Err(write_err(e));
+            }
+            if let Err(e) = res {
+                failed(path, e, &mut ok);
+            }
+            if opts.head.is_some_and(|h| shown >= h) {
+                break 'all;
             }
         }
+    }
+    printer.end().map_err(write_err)?;
+    if !opts.follow {
+        return Ok(ok);
+    }
+    follow_files(opts, &mut follow, &mut r, &mut printer)?;
+    Ok(ok)
+}
+
+/// A file being followed.
+struct Followed {
+    path: PathBuf,
+    /// Bytes read, and the file's identity when they were.
+    pos: u64,
+    ino: Option<u64>,
+    /// Whole lines read so far (a compaction keeps them all, rewritten).
+    lines: u64,
+    pending: Splitter,
+}
+
+impl Followed {
+    /// Following from the end of the file's whole lines (or from its start once it appears).
+    fn at_end(path: &Path) -> Followed {
+        let (pos, ino, lines) = match File::open(path) {
+            Ok(f) => {
+                let pos = crate::sink::whole_lines_len(&f).unwrap_or(0);
+                let ino = f.metadata().ok().map(|m| m.ino());
+                (pos, ino, count_lines(&f, pos).unwrap_or(0))
+            }
+            Err(_) => (0, None, 0),
+        };
+        Followed {
+            path: path.to_owned(),
+            pos,
+            ino,
+            lines,
+            pending: Splitter::new(LINE_CAP),
+        }
+    }
+}
+
+fn count_lines(f: &File, upto: u64) -> io::Result<u64> {
+    let mut r = f.try_clone()?;
+    r.seek(SeekFrom::Start(0))?;
+    let mut r = r.take(upto);
+    let mut buf = vec![0u8; 1 << 20];
+    let mut n = 0;
+    loop {
+        let k = r.read(&mut buf)?;
+        if k == 0 {
+            return Ok(n);
+        }
+        n += memchr::memchr_iter(b'\n', &buf[..k]).count() as u64;
+    }
+}
+
+/// `--follow`: polls every 200 ms and prints each new finished event. A file that does not
+/// exist yet, or is deleted, is waited for (like `tail -F`). A file replaced by a compaction
+/// (a new file holding at least the lines already read) goes on after those lines; a file
+/// replaced otherwise (rotation) or truncated is read from its start. Ends when stdout's
+/// reader goes away.
+fn follow_files<W: Write>(
+    opts: &ViewOptions,
+    files: &mut [Followed],
+    r: &mut Renderer,
+    printer: &mut Printer<W>,
+) -> Result<(), Error> {
+    let write_err = |source: io::Error| Error::WriteStdout { source };
+    loop {
+        for (k, f) in files.iter_mut().enumerate() {
+            let Ok(file) = File::open(&f.path) else {
+                continue; // not there (yet, or any more): wait
+            };
+            let Ok(meta) = file.metadata() else { continue };
+            let (len, ino) = (meta.len(), meta.ino());
+            if f.ino.is_some_and(|i| i != ino) {
+                // Replaced: a compaction keeps every line already read; anything else is new.
+                let whole = crate::sink::whole_lines_len(&file).unwrap_or(0);
+                let lines = count_lines(&file, whole).unwrap_or(0);
+                if lines >= f.lines && f.lines > 0 {
+                    f.pos = skip_lines(&file, f.lines).unwrap_or(whole);
+                } else {
+                    f.pos = 0;
+                    f.lines = 0;
+                }
+                f.pending = Splitter::new(LINE_CAP);
+            } else if len < f.pos {
+                // Truncated: read again from the start, with nothing pending.
+                f.pos = 0;
+                f.lines = 0;
+                f.pending = Splitter::new(LINE_CAP);
+            }
+            f.ino = Some(ino);
+            if len == f.pos {
+                continue;
+            }
+            let mut reader = file;
+            reader
+                .seek(SeekFrom::Start(f.pos))
+                .map_err(|e| read_error(&f.path, e))?;
+            let mut chunk = Vec::new();
+            reader
+                .take(len - f.pos)
+                .read_to_end(&mut chunk)
+                .map_err(|e| read_error(&f.path, e))?;
+            f.pos += chunk.len() as u64;
+            let mut at = 0;
+            let mut done = Vec::new();
+            while let Some(piece) = f.pending.next(&chunk, &mut at) {
+                // A line past the cap while following is left out, like a torn one.
+                if let Piece::Line(line) = piece {
+                    f.lines += 1;
+                    if opts.wants(line) {
+                        done.push(r.render(k, line));
+                    }
+                }
+            }
+            for e in &done {
+                printer.event(e).map_err(write_err)?;
+            }
+            if !done.is_empty() {
+                printer.out.flush().map_err(write_err)?;
+            }
+        }
+        if stdout_gone() {
+            return Ok(());
+        }
         std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// The offset just past the first `n` lines of the file.
+fn skip_lines(f: &File, n: u64) -> io::Result<u64> {
+    let mut r = f.try_clone()?;
+    r.seek(SeekFrom::Start(0))?;
+    let mut buf = vec![0u8; 1 << 20];
+    let (mut seen, mut pos) = (0u64, 0u64);
+    loop {
+        let k = r.read(&mut buf)?;
+        if k == 0 {
+            return Ok(pos);
+        }
+        for nl in memchr::memchr_iter(b'\n', &buf[..k]) {
+            seen += 1;
+            if seen == n {
+                return Ok(pos + nl as u64 + 1);
+            }
+        }
+        pos += k as u64;
+    }
+}
+
+/// True when stdout is a pipe or socket whose reader has gone (`--follow | head -1`), seen
+/// without writing: poll reports an error or hang-up on it.
+fn stdout_gone() -> bool {
+    use rustix::event::{PollFd, PollFlags, poll};
+    let stdout = rustix::stdio::stdout();
+    let mut fds = [PollFd::new(&stdout, PollFlags::OUT)];
+    match poll(&mut fds, Some(&rustix::event::Timespec::default())) {
+        Ok(_) => fds[0].revents().intersects(PollFlags::ERR | PollFlags::HUP),
+        Err(_) => false,
     }
 }
 
@@ -425,5 +967,14 @@ mod tests {
         );
         let done = serde_json::json!({"type":"result","subtype":"success","total_cost_usd":0.1354875,"num_turns":1,"result":"4"});
         assert_eq!(gist(&done), "result/success cost $0.1355, 1 turns: 4");
+    }
+
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(
+            escape_controls("a\u{1b}[2J\u{1b}]0;pwned\u{7}\r\tb\u{9b}c"),
+            "a\\e[2J\\e]0;pwned\\x07\\r\\tb\\u{9b}c"
+        );
+        assert_eq!(escape_controls("plain é"), "plain é");
     }
 }

@@ -70,7 +70,10 @@ fn golden_cases() {
         if name.starts_with("format-") {
             // #13: every agent's events start with a gist, never raw JSON.
             for line in String::from_utf8_lossy(&view.stdout).lines() {
-                assert!(!line.contains("{\""), "{name}: raw JSON in the view: {line}");
+                assert!(
+                    !line.contains("{\""),
+                    "{name}: raw JSON in the view: {line}"
+                );
             }
         }
         assert!(

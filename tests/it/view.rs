@@ -12,7 +12,6 @@ use std::time::Duration;
 use crate::common::{bin, check_contract, corpus_files, lines, strict_parse};
 use proptest::prelude::*;
 use serde_json::Value;
-use smart_tee::EngineConfig;
 use smart_tee::view::{Format, ViewOptions, render_events};
 
 fn tempdir(name: &str) -> PathBuf {
@@ -20,7 +19,7 @@ fn tempdir(name: &str) -> PathBuf {
 }
 
 fn view(args: &[&str]) -> Output {
-    let out = bin().arg("--view").args(args).output().unwrap();
+    let out = common::run_cmd(bin().arg("--view").args(args), b"");
     assert!(
         out.status.success(),
         "{}",
@@ -130,9 +129,10 @@ proptest! {
     ) {
         let events: Vec<Vec<u8>> = events.into_iter().filter(|e| !e.iter().all(u8::is_ascii_whitespace)).collect();
         let opts = ViewOptions {
-            files: vec![], head: None, tail: None, grep: None, types: vec![], format,
-            max_tokens: Some(tokens), bytes_per_token: bpt, follow: false,
-            engine: EngineConfig::default(),
+            format,
+            max_tokens: Some(tokens),
+            bytes_per_token: bpt,
+            ..ViewOptions::new(vec![])
         };
         let mut out = Vec::new();
         render_events(&events, &opts, &mut out);
@@ -454,4 +454,309 @@ fn an_unfinished_last_line_is_left_in_progress() {
     let now = std::fs::read(&log).unwrap();
     assert!(now.ends_with(b"\n{\"type\":\"ok\"}\n{\"type\":\"half"));
     assert!(now.len() < 6000);
+}
+
+/// Runs `--view ARGS` and returns its output whatever the status.
+fn view_any(args: &[&str]) -> Output {
+    common::run_cmd(bin().arg("--view").args(args), b"")
+}
+
+fn write_log(dir: &Path, name: &str, lines: &[&str]) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(
+        &p,
+        lines.iter().map(|l| format!("{l}\n")).collect::<String>(),
+    )
+    .unwrap();
+    p
+}
+
+/// #14.1: `--head 1 f1 f2` printed 2 events and `--head 0` one per file: the count is over all
+/// the files.
+#[test]
+fn head_counts_events_across_files() {
+    let dir = tempdir("head-files");
+    let a = write_log(
+        &dir,
+        "a.jsonl",
+        &[r#"{"type":"a","n":1}"#, r#"{"type":"a","n":2}"#],
+    );
+    let b = write_log(&dir, "b.jsonl", &[r#"{"type":"b","n":3}"#]);
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    for (n, want) in [("0", 0), ("1", 1), ("2", 2), ("3", 3), ("9", 3)] {
+        let out = view(&["--head", n, "--format", "jsonl", a, b]);
+        assert_eq!(lines(&out.stdout).len(), want, "--head {n}");
+    }
+}
+
+/// #14.2: a text field holding `\e[2J\e]0;pwned\a` cleared the screen and set the window
+/// title; control characters are escaped in the text view.
+#[test]
+fn terminal_escapes_in_a_log_are_made_visible() {
+    let dir = tempdir("inject");
+    let log = write_log(
+        &dir,
+        "l.jsonl",
+        &[
+            r#"{"type":"assistant","message":{"content":[{"type":"text","text":"\u001b[2J\u001b]0;pwned\u0007 \u001b[31mred\r\u009b"}]}}"#,
+        ],
+    );
+    let out = view(&["--color", "never", log.to_str().unwrap()]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        !text.bytes().any(|b| b == 0x1b || b == 0x07 || b == b'\r'),
+        "{text:?}"
+    );
+    assert!(!text.contains('\u{9b}'));
+    assert!(
+        text.contains("\\e[2J\\e]0;pwned\\x07 \\e[31mred\\r"),
+        "{text}"
+    );
+}
+
+/// #14.3: `--grep` showed events whose match had been cut away; the match is kept visible,
+/// beside the cut event, in every format.
+#[test]
+fn grep_keeps_the_match_visible() {
+    let dir = tempdir("grep-match");
+    let body = format!(
+        "{}NEEDLE_42 in the middle{}",
+        "a ".repeat(10_000),
+        " z".repeat(10_000)
+    );
+    let line = serde_json::json!({"type":"user","message":{"content":[{"type":"tool_result","content":body}]}}).to_string();
+    let log = write_log(&dir, "l.jsonl", &[&line, r#"{"type":"other"}"#]);
+    let log = log.to_str().unwrap();
+    for format in ["text", "jsonl", "json"] {
+        let out = view(&["--grep", "NEEDLE_42", "--format", format, log]);
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            text.contains("NEEDLE_42"),
+            "{format}: {}",
+            &text[..text.len().min(300)]
+        );
+        if format != "text" {
+            let v: Value = serde_json::from_str(text.trim()).unwrap();
+            let ev = if format == "json" { v[0].clone() } else { v };
+            assert!(ev["_match"].as_str().unwrap().contains("NEEDLE_42"));
+            assert!(text.trim().len() <= 5120 + 2);
+        }
+    }
+}
+
+/// #14.4: `--max-tokens 1000` printed 104 lines of `time assistant` with nothing else; each
+/// line now carries its gist, cut to the event's share of the budget.
+#[test]
+fn small_token_budgets_still_show_each_events_gist() {
+    let path = transcript();
+    for tokens in ["1000", "2000"] {
+        let out = view(&["--max-tokens", tokens, "--exclude-type", "progress", &path]);
+        let text = String::from_utf8(out.stdout).unwrap();
+        let events: Vec<&str> = text.lines().skip(1).collect();
+        assert!(events.len() >= 3, "{text}");
+        let empty = events
+            .iter()
+            .filter(|l| l.split_whitespace().count() <= 3)
+            .count();
+        assert!(
+            empty * 10 <= events.len(),
+            "{empty} of {} lines without a gist:\n{text}",
+            events.len()
+        );
+    }
+}
+
+/// #14.6: one missing file stopped everything; it is reported and the others are shown (exit
+/// 1), with --head and --tail alike.
+#[test]
+fn a_missing_file_does_not_stop_the_others() {
+    let dir = tempdir("missing");
+    let a = write_log(&dir, "a.jsonl", &[r#"{"type":"a"}"#]);
+    let b = write_log(&dir, "b.jsonl", &[r#"{"type":"b"}"#]);
+    let missing = dir.join("missing.jsonl");
+    for mode in [["--head", "5"], ["--tail", "5"], ["--max-tokens", "1000"]] {
+        let out = view_any(&[
+            mode[0],
+            mode[1],
+            "--format",
+            "jsonl",
+            a.to_str().unwrap(),
+            missing.to_str().unwrap(),
+            b.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(1), "{mode:?}");
+        assert_eq!(lines(&out.stdout).len(), 2, "{mode:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("missing.jsonl"));
+    }
+}
+
+/// #14.8: with several files each line says which file it is from; file paths in arguments
+/// keep their file name; a `+02:00` offset is kept.
+#[test]
+fn the_text_view_keeps_what_matters() {
+    let dir = tempdir("text-view");
+    let a = write_log(
+        &dir,
+        "agent-1.jsonl",
+        &[
+            r#"{"type":"assistant","timestamp":"2026-11-20T10:00:00.000+02:00","message":{"content":[{"type":"tool_use","name":"Read","input":{"file_path":"/home/user/projects/spotter-worktrees/spotter-dov/lib/spotter/transcripts/parser.ex"}}]}}"#,
+        ],
+    );
+    let b = write_log(&dir, "agent-2.jsonl", &[r#"{"type":"zeta","b":1,"a":2}"#]);
+    let out = view(&["--color", "never", a.to_str().unwrap(), b.to_str().unwrap()]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let ls: Vec<&str> = text.lines().collect();
+    assert!(
+        ls[0].starts_with("agent-1.jsonl: 2026-11-20 10:00:00+02:00 assistant"),
+        "{text}"
+    );
+    assert!(
+        ls[0].contains("transcripts/parser.ex"),
+        "the file name stays: {text}"
+    );
+    assert!(ls[1].starts_with("agent-2.jsonl: "), "{text}");
+    // The JSON fallback keeps the event's own key order.
+    assert!(ls[1].contains(r#"{"type":"zeta","b":1,"a":2}"#), "{text}");
+}
+
+/// Filters people ask for: --exclude-type, --errors, --since/--until.
+#[test]
+fn exclude_errors_and_time_filters() {
+    let path = transcript();
+    let all = lines(&view(&["--format", "jsonl", &path]).stdout).len();
+    let out = view(&["--format", "jsonl", "--exclude-type", "progress", &path]);
+    let kept = lines(&out.stdout);
+    assert!(kept.len() < all && kept.len() > 100);
+    assert!(
+        kept.iter()
+            .all(|l| !String::from_utf8_lossy(l).starts_with(r#"{"type":"progress""#))
+    );
+    let errors = view(&["--format", "jsonl", "--errors", &path]);
+    assert!(!lines(&errors.stdout).is_empty());
+    for l in lines(&errors.stdout) {
+        let v = strict_parse(l).unwrap();
+        assert!(smart_tee::view::is_error_event(&v), "{v}");
+    }
+    let dir = tempdir("since");
+    let log = write_log(
+        &dir,
+        "t.jsonl",
+        &[
+            r#"{"type":"a","timestamp":"2026-11-20T09:59:59.000Z"}"#,
+            r#"{"type":"b","timestamp":"2026-11-20T10:00:00.000Z"}"#,
+            r#"{"type":"c","timestamp":1795176000000}"#,
+            r#"{"type":"d"}"#,
+        ],
+    );
+    let out = view(&[
+        "--format",
+        "jsonl",
+        "--since",
+        "2026-11-20T10:00",
+        "--until",
+        "2026-11-21",
+        log.to_str().unwrap(),
+    ]);
+    let types: Vec<String> = lines(&out.stdout)
+        .iter()
+        .map(|l| {
+            strict_parse(l).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(types, ["b", "c"]);
+}
+
+/// Spawns `--view --follow` on `log`; its stdout lines come through a channel.
+fn follow(log: &Path) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
+    let mut child = bin()
+        .args(["--view", "--follow", "--format", "jsonl"])
+        .arg(log)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = BufReader::new(child.stdout.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in out.lines() {
+            if tx.send(line.unwrap_or_default()).is_err() {
+                break;
+            }
+        }
+    });
+    (child, rx)
+}
+
+fn next(rx: &std::sync::mpsc::Receiver<String>) -> String {
+    rx.recv_timeout(common::CHILD_TIMEOUT)
+        .expect("a line from --follow in time")
+}
+
+/// #14.7: after a `--compact`, `--follow` re-printed the whole file; it goes on after the lines
+/// it had read.
+#[test]
+fn follow_goes_on_after_a_compaction() {
+    let dir = tempdir("follow-compact");
+    let big = format!(
+        r#"{{"type":"user","n":1,"content":"{}"}}"#,
+        "x".repeat(20_000)
+    );
+    let log = write_log(&dir, "l.jsonl", &[&big, r#"{"type":"user","n":2}"#]);
+    let (mut child, rx) = follow(&log);
+    assert!(next(&rx).contains(r#""n":1"#));
+    assert!(next(&rx).contains(r#""n":2"#));
+    let out = common::run_cmd(bin().arg("--compact").arg(&log), b"");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    f.write_all(b"{\"type\":\"user\",\"n\":3}\n").unwrap();
+    assert_eq!(next(&rx), r#"{"type":"user","n":3}"#);
+    child.kill().unwrap();
+    common::wait_timeout(&mut child);
+}
+
+/// #14.7: a file truncated and rewritten gave a bogus `non_json }` event, and a file that did
+/// not exist yet ended the follow with status 1 (`tail -F` waits).
+#[test]
+fn follow_waits_for_a_file_and_survives_truncation() {
+    let dir = tempdir("follow-wait");
+    let log = dir.join("later.jsonl");
+    let (mut child, rx) = follow(&log);
+    std::fs::write(
+        &log,
+        "{\"type\":\"first\",\"pad\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}\n",
+    )
+    .unwrap();
+    assert_eq!(
+        next(&rx),
+        r#"{"type":"first","pad":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}"#
+    );
+    std::fs::write(&log, "{\"type\":\"again\"}\n").unwrap();
+    assert_eq!(next(&rx), r#"{"type":"again"}"#);
+    assert!(child.try_wait().unwrap().is_none(), "still following");
+    child.kill().unwrap();
+    common::wait_timeout(&mut child);
+}
+
+/// #14.7: `--follow | head -1` never exited; it ends once its reader has gone, and --follow
+/// with --format json is refused (a JSON array cannot grow).
+#[test]
+fn follow_ends_when_its_reader_goes_away() {
+    let dir = tempdir("follow-pipe");
+    let log = write_log(&dir, "l.jsonl", &[r#"{"type":"a"}"#]);
+    let (mut child, rx) = follow(&log);
+    assert_eq!(next(&rx), r#"{"type":"a"}"#);
+    drop(rx); // the reading thread ends at its next line; close the pipe now
+    // The pipe's read end closes when the reader thread's BufReader is dropped: send it a line.
+    let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    f.write_all(b"{\"type\":\"b\"}\n").unwrap();
+    let status = common::wait_timeout(&mut child);
+    assert!(status.success(), "{status:?}");
+    let out = view_any(&["--follow", "--format", "json", log.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
 }
