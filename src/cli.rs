@@ -228,6 +228,17 @@ struct Cli {
     #[arg(long, requires = "view", help_heading = "Reading logs (--view)")]
     follow: bool,
 
+    /// Instead of the events, one summary of them: session, model, time, turns, cost, tokens,
+    /// tools used, errors, files written, and how the run ended (text, or JSON with --format
+    /// json or jsonl).
+    #[arg(
+        long,
+        requires = "view",
+        conflicts_with = "follow",
+        help_heading = "Reading logs (--view)"
+    )]
+    summary: bool,
+
     /// Leave out events of this `type` (repeatable), e.g. --exclude-type progress.
     #[arg(
         long = "exclude-type",
@@ -366,6 +377,7 @@ impl Cli {
         }
         let exclude_types = std::mem::take(&mut self.exclude_types);
         let (errors, since, until) = (self.errors, self.since.take(), self.until.take());
+        let summary = self.summary;
         let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
         let color = match self.color.as_str() {
             "always" => true,
@@ -395,6 +407,7 @@ impl Cli {
                 follow,
                 color: color && format == crate::view::Format::Text,
                 width,
+                summary,
                 engine: config.engine,
             })
         } else if compact {

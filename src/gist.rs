@@ -555,7 +555,7 @@ fn floor_char(s: &str, at: usize) -> usize {
 }
 
 /// The first line of `s`, at most `max` bytes, with `…` when shortened.
-fn first_line(s: &str, max: usize) -> String {
+pub fn first_line(s: &str, max: usize) -> String {
     let line = s
         .lines()
         .find(|l| !l.trim().is_empty())
@@ -627,6 +627,24 @@ fn claude(v: &Value, kind: &str, parts: &mut Vec<String>) {
             parts.push(s);
         }
         "system" => match v.get("subtype").and_then(Value::as_str).unwrap_or("") {
+            "api_error" => {
+                let code = v
+                    .pointer("/cause/code")
+                    .or_else(|| v.pointer("/error/cause/code"))
+                    .or_else(|| v.pointer("/error/error/type"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let n = |k: &str| {
+                    v.get(k)
+                        .and_then(Value::as_u64)
+                        .map_or("?".into(), |n| n.to_string())
+                };
+                parts.push(format!(
+                    "attempt {}/{}: {code}",
+                    n("retryAttempt"),
+                    n("maxRetries")
+                ));
+            }
             "api_retry" => {
                 let n = |k: &str| {
                     v.get(k)

@@ -46,6 +46,7 @@ pub mod stamp;
 pub mod stats;
 pub mod stdout_cap;
 pub mod strings;
+pub mod summary;
 pub mod tee;
 pub mod view;
 

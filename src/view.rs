@@ -63,6 +63,8 @@ pub struct ViewOptions {
     pub color: bool,
     /// Cut text lines to this many columns (a terminal's width), if any.
     pub width: Option<usize>,
+    /// Print one summary of the selected events instead of the events (`--summary`).
+    pub summary: bool,
     /// The engine for jsonl/json events (its budget is the per-line cap).
     pub engine: EngineConfig,
 }
@@ -86,6 +88,7 @@ impl ViewOptions {
             follow: false,
             color: false,
             width: None,
+            summary: false,
             engine: EngineConfig::default(),
         }
     }
@@ -641,6 +644,9 @@ pub fn render_events(events: &[Vec<u8>], opts: &ViewOptions, out: &mut Vec<u8>) 
 /// Runs `--view`. Returns false when a file could not be read (reported, and the others
 /// shown).
 pub fn run(opts: &ViewOptions) -> Result<bool, Error> {
+    if opts.summary {
+        return summarize(opts);
+    }
     // Where following starts: taken before the first read, so that nothing written while the
     // selection is printed is missed (an event written in that moment may show twice).
     let mut follow: Vec<Followed> = Vec::new();
@@ -773,6 +779,60 @@ pub fn run(opts: &ViewOptions) -> Result<bool, Error> {
     }
     follow_files(opts, &mut follow, &mut r, &mut printer)?;
     Ok(ok)
+}
+
+/// `--summary`: one pass over the selected events of every file, then one screen (text) or
+/// one JSON object, cut to `--max-tokens`.
+fn summarize(opts: &ViewOptions) -> Result<bool, Error> {
+    let mut summary = crate::summary::Summary::default();
+    let mut ok = true;
+    for path in &opts.files {
+        let res = for_each_line(path, |line| {
+            if opts.wants(line) {
+                summary.add(line);
+            }
+            true
+        });
+        if let Err(e) = res {
+            eprintln!("smart-tee: {}", read_error(path, e));
+            ok = false;
+        }
+    }
+    let budget = opts.budget().unwrap_or(usize::MAX);
+    let mut out = match opts.format {
+        Format::Text => summary.to_text(),
+        _ => {
+            let mut v = summary.to_json();
+            for list in ["first_errors", "files_written", "tools"] {
+                if serde_json::to_string(&v).map_or(0, |s| s.len()) < budget {
+                    break;
+                }
+                v[list] = Value::Null;
+            }
+            serde_json::to_string(&v).unwrap_or_default() + "\n"
+        }
+    };
+    if out.len() > budget {
+        // Whole lines that fit, the last one saying so.
+        let end = out[..floor_char(&out, budget.saturating_sub(20))]
+            .rfind('\n')
+            .map_or(0, |p| p + 1);
+        out.truncate(end);
+        out.push_str("… (cut to fit)\n");
+    }
+    let mut stdout = io::stdout().lock();
+    stdout
+        .write_all(escape_controls_keep_newlines(&out).as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(|source| Error::WriteStdout { source })?;
+    Ok(ok)
+}
+
+fn escape_controls_keep_newlines(s: &str) -> String {
+    s.split('\n')
+        .map(escape_controls)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// A file being followed.

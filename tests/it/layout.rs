@@ -17,7 +17,7 @@ const PHASES: &[(&str, &[&str])] = &[
         "the tee path",
         &["split", "sink", "log", "stats", "stdout_cap", "tee"],
     ),
-    ("reading logs back", &["gist", "view", "compact"]),
+    ("reading logs back", &["gist", "summary", "view", "compact"]),
     ("the command line", &["cli"]),
 ];
 

@@ -760,3 +760,61 @@ fn follow_ends_when_its_reader_goes_away() {
     let out = view_any(&["--follow", "--format", "json", log.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `--summary`: one screen that says what happened, in text and JSON, within `--max-tokens`.
+#[test]
+fn summary_says_what_happened() {
+    let basic = corpus_files()
+        .into_iter()
+        .find(|f| f.to_string_lossy().contains("basic_query"))
+        .unwrap();
+    let out = view(&["--summary", basic.to_str().unwrap()]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("cost      $0.1355"), "{text}");
+    assert!(text.contains("ended     success: 4"), "{text}");
+    let codex = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/golden/format-codex-exec/input.jsonl"
+    );
+    let out = view(&["--summary", "--format", "json", codex]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["turns"], 1);
+    assert_eq!(v["input_tokens"], 24763);
+    assert_eq!(v["tools"]["shell"], 1);
+    assert_eq!(v["files_written"][0], "src/lib.rs");
+    assert_eq!(v["ended"], "turn.completed");
+    for path in corpus_files() {
+        for format in ["text", "json"] {
+            let out = view(&[
+                "--summary",
+                "--max-tokens",
+                "100",
+                "--format",
+                format,
+                path.to_str().unwrap(),
+            ]);
+            assert!(
+                out.stdout.len() <= 300,
+                "{path:?} {format}: {} bytes",
+                out.stdout.len()
+            );
+        }
+    }
+}
+
+/// Colours only when asked or on a terminal: piped output carries no escapes.
+#[test]
+fn colours_only_on_a_terminal_or_when_asked() {
+    let path = transcript();
+    let piped = view(&["--tail", "20", &path]);
+    assert!(!piped.stdout.contains(&0x1b), "no escapes when piped");
+    let coloured = view(&["--tail", "20", "--color", "always", &path]);
+    assert!(
+        coloured.stdout.windows(2).any(|w| w == b"\x1b["),
+        "colours when asked"
+    );
+    let jsonl = view(&[
+        "--tail", "20", "--color", "always", "--format", "jsonl", &path,
+    ]);
+    assert!(!jsonl.stdout.contains(&0x1b), "never in JSON");
+}
