@@ -270,13 +270,42 @@ fn read_error(path: &Path, source: io::Error) -> Error {
     }
 }
 
-/// Calls `each` with every whole line of `path` in order, until it returns false. A line past
-/// [`LINE_CAP`] is given as its first `LINE_CAP` bytes.
-fn for_each_line(path: &Path, mut each: impl FnMut(&[u8]) -> bool) -> io::Result<()> {
-    let file = File::open(path)?;
-    // Whole lines only: an unfinished last line is in progress.
+/// A log's bytes: decompressed when it is gzip or zstd (told by its first bytes, whatever its
+/// name), else its whole lines (an unfinished last line is in progress). True when compressed.
+fn open_log(path: &Path) -> io::Result<(Box<dyn Read>, bool)> {
+    let mut file = File::open(path)?;
+    let mut magic = [0u8; 4];
+    let mut n = 0;
+    while n < 4 {
+        match file.read(&mut magic[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    file.seek(SeekFrom::Start(0))?;
+    if n >= 2 && magic[..2] == [0x1f, 0x8b] {
+        let gz = flate2::read::MultiGzDecoder::new(io::BufReader::new(file));
+        return Ok((Box::new(gz), true));
+    }
+    if n == 4 && magic == [0x28, 0xb5, 0x2f, 0xfd] {
+        let zst = ruzstd::decoding::StreamingDecoder::new(io::BufReader::new(file))
+            .map_err(io::Error::other)?;
+        return Ok((Box::new(zst), true));
+    }
     let whole = crate::sink::whole_lines_len(&file)?;
-    let mut reader = file.take(whole);
+    Ok((Box::new(file.take(whole)), false))
+}
+
+/// True when `path` is a gzip or zstd file.
+fn is_compressed(path: &Path) -> bool {
+    open_log(path).is_ok_and(|(_, compressed)| compressed)
+}
+
+/// Calls `each` with every whole line of `path` in order (decompressed), until it returns false.
+/// A line past [`LINE_CAP`] is given as its first `LINE_CAP` bytes; an unfinished last line is
+/// left out.
+fn for_each_line(path: &Path, mut each: impl FnMut(&[u8]) -> bool) -> io::Result<()> {
+    let (mut reader, _) = open_log(path)?;
     let mut lines = Splitter::new(LINE_CAP);
     let mut long = Vec::new();
     let mut buf = vec![0u8; 1 << 20];
@@ -716,6 +745,30 @@ pub fn run(opts: &ViewOptions) -> Result<bool, Error> {
         // From the end of each file, the last file first.
         let mut events: Vec<(usize, Vec<u8>)> = Vec::new();
         'files: for (k, path) in opts.files.iter().enumerate().rev() {
+            if events.len() == n {
+                break 'files;
+            }
+            if is_compressed(path) {
+                // No seeking in a compressed log: read forward, keeping the last N.
+                let mut last: VecDeque<Vec<u8>> = VecDeque::new();
+                let res = for_each_line(path, |line| {
+                    if opts.wants(line) {
+                        if last.len() == n - events.len() {
+                            last.pop_front();
+                        }
+                        last.push_back(line.to_vec());
+                    }
+                    true
+                });
+                if let Err(e) = res {
+                    failed(path, e, &mut ok);
+                }
+                events.extend(last.into_iter().rev().map(|l| (k, l)));
+                if events.len() == n {
+                    break 'files;
+                }
+                continue;
+            }
             let mut lines = match ReverseLines::open(path) {
                 Ok(l) => l,
                 Err(e) => {

@@ -818,3 +818,34 @@ fn colours_only_on_a_terminal_or_when_asked() {
     ]);
     assert!(!jsonl.stdout.contains(&0x1b), "never in JSON");
 }
+
+/// Compressed logs (`.gz`, `.zst`, told by their first bytes) read like plain ones, `--tail`
+/// and `--max-tokens` included.
+#[test]
+fn compressed_logs_read_like_plain_ones() {
+    use std::io::Write as _;
+    let path = transcript();
+    let plain = std::fs::read(&path).unwrap();
+    let dir = tempdir("compressed");
+    let gz = dir.join("t.jsonl.gz");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(&plain).unwrap();
+    std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+    let zst = dir.join("t.jsonl.zst");
+    let packed =
+        ruzstd::encoding::compress_to_vec(&plain[..], ruzstd::encoding::CompressionLevel::Fastest);
+    std::fs::write(&zst, packed).unwrap();
+    for args in [
+        &["--format", "jsonl"][..],
+        &["--tail", "7", "--format", "jsonl"],
+        &["--head", "5"],
+        &["--max-tokens", "2000"],
+        &["--summary", "--format", "json"],
+    ] {
+        let want = view(&[args, &[path.as_str()]].concat()).stdout;
+        for f in [&gz, &zst] {
+            let got = view(&[args, &[f.to_str().unwrap()]].concat()).stdout;
+            assert!(got == want, "{args:?} {f:?}");
+        }
+    }
+}
