@@ -746,3 +746,68 @@ fn block_gist(b: &Value) -> String {
         None => String::new(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn sizes_come_from_the_cut_marker() {
+        assert_eq!(
+            original_len("head[TRUNCATED: 51234 → 4800 bytes]tail"),
+            51234
+        );
+        assert_eq!(original_len("no marker"), 9);
+        let v = json!({"type":"user","message":{"content":[{"type":"tool_result","content":"a[TRUNCATED: 51234 → 10 bytes]b"}]}});
+        assert!(gist(&v).contains("tool_result ok 50.0KB"), "{}", gist(&v));
+    }
+
+    #[test]
+    fn paths_keep_their_file_name() {
+        let v = json!({"type":"assistant","message":{"content":[{"type":"tool_use","name":"Read","input":{"file_path":"/home/user/projects/spotter-worktrees/spotter-dov/lib/spotter/transcripts/parser.ex"}}]}});
+        let g = gist(&v);
+        assert!(g.ends_with("transcripts/parser.ex"), "{g}");
+        assert!(g.contains("file_path=…"), "{g}");
+    }
+
+    #[test]
+    fn blank_texts_print_no_blank_gist() {
+        let v = json!({"type":"assistant","message":{"content":[{"type":"text","text":"\n\n"}]}});
+        assert_eq!(gist(&v), "assistant");
+        let v = json!({"type":"assistant","message":{"content":[{"type":"text","text":"\n\nhello\nmore"}]}});
+        assert_eq!(gist(&v), "assistant hello…");
+    }
+
+    #[test]
+    fn formats_are_told_by_their_shape() {
+        assert_eq!(
+            format_of(&json!({"type":"item.completed","item":{}})),
+            Format::CodexExec
+        );
+        assert_eq!(
+            format_of(&json!({"type":"response_item","payload":{}})),
+            Format::CodexSession
+        );
+        assert_eq!(
+            format_of(&json!({"type":"tool_use","tool_name":"x","tool_id":"1"})),
+            Format::Gemini
+        );
+        assert_eq!(
+            format_of(&json!({"type":"text","part":{}})),
+            Format::OpenCode
+        );
+        assert_eq!(
+            format_of(&json!({"type":"tool_call","subtype":"started"})),
+            Format::Cursor
+        );
+        assert_eq!(
+            format_of(&json!({"type":"message","message":{"role":"user"}})),
+            Format::Goose
+        );
+        assert_eq!(
+            format_of(&json!({"type":"assistant","message":{}})),
+            Format::Claude
+        );
+    }
+}
