@@ -27,7 +27,10 @@ pub use crate::tee::{Config, OutputError};
                   their structure, ids, types, timestamps and errors while long strings are cut \
                   to head + marker + tail and long arrays keep their first and last elements; \
                   lines that are not JSON are logged as {\"type\":\"non_json\",\"text\":\"...\"}.",
-    after_help = "Signals: SIGINT (unless -i), SIGTERM, SIGHUP and SIGQUIT log every line read, \
+    after_help = "Subcommands: smart-tee mcp [--root DIR]... serves the logs over MCP; smart-tee \
+                  completions SHELL and smart-tee man print a completion script and the man page \
+                  (a log named mcp, completions or man is written as ./mcp).\n\n\
+                  Signals: SIGINT (unless -i), SIGTERM, SIGHUP and SIGQUIT log every line read, \
                   the unfinished one as a record, and exit 128+N. SIGUSR1 reopens the logs by \
                   their paths (for logrotate).\n\n\
                   Exit status: 0 on success; 1 if a log could not be opened or written, stdin \
@@ -309,6 +312,14 @@ struct Cli {
 /// What smart-tee was asked to do.
 #[derive(Clone, Debug)]
 pub enum Mode {
+    /// `smart-tee mcp [--root DIR]...`: serve the logs under the roots over MCP (stdio).
+    Mcp {
+        roots: Vec<PathBuf>,
+    },
+    /// `smart-tee completions SHELL`: the shell's completion script on stdout.
+    Completions(clap_complete::Shell),
+    /// `smart-tee man`: the man page (roff) on stdout.
+    Man,
     Tee(Config),
     View(crate::view::ViewOptions),
     Compact {
@@ -331,6 +342,14 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    // Subcommands come first; a log named like one is written as `./mcp`.
+    match args.get(1).and_then(|a| a.to_str()) {
+        Some("mcp") => return parse_mcp(&args[1..]),
+        Some("completions") => return parse_completions(&args[1..]),
+        Some("man") if args.len() == 2 => return Mode::Man,
+        _ => {}
+    }
     let matches = Cli::command().get_matches_from(args);
     let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     cli.budget_from_default =
@@ -339,6 +358,51 @@ where
         Ok(mode) => mode,
         Err(msg) => Cli::command().error(ErrorKind::ValueValidation, msg).exit(),
     }
+}
+
+/// `smart-tee mcp [--root DIR]...`.
+fn parse_mcp(args: &[std::ffi::OsString]) -> Mode {
+    let cmd = clap::Command::new("smart-tee mcp")
+        .about(
+            "Serve the agent logs under the roots to MCP clients over stdio, read-only: tools \
+             list_logs, read_log, log_summary and wait_for_log. Only files under the roots can \
+             be read.",
+        )
+        .arg(
+            clap::Arg::new("root")
+                .long("root")
+                .value_name("DIR")
+                .action(clap::ArgAction::Append)
+                .value_parser(clap::value_parser!(PathBuf))
+                .help("A directory whose logs may be read (repeatable) [default: the current directory]"),
+        );
+    let m = cmd.get_matches_from(args);
+    let roots = m
+        .get_many::<PathBuf>("root")
+        .map(|r| r.cloned().collect())
+        .unwrap_or_default();
+    Mode::Mcp { roots }
+}
+
+/// `smart-tee completions SHELL`.
+fn parse_completions(args: &[std::ffi::OsString]) -> Mode {
+    let cmd = clap::Command::new("smart-tee completions")
+        .about("Print the completion script of SHELL (bash, zsh, fish, elvish, powershell)")
+        .arg(
+            clap::Arg::new("shell")
+                .required(true)
+                .value_parser(clap::value_parser!(clap_complete::Shell)),
+        );
+    let m = cmd.get_matches_from(args);
+    match m.get_one::<clap_complete::Shell>("shell") {
+        Some(&shell) => Mode::Completions(shell),
+        None => Mode::Man, // unreachable: the argument is required
+    }
+}
+
+/// The command's definition, for completions and the man page.
+pub fn command() -> clap::Command {
+    Cli::command()
 }
 
 impl Cli {

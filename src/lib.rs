@@ -35,6 +35,8 @@ pub mod gist;
 pub mod index;
 pub mod log;
 pub mod marker;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod payload;
 pub mod plan;
 pub mod redact;

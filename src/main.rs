@@ -14,6 +14,20 @@ fn ignore_reopen_signal() {
     );
 }
 
+/// Writes `bytes` to stdout; a reader that went away (`| head`) is not an error.
+fn print_all(what: &str, bytes: &[u8]) -> ExitCode {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("smart-tee: {what}: writing standard output: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let mode = cli::parse();
     if !matches!(mode, Mode::Tee(_)) {
@@ -21,6 +35,30 @@ fn main() -> ExitCode {
     }
     match mode {
         Mode::Tee(config) => smart_tee::tee::run(config),
+        #[cfg(feature = "mcp")]
+        Mode::Mcp { roots } => smart_tee::mcp::run(roots),
+        #[cfg(not(feature = "mcp"))]
+        Mode::Mcp { .. } => {
+            eprintln!(
+                "smart-tee: mcp: this build has no MCP server (built without the mcp feature)"
+            );
+            ExitCode::from(2)
+        }
+        Mode::Completions(shell) => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut cli::command(), "smart-tee", &mut script);
+            print_all("completions", &script)
+        }
+        Mode::Man => {
+            let mut page = Vec::new();
+            match clap_mangen::Man::new(cli::command()).render(&mut page) {
+                Ok(()) => print_all("man", &page),
+                Err(e) => {
+                    eprintln!("smart-tee: man: {e}");
+                    ExitCode::from(1)
+                }
+            }
+        }
         Mode::View(options) => match smart_tee::view::run(&options) {
             Ok(true) => ExitCode::SUCCESS,
             // A file could not be read: said, and the others shown.

@@ -304,7 +304,7 @@ fn is_compressed(path: &Path) -> bool {
 /// Calls `each` with every whole line of `path` in order (decompressed), until it returns false.
 /// A line past [`LINE_CAP`] is given as its first `LINE_CAP` bytes; an unfinished last line is
 /// left out.
-fn for_each_line(path: &Path, mut each: impl FnMut(&[u8]) -> bool) -> io::Result<()> {
+pub fn for_each_line(path: &Path, mut each: impl FnMut(&[u8]) -> bool) -> io::Result<()> {
     let (mut reader, _) = open_log(path)?;
     let mut lines = Splitter::new(LINE_CAP);
     let mut long = Vec::new();
@@ -673,8 +673,18 @@ pub fn render_events(events: &[Vec<u8>], opts: &ViewOptions, out: &mut Vec<u8>) 
 /// Runs `--view`. Returns false when a file could not be read (reported, and the others
 /// shown).
 pub fn run(opts: &ViewOptions) -> Result<bool, Error> {
+    let problems = run_to(opts, io::stdout().lock())?;
+    for p in &problems {
+        eprintln!("smart-tee: {p}");
+    }
+    Ok(problems.is_empty())
+}
+
+/// Runs `--view` into `out`. Returns what went wrong with files that could not be read (the
+/// others are shown).
+pub fn run_to<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, Error> {
     if opts.summary {
-        return summarize(opts);
+        return summarize(opts, out);
     }
     // Where following starts: taken before the first read, so that nothing written while the
     // selection is printed is missed (an event written in that moment may show twice).
@@ -684,22 +694,20 @@ pub fn run(opts: &ViewOptions) -> Result<bool, Error> {
             follow.push(Followed::at_end(p));
         }
     }
-    let stdout = io::stdout();
     let mut printer = Printer {
-        out: BufWriter::with_capacity(64 * 1024, stdout.lock()),
+        out: BufWriter::with_capacity(64 * 1024, out),
         format: opts.format,
         printed: 0,
     };
     let write_err = |source: io::Error| Error::WriteStdout { source };
     printer.start().map_err(write_err)?;
     let mut r = Renderer::new(opts);
-    let mut ok = true;
-    let failed = |path: &Path, e: io::Error, ok: &mut bool| {
+    let mut ok = Vec::new();
+    let failed = |path: &Path, e: io::Error, ok: &mut Vec<String>| {
         if opts.follow && e.kind() == io::ErrorKind::NotFound {
             return; // followed: waited for
         }
-        eprintln!("smart-tee: {}", read_error(path, e));
-        *ok = false;
+        ok.push(read_error(path, e).to_string());
     };
     if let Some(budget) = opts.budget() {
         // The newest events that fit, in bounded memory; with --head, the first N of them.
@@ -836,9 +844,9 @@ pub fn run(opts: &ViewOptions) -> Result<bool, Error> {
 
 /// `--summary`: one pass over the selected events of every file, then one screen (text) or
 /// one JSON object, cut to `--max-tokens`.
-fn summarize(opts: &ViewOptions) -> Result<bool, Error> {
+fn summarize<W: Write>(opts: &ViewOptions, mut stdout: W) -> Result<Vec<String>, Error> {
     let mut summary = crate::summary::Summary::default();
-    let mut ok = true;
+    let mut ok = Vec::new();
     for path in &opts.files {
         let res = for_each_line(path, |line| {
             if opts.wants(line) {
@@ -847,8 +855,7 @@ fn summarize(opts: &ViewOptions) -> Result<bool, Error> {
             true
         });
         if let Err(e) = res {
-            eprintln!("smart-tee: {}", read_error(path, e));
-            ok = false;
+            ok.push(read_error(path, e).to_string());
         }
     }
     let budget = opts.budget().unwrap_or(usize::MAX);
@@ -873,7 +880,6 @@ fn summarize(opts: &ViewOptions) -> Result<bool, Error> {
         out.truncate(end);
         out.push_str("… (cut to fit)\n");
     }
-    let mut stdout = io::stdout().lock();
     stdout
         .write_all(escape_controls_keep_newlines(&out).as_bytes())
         .and_then(|()| stdout.flush())
@@ -1080,6 +1086,28 @@ mod tests {
         );
         let done = serde_json::json!({"type":"result","subtype":"success","total_cost_usd":0.1354875,"num_turns":1,"result":"4"});
         assert_eq!(gist(&done), "result/success cost $0.1355, 1 turns: 4");
+    }
+
+    /// #14.5: `--max-tokens` held every event in memory (100 MB of log took 308 MB). The window
+    /// holds only what fits the budget, however many events pass through it.
+    #[test]
+    fn the_budget_window_holds_only_what_fits() {
+        let mut w = Window {
+            budget: 10_000,
+            format: Format::Jsonl,
+            kept: VecDeque::new(),
+            used: 0,
+            dropped: 0,
+        };
+        for i in 0..100_000 {
+            w.push(format!("{{\"n\":{i},\"pad\":\"{}\"}}", "x".repeat(i % 300)).into_bytes());
+            assert!(w.used + overhead(Format::Jsonl, w.kept.len()) <= 10_000);
+        }
+        assert_eq!(w.dropped + w.kept.len(), 100_000);
+        assert!(
+            w.kept.back().unwrap().starts_with(b"{\"n\":99999,"),
+            "the newest stay"
+        );
     }
 
     #[test]

@@ -196,7 +196,7 @@ fn bad_values_exit_2_with_a_message() {
 
 #[test]
 fn help_lists_every_flag_with_its_default() {
-    let out = bin().arg("--help").output().unwrap();
+    let out = common::run_cmd(bin().arg("--help"), b"");
     assert!(out.status.success());
     let help = String::from_utf8_lossy(&out.stdout);
     for flag in [
@@ -221,7 +221,11 @@ fn help_lists_every_flag_with_its_default() {
     ] {
         assert!(help.contains(flag), "--help lacks {flag}");
     }
-    assert!(bin().arg("--version").output().unwrap().status.success());
+    assert!(
+        common::run_cmd(bin().arg("--version"), b"")
+            .status
+            .success()
+    );
 }
 
 #[test]
@@ -331,7 +335,7 @@ fn logs_are_private_by_default() {
 }
 
 fn umask() -> u32 {
-    let out = Command::new("sh").args(["-c", "umask"]).output().unwrap();
+    let out = common::run_cmd(Command::new("sh").args(["-c", "umask"]), b"");
     u32::from_str_radix(String::from_utf8_lossy(&out.stdout).trim(), 8).unwrap()
 }
 
@@ -447,11 +451,11 @@ fn a_finished_line_reaches_the_log_before_input_ends() {
 }
 
 fn signal(child: &std::process::Child, sig: &str) {
-    let ok = Command::new("kill")
-        .args([sig, &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(ok.success());
+    let out = common::run_cmd(
+        Command::new("kill").args([sig, &child.id().to_string()]),
+        b"",
+    );
+    assert!(out.status.success());
 }
 
 #[test]
@@ -635,4 +639,47 @@ fn pretty_printed_input_is_noticed_once() {
         stderr(&out)
     );
     assert_eq!(lines(&std::fs::read(&log).unwrap()).len(), 6);
+}
+
+/// `smart-tee completions SHELL` and `smart-tee man`: a bash script that parses, zsh and fish
+/// scripts that name the flags, and a man page with every flag that groff renders.
+#[test]
+fn completions_and_man_page() {
+    let bash = run(bin().args(["completions", "bash"]), b"");
+    assert!(bash.status.success());
+    let script = common::tempdir("completions").join("smart-tee.bash");
+    std::fs::write(&script, &bash.stdout).unwrap();
+    let parsed = run(Command::new("bash").arg("-n").arg(&script), b"");
+    assert!(parsed.status.success(), "bash -n: {}", stderr(&parsed));
+    for shell in ["zsh", "fish"] {
+        let out = run(bin().args(["completions", shell]), b"");
+        assert!(out.status.success());
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("max-line-bytes"),
+            "{shell}"
+        );
+    }
+    let bad = run(bin().args(["completions", "tcsh"]), b"");
+    assert_eq!(bad.status.code(), Some(2));
+    let man = run(bin().arg("man"), b"");
+    assert!(man.status.success());
+    let page = String::from_utf8(man.stdout).unwrap();
+    assert!(page.contains(".TH smart-tee 1"), "{page}");
+    for flag in ["max\\-line\\-bytes", "view", "compact", "redact", "summary"] {
+        assert!(page.contains(flag), "man page lacks {flag}");
+    }
+    let page_file = common::tempdir("man").join("smart-tee.1");
+    std::fs::write(&page_file, &page).unwrap();
+    if Command::new("groff").arg("--version").output().is_ok() {
+        let rendered = run(
+            Command::new("groff")
+                .args(["-man", "-Tascii", "-P-bou"])
+                .arg(&page_file),
+            b"",
+        );
+        assert!(rendered.status.success(), "{}", stderr(&rendered));
+        assert!(String::from_utf8_lossy(&rendered.stdout).contains("NAME"));
+    } else {
+        eprintln!("NOTE: groff is not installed: the man page's rendering was not checked");
+    }
 }

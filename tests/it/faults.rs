@@ -259,10 +259,8 @@ fn symlinks_are_followed_and_fifos_written() {
     std::os::unix::fs::symlink(&target, dir.join("link.jsonl")).unwrap();
     let fifo = dir.join("fifo");
     assert!(
-        Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
+        common::run_cmd(Command::new("mkfifo").arg(&fifo), b"")
+            .status
             .success()
     );
     let reader = {
@@ -310,7 +308,7 @@ fn budget_floor_and_huge_budgets() {
     // A budget larger than any line changes nothing.
     let log = check_contract(line.as_bytes(), 4095 << 20);
     assert_eq!(log, line.as_bytes());
-    let out = bin().args(["-b", "4096M"]).output().unwrap();
+    let out = common::run_cmd(bin().args(["-b", "4096M"]), b"");
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("too large"));
 }

@@ -18,6 +18,7 @@ const PHASES: &[(&str, &[&str])] = &[
         &["split", "sink", "log", "stats", "stdout_cap", "tee"],
     ),
     ("reading logs back", &["gist", "summary", "view", "compact"]),
+    ("serving logs over MCP", &["mcp"]),
     ("the command line", &["cli"]),
 ];
 

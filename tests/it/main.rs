@@ -12,5 +12,7 @@ mod faults;
 mod golden;
 mod hostile;
 mod layout;
+#[cfg(feature = "mcp")]
+mod mcp;
 mod synth;
 mod view;

@@ -267,7 +267,7 @@ fn compact_failing_to_write_keeps_the_original() {
         env!("CARGO_BIN_EXE_smart-tee"),
         log.display()
     );
-    let out = Command::new("bash").args(["-c", &script]).output().unwrap();
+    let out = common::run_cmd(Command::new("bash").args(["-c", &script]), b"");
     assert_eq!(out.status.code(), Some(1));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("File too large"),

@@ -1,0 +1,191 @@
+//! `smart-tee mcp` driven by a real MCP client (rmcp's own): initialize, list the tools, call
+//! each on the real corpus, check every result is valid and within its token budget, and try
+//! every escape from the roots.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::TokioChildProcess;
+use serde_json::{Value, json};
+
+use crate::common;
+
+const STEP: Duration = Duration::from_secs(60);
+
+type Client = RunningService<RoleClient, ()>;
+
+/// Calls `tool` with `args`; returns the text and whether it is an error result.
+async fn call(client: &Client, tool: &'static str, args: Value) -> (String, bool) {
+    let params = CallToolRequestParams::new(tool)
+        .with_arguments(args.as_object().cloned().unwrap_or_default());
+    let result = tokio::time::timeout(STEP, client.call_tool(params))
+        .await
+        .expect("the server answers in time")
+        .expect("a tool result");
+    let text = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("");
+    (text, result.is_error == Some(true))
+}
+
+fn setup(root: &Path) -> std::path::PathBuf {
+    let logs = root.join("logs");
+    std::fs::create_dir_all(logs.join("agents")).unwrap();
+    for f in common::corpus_files().iter().take(6) {
+        std::fs::copy(f, logs.join("agents").join(f.file_name().unwrap())).unwrap();
+    }
+    // Things that must not be read.
+    std::fs::write(root.join("outside.jsonl"), "{\"type\":\"secret\"}\n").unwrap();
+    std::os::unix::fs::symlink(root.join("outside.jsonl"), logs.join("link-out.jsonl")).unwrap();
+    std::fs::write(logs.join("notes.txt"), "shopping list\nmilk\n").unwrap();
+    std::fs::write(logs.join("blob.bin"), [0u8, 1, 2, 3, 0, 0]).unwrap();
+    let fifo = logs.join("pipe.jsonl");
+    let made = common::run_cmd(std::process::Command::new("mkfifo").arg(&fifo), b"");
+    assert!(made.status.success());
+    logs
+}
+
+#[test]
+fn mcp_server_serves_logs_to_a_real_client_and_refuses_escapes() {
+    let root = common::tempdir("mcp");
+    let logs = setup(&root);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_smart-tee"));
+        cmd.arg("mcp").arg("--root").arg(&logs);
+        let transport = TokioChildProcess::new(cmd).unwrap();
+        let client: Client = tokio::time::timeout(STEP, ().serve(transport))
+            .await
+            .expect("initialized in time")
+            .expect("initialized");
+        let info = client.peer_info().expect("server info");
+        assert_eq!(info.server_info.as_ref().unwrap().name, "smart-tee");
+
+        let tools = tokio::time::timeout(STEP, client.list_all_tools())
+            .await
+            .unwrap()
+            .unwrap();
+        let mut names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+        names.sort();
+        assert_eq!(
+            names,
+            ["list_logs", "log_summary", "read_log", "wait_for_log"]
+        );
+        for t in &tools {
+            assert!(
+                t.description.as_ref().is_some_and(|d| d.len() > 80),
+                "{}",
+                t.name
+            );
+            assert_eq!(t.input_schema.get("type"), Some(&json!("object")));
+        }
+
+        let (text, error) = call(&client, "list_logs", json!({})).await;
+        assert!(!error, "{text}");
+        let listed: Value = serde_json::from_str(&text).unwrap();
+        let paths: Vec<&str> = listed["logs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["path"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            paths.len(),
+            6,
+            "the corpus, and nothing that is not a log: {paths:?}"
+        );
+        assert!(paths.iter().all(|p| p.starts_with("agents/")));
+        let basic = listed["logs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["path"].as_str().unwrap().contains("basic_query"))
+            .unwrap();
+        assert_eq!(basic["finished"], true);
+        assert_eq!(basic["lines"], 3);
+
+        for path in &paths {
+            for (format, tokens) in [("text", 25_000), ("jsonl", 25_000), ("json", 2_000)] {
+                let (text, error) = call(
+                    &client,
+                    "read_log",
+                    json!({"path": path, "format": format, "max_tokens": tokens}),
+                )
+                .await;
+                assert!(!error, "{path}: {text}");
+                assert!(
+                    text.len() <= tokens * 3,
+                    "{path} {format}: {} bytes",
+                    text.len()
+                );
+                assert!(!text.is_empty());
+                match format {
+                    "jsonl" => {
+                        for line in text.lines() {
+                            common::strict_parse(line.as_bytes()).unwrap();
+                        }
+                    }
+                    "json" => {
+                        serde_json::from_str::<Value>(&text).unwrap();
+                    }
+                    _ => {}
+                }
+            }
+            let (text, error) = call(&client, "log_summary", json!({"path": path})).await;
+            assert!(!error, "{text}");
+            let summary: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(summary["type"], "summary");
+        }
+        let (text, _) = call(
+            &client,
+            "read_log",
+            json!({"path": "agents/marot__spotter__8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl",
+                   "tail": 3, "exclude_type": ["progress"], "errors_only": true}),
+        )
+        .await;
+        assert_eq!(text.lines().count(), 3, "{text}");
+        assert!(text.lines().all(|l| l.contains("ERROR")), "{text}");
+
+        let (text, error) = call(
+            &client,
+            "wait_for_log",
+            json!({"path": paths[0], "timeout_seconds": 0.3}),
+        )
+        .await;
+        assert!(!error);
+        let waited: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(waited["grew"], false);
+
+        // Every way out of the roots is refused, with a reason.
+        let outside = root.join("outside.jsonl");
+        for (path, why) in [
+            ("../outside.jsonl", "'..'"),
+            ("agents/../../outside.jsonl", "'..'"),
+            (outside.to_str().unwrap(), "outside the roots"),
+            ("/etc/passwd", "outside the roots"),
+            ("link-out.jsonl", "outside the roots"),
+            ("pipe.jsonl", "not a regular file"),
+            ("notes.txt", "not a log"),
+            ("blob.bin", "binary"),
+            ("missing.jsonl", "no such log"),
+        ] {
+            let (text, error) = call(&client, "read_log", json!({"path": path})).await;
+            assert!(error, "{path} was read: {text}");
+            assert!(text.contains(why), "{path}: {text}");
+            assert!(!text.contains("secret"));
+        }
+        tokio::time::timeout(STEP, client.cancel())
+            .await
+            .unwrap()
+            .unwrap();
+    });
+}
