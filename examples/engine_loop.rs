@@ -2,10 +2,10 @@
 //! callgrind, whose instruction counts stay steady on a noisy machine where wall time does not.
 //!
 //! ```sh
-//! cargo build --release --examples
+//! cargo build --profile profiling --examples   # release with symbols
 //! valgrind --tool=callgrind --toggle-collect='smart_tee::engine::LineEngine::process' \
-//!     target/release/examples/engine_loop write 1
-//! target/release/examples/engine_loop read 15   # best and median MiB/s of 15 rounds
+//!     target/profiling/examples/engine_loop write 1
+//! target/profiling/examples/engine_loop read 15   # best and median MiB/s of 15 rounds
 //! ```
 //!
 //! Kinds: `fit` (lines within the default budget), `read`, `bash`, `write`, `image`, `blocks`;
