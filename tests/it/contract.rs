@@ -129,6 +129,23 @@ fn fuzz_finding_reduce_leading_cr_logs_the_same_both_ways() {
     assert_eq!(whole, [&[b'2'; 78][..], b"\n"].concat());
 }
 
+/// The fuzz finding `engine-line-spaces-around-a-number`: a valid line of spaces around `0`
+/// is logged as `0` (the whitespace around a line's JSON is not part of it), within the budget
+/// the finding's first two bytes choose.
+#[test]
+fn fuzz_finding_engine_line_spaces_around_a_number() {
+    let data = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/fuzz-findings/engine-line-spaces-around-a-number"
+    ))
+    .expect("the fuzz finding ships with the tests");
+    let budget = 128 + (u16::from_le_bytes([data[0], data[1]]) as usize % 4000);
+    let line = &data[2..];
+    let mut out = Vec::new();
+    LineEngine::new(crate::common::config(budget)).process(line, &mut out);
+    assert_eq!(out, b"0\n");
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 384, ..ProptestConfig::default() })]
 
