@@ -19,7 +19,7 @@
 //! The data path and the modules by phase are drawn in the README's "How it works"; in short:
 //! `tee` reads and writes stdout, `log` splits lines (`split`) and batches log writes to the
 //! `sink`s; `engine` handles one line: `scan` validates (`strings` finds where strings end, with
-//! SIMD: the crate's only unsafe code), `index` records the values, `plan` decides the cuts,
+//! SIMD: with `early`'s start-up check, the crate's only unsafe code), `index` records the values, `plan` decides the cuts,
 //! `emit` writes the cut line or the record; `reduce` shrinks a line past 8 MiB while it is
 //! read. `view` and `compact` read logs back; `cli` turns flags into a checked configuration.
 #![deny(unsafe_code)]
@@ -27,6 +27,7 @@
 
 pub mod cli;
 pub mod compact;
+pub mod early;
 pub mod emit;
 pub mod engine;
 pub mod error;

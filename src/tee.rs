@@ -165,7 +165,7 @@ pub fn run(mut config: Config) -> ExitCode {
         }
     };
     let stdout = match io::stdout().as_fd().try_clone_to_owned() {
-        Ok(_) if stdout_was_closed() => {
+        Ok(_) if crate::early::stdout_was_closed() => {
             let source = io::Error::from_raw_os_error(9); // EBADF, as a write to it would fail
             let mut ok = true;
             if diagnose(config.output_error, &Error::WriteStdout { source }, &mut ok) {
@@ -202,21 +202,6 @@ pub fn run(mut config: Config) -> ExitCode {
         }),
     };
     copy(stdin, stdout, log, options).exit_code(failed)
-}
-
-/// True when the process was started with stdout closed (`>&-`). Rust's runtime then opens
-/// `/dev/null` read-write on descriptor 1 before `main`, so a closed stdout is told apart from a
-/// shell's `>/dev/null` (write-only) by the open mode (Linux `/proc`; false elsewhere).
-fn stdout_was_closed() -> bool {
-    let target = std::fs::read_link("/proc/self/fd/1");
-    if target.ok().as_deref() != Some(std::path::Path::new("/dev/null")) {
-        return false;
-    }
-    let info = std::fs::read_to_string("/proc/self/fdinfo/1").unwrap_or_default();
-    info.lines()
-        .find_map(|l| l.strip_prefix("flags:"))
-        .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
-        .is_some_and(|flags| flags & 0o3 == 0o2)
 }
 
 /// How [`copy`] runs.

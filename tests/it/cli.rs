@@ -683,3 +683,34 @@ fn completions_and_man_page() {
         eprintln!("NOTE: groff is not installed: the man page's rendering was not checked");
     }
 }
+
+/// A stdout on `/dev/null` opened read-write (Python's `subprocess.DEVNULL`) is a working
+/// stdout, not a closed one: it was taken for `>&-` (exit 1, "Bad file descriptor") when the
+/// check looked at descriptor 1 after Rust's runtime had put `/dev/null` on a closed one.
+#[test]
+fn a_read_write_dev_null_stdout_is_not_a_closed_one() {
+    let dir = tempdir("devnull-rw");
+    let log = dir.join("l");
+    let null = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/null")
+        .unwrap();
+    let mut child = bin()
+        .arg(&log)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::from(null))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"{\"a\":1}\n")
+        .unwrap();
+    let out = common::output_timeout(child);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+    assert_eq!(std::fs::read(&log).unwrap(), b"{\"a\":1}\n");
+}

@@ -3,7 +3,7 @@
 
 /// The phases, in data-path order; a module may use its own phase and earlier ones.
 const PHASES: &[(&str, &[&str])] = &[
-    ("shared", &["error"]),
+    ("shared", &["error", "early"]),
     (
         "reading a line",
         &["strings", "scan", "payload", "fields", "index", "marker"],

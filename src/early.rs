@@ -1,0 +1,31 @@
+//! What the process was started with, seen before Rust's runtime changes it.
+//!
+//! When a process starts with stdout closed (`smart-tee LOG >&-`), Rust's runtime opens
+//! `/dev/null` on descriptor 1 before `main`, and from then on a closed stdout cannot be told
+//! from a parent's `/dev/null` (Python's `subprocess.DEVNULL` opens it the same way). So the
+//! check runs earlier, from the ELF `.init_array`, which the C runtime calls before `main`.
+#![allow(unsafe_code)]
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// True when descriptor 1 was not open when the process started.
+pub fn stdout_was_closed() -> bool {
+    STDOUT_CLOSED.load(Ordering::Relaxed)
+}
+
+extern "C" fn check_stdout() {
+    // One fcntl system call and an atomic store: nothing here needs the Rust runtime.
+    if rustix::io::fcntl_getfd(rustix::stdio::stdout()).is_err() {
+        STDOUT_CLOSED.store(true, Ordering::Relaxed);
+    }
+}
+
+// SAFETY: `.init_array` holds functions the C runtime calls once, before `main`, with no
+// arguments; `check_stdout` has that signature, reads no state the runtime sets up, allocates
+// nothing and cannot unwind (a failing fcntl is an `Err`, not a panic).
+#[cfg(target_os = "linux")]
+#[used]
+#[unsafe(link_section = ".init_array")]
+static CHECK_STDOUT: extern "C" fn() = check_stdout;
