@@ -7,9 +7,10 @@
 //! ([`escaped_bytes`]), and a whole block is settled with no branch per escape.
 //!
 //! The masks come from SSE2 (part of every x86_64 target), from AVX2 when the CPU has it
-//! (detected at run time), or from a portable loop elsewhere. This module holds the crate's only
-//! SIMD unsafe code (the other unsafe item is `early.rs`'s start-up check): the two calls into functions compiled for those instruction sets (and a third in
-//! its tests), each after the check that makes it sound. Tests check the SIMD masks against a
+//! (detected at run time), or from a portable loop elsewhere. This module holds the crate's SIMD
+//! unsafe code (the only other unsafe item is `early.rs`'s start-up check): the two calls into
+//! functions compiled for those instruction sets (and a third in its tests), each after the
+//! check that makes it sound. Tests check the SIMD masks against a
 //! byte-at-a-time reference on every byte value in every lane; `scan`'s tests check the whole
 //! scan against a plain walk.
 
