@@ -87,6 +87,7 @@ pub fn escape_end(s: &[u8], j: usize) -> Result<usize, Invalid> {
 
 /// Length of the escape at the start of `s` (a surrogate pair counts as one): `Err(true)` if
 /// it is not a valid escape, `Err(false)` if `s` ends inside it.
+#[inline]
 pub fn escape_len(s: &[u8]) -> Result<usize, bool> {
     // Four hex digits: not there yet (`false`), or not hex digits (`true`).
     let hex4 = |h: Option<&[u8]>| hex4(h.ok_or(false)?, 0).ok_or(true);
