@@ -314,12 +314,17 @@ fn read_log(roots: &[PathBuf], args: &JsonObject) -> Result<String, String> {
         max_tokens: Some(budget(args) / 3),
         ..ViewOptions::new(vec![path])
     };
+    view_text(&opts)
+}
+
+/// The `--view` engine's output for `opts`, or why the log could not be read.
+fn view_text(opts: &ViewOptions) -> Result<String, String> {
     let mut out = Vec::new();
-    let problems = crate::view::run_to(&opts, &mut out).map_err(|e| e.to_string())?;
-    if let Some(p) = problems.first() {
-        return Err(p.clone());
+    let problems = crate::view::run_to(opts, &mut out).map_err(|e| e.to_string())?;
+    match problems.into_iter().next() {
+        Some(p) => Err(p),
+        None => Ok(String::from_utf8_lossy(&out).into_owned()),
     }
-    Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
 fn log_summary(roots: &[PathBuf], args: &JsonObject) -> Result<String, String> {
@@ -330,12 +335,15 @@ fn log_summary(roots: &[PathBuf], args: &JsonObject) -> Result<String, String> {
         max_tokens: Some(budget(args) / 3),
         ..ViewOptions::new(vec![path])
     };
-    let mut out = Vec::new();
-    let problems = crate::view::run_to(&opts, &mut out).map_err(|e| e.to_string())?;
-    if let Some(p) = problems.first() {
-        return Err(p.clone());
-    }
-    Ok(String::from_utf8_lossy(&out).into_owned())
+    view_text(&opts)
+}
+
+/// True for the type of an event that ends a run, in any agent's stream.
+fn is_final(kind: &str) -> bool {
+    matches!(
+        kind,
+        "result" | "turn.completed" | "turn.failed" | "complete"
+    )
 }
 
 /// What `list_logs` says of one log.
@@ -353,10 +361,7 @@ fn describe(root: &Path, path: &Path) -> Value {
         lines += 1;
         if let Ok(v) = serde_json::from_slice::<Value>(line) {
             let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
-            finished = matches!(
-                kind,
-                "result" | "turn.completed" | "turn.failed" | "complete"
-            );
+            finished = is_final(kind);
             if first.is_none() {
                 first = Some(v.clone());
             }
@@ -426,12 +431,7 @@ fn state(path: &Path) -> (u64, bool) {
         .and_then(|mut r| r.prev().ok().flatten())
         .and_then(|l| serde_json::from_slice::<Value>(&l).ok())
         .and_then(|v| v.get("type").and_then(Value::as_str).map(str::to_string))
-        .is_some_and(|t| {
-            matches!(
-                t.as_str(),
-                "result" | "turn.completed" | "turn.failed" | "complete"
-            )
-        });
+        .is_some_and(|t| is_final(&t));
     (size, finished)
 }
 

@@ -586,6 +586,16 @@ struct Window {
 }
 
 impl Window {
+    fn new(budget: usize, format: Format) -> Window {
+        Window {
+            budget,
+            format,
+            kept: VecDeque::new(),
+            used: 0,
+            dropped: 0,
+        }
+    }
+
     fn push(&mut self, render: Vec<u8>) {
         self.used += render.len();
         self.kept.push_back(render);
@@ -644,13 +654,7 @@ pub fn render_events(events: &[Vec<u8>], opts: &ViewOptions, out: &mut Vec<u8>) 
     let _ = printer.start();
     match opts.budget() {
         Some(budget) => {
-            let mut w = Window {
-                budget,
-                format: opts.format,
-                kept: VecDeque::new(),
-                used: 0,
-                dropped: 0,
-            };
+            let mut w = Window::new(budget, opts.format);
             for e in events {
                 w.push(r.render(0, e));
             }
@@ -711,13 +715,7 @@ pub fn run_to<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, Error
     };
     if let Some(budget) = opts.budget() {
         // The newest events that fit, in bounded memory; with --head, the first N of them.
-        let mut w = Window {
-            budget,
-            format: opts.format,
-            kept: VecDeque::new(),
-            used: 0,
-            dropped: 0,
-        };
+        let mut w = Window::new(budget, opts.format);
         let mut seen = 0;
         for (k, path) in opts.files.iter().enumerate() {
             let res = for_each_line(path, |line| {
@@ -1092,13 +1090,7 @@ mod tests {
     /// holds only what fits the budget, however many events pass through it.
     #[test]
     fn the_budget_window_holds_only_what_fits() {
-        let mut w = Window {
-            budget: 10_000,
-            format: Format::Jsonl,
-            kept: VecDeque::new(),
-            used: 0,
-            dropped: 0,
-        };
+        let mut w = Window::new(10_000, Format::Jsonl);
         for i in 0..100_000 {
             w.push(format!("{{\"n\":{i},\"pad\":\"{}\"}}", "x".repeat(i % 300)).into_bytes());
             assert!(w.used + overhead(Format::Jsonl, w.kept.len()) <= 10_000);
