@@ -670,7 +670,11 @@ fn completions_and_man_page() {
     }
     let page_file = common::tempdir("man").join("smart-tee.1");
     std::fs::write(&page_file, &page).unwrap();
-    if Command::new("groff").arg("--version").output().is_ok() {
+    let on_path = |name: &str| {
+        std::env::var_os("PATH")
+            .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
+    };
+    if on_path("groff") {
         let rendered = run(
             Command::new("groff")
                 .args(["-man", "-Tascii", "-P-bou"])
