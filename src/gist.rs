@@ -167,6 +167,13 @@ fn path_tail(s: &str, max: usize) -> String {
     format!("…{}", &s[start..])
 }
 
+/// A count at the top of `v`, or `?`.
+fn count_at(v: &Value, key: &str) -> String {
+    v.get(key)
+        .and_then(Value::as_u64)
+        .map_or("?".into(), |n| n.to_string())
+}
+
 fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
     v.pointer(pointer).and_then(Value::as_str).unwrap_or("")
 }
@@ -634,28 +641,18 @@ fn claude(v: &Value, kind: &str, parts: &mut Vec<String>) {
                     .or_else(|| v.pointer("/error/error/type"))
                     .and_then(Value::as_str)
                     .unwrap_or("");
-                let n = |k: &str| {
-                    v.get(k)
-                        .and_then(Value::as_u64)
-                        .map_or("?".into(), |n| n.to_string())
-                };
                 parts.push(format!(
                     "attempt {}/{}: {code}",
-                    n("retryAttempt"),
-                    n("maxRetries")
+                    count_at(v, "retryAttempt"),
+                    count_at(v, "maxRetries")
                 ));
             }
             "api_retry" => {
-                let n = |k: &str| {
-                    v.get(k)
-                        .and_then(Value::as_u64)
-                        .map_or("?".into(), |n| n.to_string())
-                };
                 parts.push(format!(
                     "attempt {}/{} status {}: {}",
-                    n("attempt"),
-                    n("max_retries"),
-                    n("error_status"),
+                    count_at(v, "attempt"),
+                    count_at(v, "max_retries"),
+                    count_at(v, "error_status"),
                     first_line(str_at(v, "/error"), 120)
                 ));
             }
