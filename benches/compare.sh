@@ -3,6 +3,7 @@
 #   smart-tee LOG < corpus | cat > /dev/null
 #   tee LOG < corpus | cat > /dev/null
 #   cat corpus | cat > /dev/null            (the pipe floor)
+# and the same with stdin a pipe (`cat corpus | smart-tee LOG | cat`, floor `cat | cat | cat`),
 #   tee >(jq truncation recipe > LOG) ...   (where jq is installed)
 # on a generated 200 MB stream-json corpus; then one million 300-byte lines, giant lines of
 # every shape synth.rs writes (256 MiB and 1 GiB), and
@@ -31,13 +32,19 @@ measure() {
 T="/usr/bin/time -f %M -o $work/rss"
 jq_prog='walk(if type == "string" and (.|utf8bytelength) > 2000 then .[:1000] + "[TRUNCATED]" + .[-1000:] else . end)'
 
+# run_set INPUT LABEL [piped]: with "piped", stdin is a pipe too (`cat INPUT | smart-tee LOG |
+# cat`, as behind an agent), and the floor is `cat INPUT | cat | cat`.
 run_set() {
-  local input="$1" label="$2"
+  local input="$1" label="$2" feed="" from="< $1" floor="$T cat $1 | cat > /dev/null"
+  if [ "${3:-}" = piped ]; then
+    feed="cat $input | "; from=""; floor="cat $input | $T cat | cat > /dev/null"
+    label="$label, piped in"
+  fi
   rm -f "$work"/*.times
   for ((i = 0; i < reps; i++)); do
-    measure smart-tee "$T $st $work/st.log < $input | cat > /dev/null"
-    measure tee "$T tee $work/tee.log < $input | cat > /dev/null"
-    measure pipe-floor "$T cat $input | cat > /dev/null"
+    measure smart-tee "$feed$T $st $work/st.log $from | cat > /dev/null"
+    measure tee "$feed$T tee $work/tee.log $from | cat > /dev/null"
+    measure pipe-floor "$floor"
     if [ "$label" = corpus ] && command -v jq > /dev/null && [ "$i" -lt 2 ]; then
       measure jq "$T tee >(jq -c '$jq_prog' > $work/jq.log) < $input | cat > /dev/null"
     fi
@@ -51,7 +58,7 @@ run_set() {
   med() { sort -n "$work/$1.times" | awk '{t[NR]=$1} END {print t[int((NR+1)/2)]}'; }
   echo "ratios: smart-tee/tee $(echo "scale=2; $(med smart-tee) / $(med tee)" | bc)" \
        " smart-tee/pipe-floor $(echo "scale=2; $(med smart-tee) / $(med pipe-floor)" | bc)"
-  if [ "$label" = tiny ]; then
+  if [ "${label%%,*}" = tiny ]; then
     echo "lines per second through smart-tee: $(echo "1000000 / $(med smart-tee)" | bc)"
   fi
 }
@@ -59,7 +66,9 @@ run_set() {
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 run_set "$corpus" corpus
 echo "log sizes: smart-tee $(du -h "$work/st.log" | cut -f1), tee $(du -h "$work/tee.log" | cut -f1)"
+run_set "$corpus" corpus piped
 run_set "$tiny" tiny
+run_set "$tiny" tiny piped
 
 echo "== giant lines (one JSON line each; smart-tee then tee on the same file)"
 for spec in string:1024 string:256 escapes:256 image:256 array:256 nested:256; do

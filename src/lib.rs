@@ -44,6 +44,7 @@ pub mod redact;
 pub mod reduce;
 pub mod scan;
 pub mod sink;
+pub mod splice;
 pub mod split;
 pub mod stamp;
 pub mod stats;

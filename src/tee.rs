@@ -29,6 +29,7 @@ use crate::engine::{EngineConfig, LineEngine};
 use crate::error::Error;
 use crate::log::LogWriter;
 use crate::sink::LogSink;
+use crate::splice::{self, Splice};
 use crate::stats::{self, StatsReport};
 use crate::stdout_cap::StdoutCap;
 
@@ -185,8 +186,14 @@ pub fn run(mut config: Config) -> ExitCode {
             None
         }
     };
+    // Without a cap, a pipe on stdout is fed inside the kernel.
+    let splice = match (&stdout, config.stdout_max_line_bytes) {
+        (Some(out), None) => Splice::new(stdin.as_fd(), out.as_fd()),
+        _ => None,
+    };
     let options = CopyOptions {
         mode: config.output_error,
+        splice,
         signals: Some((signals, config.ignore_interrupts)),
         stats: config.stats.clone(),
         stdout_cap: config.stdout_max_line_bytes.map(|max| {
@@ -213,6 +220,9 @@ pub struct CopyOptions {
     pub stats: StatsReport,
     /// Cut long stdout lines (`--stdout-max-line-bytes`).
     pub stdout_cap: Option<StdoutCap>,
+    /// Feed stdout inside the kernel (stdout a pipe, no cap): the reads and writes of the
+    /// stdout side go through this instead of `input` and `stdout` while it works.
+    pub splice: Option<Splice>,
 }
 
 impl CopyOptions {
@@ -222,6 +232,7 @@ impl CopyOptions {
             signals: None,
             stats: StatsReport::default(),
             stdout_cap: None,
+            splice: None,
         }
     }
 }
@@ -261,6 +272,7 @@ where
         signals,
         stats,
         stdout_cap,
+        splice,
     } = options;
     let (tx, rx) = sync_channel::<Msg>(QUEUE);
     let (free_tx, free_rx) = channel::<Vec<u8>>();
@@ -270,7 +282,12 @@ where
     }
     let reader = {
         let alive = Arc::clone(&logs_alive);
-        std::thread::spawn(move || read_loop(input, stdout, stdout_cap, mode, tx, free_rx, alive))
+        let out = Stdout {
+            file: stdout,
+            cap: stdout_cap,
+            splice,
+        };
+        std::thread::spawn(move || read_loop(input, out, mode, tx, free_rx, alive))
     };
     let finish = log_worker(rx, log, mode, logs_alive, free_tx, stats);
     if let Finish::Done(_) = finish {
@@ -280,12 +297,19 @@ where
     finish
 }
 
+/// Standard output as the reading thread holds it.
+struct Stdout<W> {
+    /// `None` once it has failed (or when it was closed at start).
+    file: Option<W>,
+    cap: Option<StdoutCap>,
+    splice: Option<Splice>,
+}
+
 /// The reading thread: each chunk to stdout at once, then to the log worker. Sends
 /// `End(ok)` at end of input, or `Stop(1)` on an `exit` mode's stdout error.
 fn read_loop<R: Read, W: Write>(
     mut input: R,
-    mut stdout: Option<W>,
-    mut stdout_cap: Option<StdoutCap>,
+    mut stdout: Stdout<W>,
     mode: OutputError,
     tx: SyncSender<Msg>,
     free_rx: Receiver<Vec<u8>>,
@@ -295,31 +319,56 @@ fn read_loop<R: Read, W: Write>(
     let mut capped = Vec::new();
     loop {
         let mut buf = free_rx.try_recv().unwrap_or_else(|_| vec![0u8; CHUNK]);
-        let n = match input.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(source) => {
-                eprintln!("smart-tee: {}", Error::ReadStdin { source });
-                ok = false;
-                break;
-            }
+        // Read the chunk, and give it to stdout (inside the kernel, or from `buf` below).
+        let (n, fed) = match stdout.splice.as_mut().filter(|_| stdout.file.is_some()) {
+            Some(splice) => match splice.fill(&mut buf) {
+                Ok(n) => (n, true),
+                Err(splice::Failed::Unsupported) => {
+                    stdout.splice = None;
+                    continue;
+                }
+                Err(splice::Failed::Output(source)) => {
+                    // Nothing was read: the next round reads without stdout.
+                    stdout.file = None;
+                    if diagnose(mode, &Error::WriteStdout { source }, &mut ok) {
+                        let _ = tx.send(Msg::Stop(1));
+                        return;
+                    }
+                    continue;
+                }
+                Err(splice::Failed::Input(source)) => {
+                    eprintln!("smart-tee: {}", Error::ReadStdin { source });
+                    ok = false;
+                    break;
+                }
+            },
+            None => match input.read(&mut buf) {
+                Ok(n) => (n, false),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(source) => {
+                    eprintln!("smart-tee: {}", Error::ReadStdin { source });
+                    ok = false;
+                    break;
+                }
+            },
         };
-        let bytes = match stdout_cap.as_mut() {
-            Some(cap) => {
-                capped.clear();
-                cap.feed(&buf[..n], &mut capped);
-                &capped[..]
-            }
-            None => &buf[..n],
-        };
-        let written = stdout
-            .as_mut()
-            .map(|out| out.write_all(bytes).and_then(|()| out.flush()));
+        if n == 0 {
+            break;
+        }
         let mut exit = false;
-        if let Some(Err(source)) = written {
-            stdout = None;
-            exit = diagnose(mode, &Error::WriteStdout { source }, &mut ok);
+        if !fed && let Some(out) = stdout.file.as_mut() {
+            let bytes = match stdout.cap.as_mut() {
+                Some(cap) => {
+                    capped.clear();
+                    cap.feed(&buf[..n], &mut capped);
+                    &capped[..]
+                }
+                None => &buf[..n],
+            };
+            if let Err(source) = out.write_all(bytes).and_then(|()| out.flush()) {
+                stdout.file = None;
+                exit = diagnose(mode, &Error::WriteStdout { source }, &mut ok);
+            }
         }
         // The log gets what was read even when stdout failed: it should hold all of it.
         if tx.send(Msg::Chunk(buf, n)).is_err() {
@@ -329,12 +378,12 @@ fn read_loop<R: Read, W: Write>(
             let _ = tx.send(Msg::Stop(1));
             return;
         }
-        if stdout.is_none() && !logs_alive.load(Ordering::Relaxed) {
+        if stdout.file.is_none() && !logs_alive.load(Ordering::Relaxed) {
             // Like tee: with no output left, stop reading.
             break;
         }
     }
-    if let (Some(cap), Some(out)) = (stdout_cap.as_mut(), stdout.as_mut()) {
+    if let (Some(cap), Some(out)) = (stdout.cap.as_mut(), stdout.file.as_mut()) {
         capped.clear();
         cap.finish(&mut capped);
         if let Err(source) = out.write_all(&capped).and_then(|()| out.flush()) {

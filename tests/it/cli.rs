@@ -718,3 +718,106 @@ fn a_read_write_dev_null_stdout_is_not_a_closed_one() {
     assert!(out.stderr.is_empty(), "{}", stderr(&out));
     assert_eq!(std::fs::read(&log).unwrap(), b"{\"a\":1}\n");
 }
+
+/// Input for the stdout-path tests: JSON lines over and under the budget, binary bytes, no final
+/// newline, a few MiB so that it takes many reads and fills a pipe many times.
+fn mixed_input() -> Vec<u8> {
+    let mut input = Vec::new();
+    for i in 0..300 {
+        input.extend_from_slice(
+            format!(
+                "{{\"type\":\"user\",\"n\":{i},\"content\":\"{}\"}}\n",
+                "y".repeat(i * 37)
+            )
+            .as_bytes(),
+        );
+        input.extend((0..=255u8).cycle().skip(i).take(9_000));
+        input.push(b'\n');
+    }
+    input.extend_from_slice(b"{\"type\":\"result\"");
+    input
+}
+
+/// Runs `script` in bash with `file` on its stdin and stdout piped; returns the output.
+fn run_with_file_stdin(script: &str, file: &Path) -> Output {
+    let child = Command::new("bash")
+        .args(["-c", script])
+        .stdin(std::fs::File::open(file).unwrap())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    common::output_timeout(child)
+}
+
+#[test]
+fn a_file_on_stdin_and_a_pipe_on_stdout_pass_every_byte() {
+    // This pair is fed by splice(2) and pread(2); a file on stdout takes the copying path.
+    let dir = tempdir("splice-file");
+    let input = mixed_input();
+    let file = dir.join("in");
+    std::fs::write(&file, &input).unwrap();
+    let st = env!("CARGO_BIN_EXE_smart-tee");
+    let (spliced, copied) = (dir.join("spliced.jsonl"), dir.join("copied.jsonl"));
+    let out = run_with_file_stdin(&format!("{st} {}", spliced.display()), &file);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(out.stdout == input, "stdout differs from the input");
+    let to_file = dir.join("stdout");
+    let script = format!("{st} {} > {}", copied.display(), to_file.display());
+    let out = run_with_file_stdin(&script, &file);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(std::fs::read(&to_file).unwrap() == input);
+    let log = std::fs::read(&spliced).unwrap();
+    assert_eq!(lines(&log).len(), input_lines(&input).len());
+    assert!(
+        log == std::fs::read(&copied).unwrap(),
+        "the two paths log the same"
+    );
+}
+
+#[test]
+fn a_file_on_stdin_is_read_from_its_offset_and_left_at_its_end() {
+    // As with tee: what an earlier command read is not copied, and a later one reads nothing.
+    let dir = tempdir("splice-offset");
+    let input = mixed_input();
+    let file = dir.join("in");
+    std::fs::write(&file, &input).unwrap();
+    let log = dir.join("l.jsonl");
+    let script = format!(
+        "dd bs=1000 count=1 of=/dev/null status=none; {} {}; echo -n END; cat",
+        env!("CARGO_BIN_EXE_smart-tee"),
+        log.display()
+    );
+    let out = run_with_file_stdin(&script, &file);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut want = input[1000..].to_vec();
+    want.extend_from_slice(b"END");
+    assert!(
+        out.stdout == want,
+        "stdout is the input past 1000 bytes, then nothing"
+    );
+    let logged = std::fs::read(&log).unwrap();
+    assert_eq!(lines(&logged).len(), input_lines(&input[1000..]).len());
+}
+
+#[test]
+fn a_pipe_on_stdin_and_on_stdout_pass_every_byte() {
+    // This pair is fed by tee(2) and read(2); compared with the log of the copying path.
+    let dir = tempdir("splice-pipe");
+    let input = mixed_input();
+    let (teed, copied) = (dir.join("teed.jsonl"), dir.join("copied.jsonl"));
+    let out = run(bin().arg(&teed), &input);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(out.stdout == input, "stdout differs from the input");
+    let to_file = dir.join("stdout");
+    let script = format!(
+        "{} {} < /dev/stdin > {}",
+        env!("CARGO_BIN_EXE_smart-tee"),
+        copied.display(),
+        to_file.display()
+    );
+    let out = run(Command::new("bash").args(["-c", &script]), &input);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(std::fs::read(&to_file).unwrap() == input);
+    assert!(std::fs::read(&teed).unwrap() == std::fs::read(&copied).unwrap());
+}

@@ -15,7 +15,15 @@ const PHASES: &[(&str, &[&str])] = &[
     ),
     (
         "the tee path",
-        &["split", "sink", "log", "stats", "stdout_cap", "tee"],
+        &[
+            "split",
+            "sink",
+            "log",
+            "stats",
+            "stdout_cap",
+            "splice",
+            "tee",
+        ],
     ),
     ("reading logs back", &["gist", "summary", "view", "compact"]),
     ("serving logs over MCP", &["mcp"]),
