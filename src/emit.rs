@@ -152,11 +152,22 @@ fn newline_window(kept: usize) -> usize {
 }
 
 /// Writes `content` (a JSON string's raw text) cut to about `kept` bytes: head, marker, tail.
-/// The cuts fall on character and escape boundaries and move to a nearby `\n` when there is one.
 /// `original` is the string's length in the input (more than `content` after a reduction).
 fn cut_string(content: &[u8], original: usize, kept: usize, style: &EmitStyle, out: &mut Vec<u8>) {
+    let (head, tail) = cut_points(content, kept, style.head_ratio);
+    out.extend_from_slice(&content[..head]);
+    style
+        .marker
+        .render(original, head + (content.len() - tail), out);
+    out.extend_from_slice(&content[tail..]);
+}
+
+/// Where a string's raw text `content` cut to about `kept` bytes is cut: its head is
+/// `content[..head]` and its tail `content[tail..]`. The cuts fall on character and escape
+/// boundaries and move to a nearby `\n` when there is one.
+pub fn cut_points(content: &[u8], kept: usize, head_ratio: f64) -> (usize, usize) {
     let len = content.len();
-    let head_want = ((kept as f64) * style.head_ratio).round() as usize;
+    let head_want = ((kept as f64) * head_ratio).round() as usize;
     let head_want = head_want.min(kept);
     let tail_want = kept - head_want;
 
@@ -170,9 +181,7 @@ fn cut_string(content: &[u8], original: usize, kept: usize, style: &EmitStyle, o
     if let Some(p) = first_newline_escape(content, tail, tail + window) {
         tail = p;
     }
-    out.extend_from_slice(&content[..head]);
-    style.marker.render(original, head + (len - tail), out);
-    out.extend_from_slice(&content[tail..]);
+    (head, tail)
 }
 
 /// The position just after the last `\n` escape that ends within `from..=to`.

@@ -98,6 +98,19 @@ pub enum Outcome {
     Unplanned,
 }
 
+/// `--redact` on a line over the budget: the search of its log line for secrets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Search {
+    /// Not asked for: the line is redacted whole, or not at all.
+    Off,
+    /// To be made once the line is planned.
+    Pending,
+    /// Made: no secret shows in the log line.
+    Clean,
+    /// Made: a secret may show, so the whole line is redacted and cut again.
+    Found,
+}
+
 /// Turns lines into log lines. Reuse one engine for many lines: its buffers are kept.
 pub struct LineEngine {
     config: EngineConfig,
@@ -106,6 +119,8 @@ pub struct LineEngine {
     redacted: Vec<u8>,
     /// The line with its timestamp added (`--add-timestamp`).
     stamped: Vec<u8>,
+    /// Whether the log line being made is searched for secrets after it is planned.
+    search_log: Search,
     /// Input bytes given up, by the name of the field they were in (`--stats`).
     saved_by_field: HashMap<Vec<u8>, u64>,
     stack: Vec<u8>,
@@ -129,6 +144,7 @@ impl LineEngine {
             config,
             redacted: Vec::new(),
             stamped: Vec::new(),
+            search_log: Search::Off,
             saved_by_field: HashMap::new(),
             stack: Vec::new(),
             open: Vec::new(),
@@ -159,22 +175,95 @@ impl LineEngine {
         if self.redactor.is_none() && !self.config.add_timestamp {
             return self.process_line(line, out);
         }
-        // The rare paths: rewrite the line first, in buffers kept from line to line.
-        let (mut redacted, mut stamped) = (take(&mut self.redacted), take(&mut self.stamped));
+        self.process_rewritten(line, out)
+    }
+
+    /// `--redact` and `--add-timestamp`: the line is rewritten before it is cut, in buffers
+    /// kept from line to line. A line over the budget is first cut as written, and only what
+    /// the log keeps of it is searched for secrets (see [`LineEngine::logs_a_secret`]); the
+    /// whole line is redacted only when a secret shows, so the cost of `--redact` follows
+    /// the log's size, not the input's.
+    #[cold]
+    fn process_rewritten(&mut self, line: &[u8], out: &mut Vec<u8>) -> Outcome {
+        let budget = self.config.max_line_bytes;
+        if self.redactor.is_some() && budget != 0 && line.len() > budget {
+            let start = out.len();
+            self.search_log = Search::Pending;
+            let outcome = self.stamp_and_process(line, out);
+            let search = std::mem::replace(&mut self.search_log, Search::Off);
+            if outcome == Outcome::Cut && search == Search::Clean {
+                return outcome;
+            }
+            out.truncate(start);
+        }
+        let mut redacted = take(&mut self.redacted);
         let mut src = line;
         if let Some(r) = &self.redactor
             && r.redact(src, &mut redacted)
         {
             src = &redacted;
         }
-        if self.config.add_timestamp && self.stamp(src, &mut stamped) {
-            src = &stamped;
-        }
-        let outcome = self.process_line(src, out);
-        (self.redacted, self.stamped) = (redacted, stamped);
+        let outcome = self.stamp_and_process(src, out);
+        self.redacted = redacted;
         outcome
     }
 
+    /// `--add-timestamp`, then the line is processed.
+    fn stamp_and_process(&mut self, line: &[u8], out: &mut Vec<u8>) -> Outcome {
+        let mut stamped = take(&mut self.stamped);
+        let src = if self.config.add_timestamp && self.stamp(line, &mut stamped) {
+            &stamped[..]
+        } else {
+            line
+        };
+        let outcome = self.process_line(src, out);
+        self.stamped = stamped;
+        outcome
+    }
+
+    /// Whether the log line `logged`, cut from `json` by the plan just made, may show a secret:
+    /// searched are the log line itself and, for each cut string, the run of text around each
+    /// of its two cut points (where a secret cut in two would show its first or last part).
+    #[cold]
+    fn logs_a_secret(&mut self, json: &[u8], logged: &[u8]) -> bool {
+        let Some(redactor) = &self.redactor else {
+            return false;
+        };
+        let mut text = take(&mut self.redacted);
+        text.clear();
+        text.extend_from_slice(logged);
+        let (state, kept) = (&self.planner.state, &self.planner.kept);
+        let nodes = &self.nodes;
+        let mut whole = false;
+        let mut i = 0;
+        while i < nodes.len() {
+            let nd = &nodes[i];
+            if matches!(state[i], State::Dropped | State::Collapsed) {
+                i = nd.next as usize;
+                continue;
+            }
+            if nd.kind == Kind::String && kept[i] != WHOLE && kept[i] != DESCRIPTOR {
+                let from = nd.start as usize + 1;
+                let content = &json[from..nd.end as usize - 1];
+                let (head, tail) =
+                    emit::cut_points(content, kept[i] as usize, self.config.head_ratio);
+                for at in [from + head, from + tail] {
+                    match crate::redact::around_cut(json, at) {
+                        Some(run) => {
+                            text.push(b'\n');
+                            text.extend_from_slice(&json[run]);
+                        }
+                        // A run too long to take apart: the whole line is redacted.
+                        None => whole = true,
+                    }
+                }
+            }
+            i += 1;
+        }
+        let found = whole || redactor.finds(&text);
+        self.redacted = text;
+        found
+    }
     /// Appends the log line of a line reduced while it was read (see `reduce.rs`). The reduced
     /// text is planned like any line, with markers counting the sizes the input had.
     pub fn process_reduced(&mut self, reduced: Reduced, out: &mut Vec<u8>) -> Outcome {
@@ -435,6 +524,13 @@ impl LineEngine {
             if out.len() - start <= budget {
                 if self.config.field_stats {
                     self.count_savings(json);
+                }
+                if self.search_log == Search::Pending {
+                    self.search_log = if self.logs_a_secret(json, &out[start..]) {
+                        Search::Found
+                    } else {
+                        Search::Clean
+                    };
                 }
                 return Outcome::Cut;
             }

@@ -5,6 +5,10 @@
 //! pattern's secret part matches `"` or `\`, so a replacement never breaks a string or an
 //! escape. Where a pattern names the secret (`password=…`, `Bearer …`), the name is kept and only
 //! the value replaced.
+//!
+//! For a line over the budget the engine searches only what its log line keeps, with
+//! [`Redactor::finds`] and the text [`around_cut`] each cut point, and redacts the whole line
+//! only when something shows.
 
 use regex::bytes::Regex;
 
@@ -63,6 +67,49 @@ const ASSIGNED_VALUE: &str = r#"^(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?([^\s"'\\&,;]
 /// secret), `@`. Checked at each `://`, found by memmem: a pattern starting with the scheme
 /// would have no literal to look for, and slowed the whole alternation threefold.
 const URL_CREDENTIALS: &str = r#"^[^\s:/@"'\\]+:([^\s:/@"'\\]+)@"#;
+
+/// The bytes no secret has in it (but a private key, found by its header): ASCII whitespace,
+/// quotes and the backslash of JSON escapes. A secret that shows in part around a cut point is
+/// inside the run of other bytes there.
+fn ends_run(b: u8) -> bool {
+    matches!(
+        b,
+        b' ' | b'\t' | b'\n' | b'\r' | 0x0B | 0x0C | b'"' | b'\'' | b'\\'
+    )
+}
+
+/// The longest run around a cut point that [`around_cut`] searches; a longer one is not taken
+/// apart.
+const MAX_RUN: usize = 4096;
+/// Bytes searched on each side of the run: room for a secret's name (`password = `,
+/// `Bearer `), and for a private key's header or footer cut in two.
+const NAME_ROOM: usize = 128;
+
+/// What to search for a secret cut in two at position `at` of `text`: the run of bytes that
+/// are not [`ends_run`] around it, with [`NAME_ROOM`] bytes on each side. `None` when the run is
+/// longer than [`MAX_RUN`] on either side.
+pub fn around_cut(text: &[u8], at: usize) -> Option<std::ops::Range<usize>> {
+    let before = text[..at]
+        .iter()
+        .rev()
+        .take(MAX_RUN + 1)
+        .position(|&b| ends_run(b));
+    let after = text[at..]
+        .iter()
+        .take(MAX_RUN + 1)
+        .position(|&b| ends_run(b));
+    let start = match before {
+        Some(k) => at - k,
+        None if at <= MAX_RUN => 0,
+        None => return None,
+    };
+    let end = match after {
+        Some(k) => at + k,
+        None if text.len() - at <= MAX_RUN => text.len(),
+        None => return None,
+    };
+    Some(start.saturating_sub(NAME_ROOM)..(end + NAME_ROOM).min(text.len()))
+}
 
 /// Values after a secret's name that are not secrets: counts, flags and empties.
 fn is_placeholder(value: &[u8]) -> bool {
@@ -213,9 +260,8 @@ impl Redactor {
         })
     }
 
-    /// Writes `line` with its secrets replaced into `out` and returns true, or returns false
-    /// (leaving `out` alone) when there is nothing to redact.
-    pub fn redact(&self, line: &[u8], out: &mut Vec<u8>) -> bool {
+    /// The secrets in `line`, ordered by position when there is more than one kind of hit.
+    fn hits(&self, line: &[u8]) -> Vec<Hit> {
         let mut hits: Vec<Hit> = self
             .any
             .find_iter(line)
@@ -232,11 +278,24 @@ impl Redactor {
                 hits.push(hit);
             }
         }
-        if hits.is_empty() {
-            return false;
-        }
         if hits.len() > tokens {
             hits.sort_by_key(|h| (h.start, std::cmp::Reverse(h.end)));
+        }
+        hits
+    }
+
+    /// True when `text` may hold a secret or a part of one: a secret, or a private key's
+    /// `PRIVATE KEY` header or footer (whose body may run on past what `text` holds).
+    pub fn finds(&self, text: &[u8]) -> bool {
+        memchr::memmem::find(text, b"PRIVATE KEY").is_some() || !self.hits(text).is_empty()
+    }
+
+    /// Writes `line` with its secrets replaced into `out` and returns true, or returns false
+    /// (leaving `out` alone) when there is nothing to redact.
+    pub fn redact(&self, line: &[u8], out: &mut Vec<u8>) -> bool {
+        let hits = self.hits(line);
+        if hits.is_empty() {
+            return false;
         }
         out.clear();
         let mut last = 0;

@@ -8,6 +8,7 @@ use std::process::Output;
 
 use crate::common::{corpus_files, lines, strict_parse};
 use serde_json::Value;
+use smart_tee::{EngineConfig, LineEngine};
 
 fn tempdir(name: &str) -> PathBuf {
     common::tempdir(&format!("agent-{name}"))
@@ -353,4 +354,167 @@ fn ciphertext_data_urls_and_mcp_images_become_descriptors() {
         "[IMAGE OMITTED: image/jpeg, 4,000 bytes base64]"
     );
     assert_eq!(v["item"]["tool"], "screenshot");
+}
+
+/// A secret of each kind around `r` (upper-case letters, which no filler text has): what the
+/// log must never show any part of.
+fn plant(kind: usize, r: &str) -> String {
+    match kind % 8 {
+        0 => format!("ghp_{}", &r[..36]),
+        1 => format!("sk-ant-api03-{}", &r[..40]),
+        2 => format!("AKIA{}", &r[..16]),
+        3 => format!("password={}", &r[..12]),
+        4 => format!("Authorization: Bearer {}", &r[..30]),
+        5 => format!("postgres://admin:{}@db:5432/app", &r[..14]),
+        6 => format!("eyJ{}.eyJ{}.{}", &r[..20], &r[20..44], &r[44..]),
+        _ => {
+            let body = key_body(r);
+            format!(
+                "-----BEGIN RSA PRIVATE KEY-----\\n{}\\n-----END RSA PRIVATE KEY-----",
+                body.join("\\n")
+            )
+        }
+    }
+}
+
+/// The secret parts of what `plant` made: `r`, or for a JWT its three parts, for a private key its
+/// body lines.
+fn secret_parts(kind: usize, r: &str) -> Vec<String> {
+    match kind % 8 {
+        0 => vec![r[..36].into()],
+        1 => vec![r[..40].into()],
+        2 => vec![r[..16].into()],
+        3 => vec![r[..12].into()],
+        4 => vec![r[..30].into()],
+        5 => vec![r[..14].into()],
+        6 => vec![r[..20].into(), r[20..44].into(), r[44..].into()],
+        _ => key_body(r).into_iter().map(String::from).collect(),
+    }
+}
+
+/// A private key's body from `r`: 30 lines of 16 letters, far longer than the text searched
+/// around a cut point.
+fn key_body(r: &str) -> Vec<&str> {
+    (0..30).map(|k| &r[k * 5 % 48..][..16]).collect()
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+
+    /// `--redact` searches only what the log keeps of a line over the budget (and the text
+    /// around each cut point): no part of a secret shows, wherever the cuts fall.
+    #[test]
+    fn redact_never_logs_a_part_of_a_secret(
+        pieces in proptest::collection::vec(
+            (0usize..3, "[a-z]{1,12}", 0usize..8, "[A-Z]{64}", 1usize..3000),
+            1..40,
+        ),
+        budget in 200usize..6000,
+    ) {
+        // Two long strings of filler with secrets planted at random places in them.
+        let (mut texts, mut parts) = ([String::new(), String::new()], Vec::new());
+        for (n, (what, word, kind, r, run)) in pieces.iter().enumerate() {
+            let text = &mut texts[n % 2];
+            match what {
+                0 => {
+                    text.push_str(&plant(*kind, r));
+                    parts.extend(secret_parts(*kind, r));
+                }
+                // A long run without a space: longer than the search around a cut point takes.
+                1 => text.push_str(&word.repeat(run / word.len() + 1)),
+                _ => {
+                    for _ in 0..run / 16 + 1 {
+                        text.push_str(word);
+                        text.push_str(if run % 5 == 0 { "\\n" } else { " " });
+                    }
+                }
+            }
+            text.push(' ');
+        }
+        let line = format!(
+            "{{\"type\":\"user\",\"uuid\":\"u1\",\"content\":[{{\"type\":\"text\",\"text\":\"{}\"}},{{\"type\":\"tool_result\",\"content\":\"{}\"}}]}}",
+            texts[0], texts[1]
+        );
+        let config = EngineConfig { max_line_bytes: budget, redact: true, ..common::config(budget) };
+        let mut out = Vec::new();
+        LineEngine::new(config).process(line.as_bytes(), &mut out);
+        let log = String::from_utf8(out).unwrap();
+        strict_parse(log.trim_end().as_bytes()).unwrap();
+        for part in &parts {
+            for w in part.as_bytes().windows(8) {
+                let w = std::str::from_utf8(w).unwrap();
+                proptest::prop_assert!(!log.contains(w), "{w} of a secret is in the log: {log}");
+            }
+        }
+    }
+}
+
+#[test]
+fn redact_finds_a_secret_cut_in_two() {
+    // Cut without --redact, some of these lines end their head inside the token or start their
+    // tail inside the key: the log line alone then shows no whole secret, only a part of one.
+    let token = "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZABCDEFGHIJ";
+    let key = "sk-ant-api03-QWERTYUIOPASDFGHJKLZXCVBNMQWERTYUIOP";
+    let parts = [
+        "ABCDEFGH", "STUVWXYZ", "ZABCDEFG", "QWERTYUI", "ZXCVBNMQ", "ASDFGHJK",
+    ];
+    let cut = |line: &str, redact: bool| {
+        let config = EngineConfig {
+            redact,
+            ..common::config(1000)
+        };
+        let mut out = Vec::new();
+        LineEngine::new(config).process(line.as_bytes(), &mut out);
+        String::from_utf8(out).unwrap()
+    };
+    let mut straddled = 0;
+    for shift in 200..260 {
+        let text = format!(
+            "{} {token} {} {key} {}",
+            "a ".repeat(shift),
+            "b ".repeat(20_000),
+            "c ".repeat(shift)
+        );
+        let line = format!(r#"{{"type":"user","content":"{text}"}}"#);
+        let plain = cut(&line, false);
+        if parts.iter().any(|p| plain.contains(p)) {
+            straddled += 1;
+        }
+        let log = cut(&line, true);
+        for part in parts {
+            assert!(!log.contains(part), "{part} in {log}");
+        }
+    }
+    assert!(
+        straddled >= 10,
+        "only {straddled} lines put a cut in a secret"
+    );
+}
+
+#[test]
+fn redact_keeps_a_secret_in_a_cut_middle_out_without_rewriting_the_line() {
+    // The secret is in the part of the string the log leaves out: the log is the line cut as
+    // written, and its marker counts the input's bytes.
+    let text = format!(
+        "{} password=hunter2222 {}",
+        "a ".repeat(10_000),
+        "b ".repeat(10_000)
+    );
+    let line = format!(r#"{{"type":"user","content":"{text}"}}"#);
+    let cut = |redact: bool| {
+        let config = EngineConfig {
+            redact,
+            ..common::config(1000)
+        };
+        let mut out = Vec::new();
+        LineEngine::new(config).process(line.as_bytes(), &mut out);
+        out
+    };
+    assert_eq!(cut(true), cut(false));
+    let log = String::from_utf8(cut(true)).unwrap();
+    assert!(!log.contains("hunter"));
+    assert!(
+        log.contains(&format!("[TRUNCATED: {} → ", text.len())),
+        "{log}"
+    );
 }
