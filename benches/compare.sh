@@ -5,6 +5,7 @@
 #   cat corpus | cat > /dev/null            (the pipe floor)
 # and the same with stdin a pipe (`cat corpus | smart-tee LOG | cat`, floor `cat | cat | cat`),
 #   tee >(jq truncation recipe > LOG) ...   (where jq is installed)
+#   smart-tee --redact LOG < corpus | cat > /dev/null
 # on a generated 200 MB stream-json corpus; then one million 300-byte lines, giant lines of
 # every shape synth.rs writes (256 MiB and 1 GiB), and
 # the latency of a line when input pauses. Prints median wall time and peak RSS of each.
@@ -45,12 +46,15 @@ run_set() {
     measure smart-tee "$feed$T $st $work/st.log $from | cat > /dev/null"
     measure tee "$feed$T tee $work/tee.log $from | cat > /dev/null"
     measure pipe-floor "$floor"
+    if [ "$label" = corpus ]; then
+      measure redact "$feed$T $st --redact $work/st.log $from | cat > /dev/null"
+    fi
     if [ "$label" = corpus ] && command -v jq > /dev/null && [ "$i" -lt 2 ]; then
       measure jq "$T tee >(jq -c '$jq_prog' > $work/jq.log) < $input | cat > /dev/null"
     fi
   done
   echo "== $label: $(du -h "$input" | cut -f1) input, $(wc -l < "$input") lines, $reps runs (jq: 2)"
-  for name in smart-tee tee pipe-floor jq; do
+  for name in smart-tee redact tee pipe-floor jq; do
     [ -f "$work/$name.times" ] || continue
     sort -n "$work/$name.times" | awk -v n="$name" '{t[NR]=$1; r[NR]=$2} END {
       m = t[int((NR+1)/2)]; printf "%-11s median %.3f s   peak RSS %6.1f MiB\n", n, m, r[int((NR+1)/2)]/1024 }'
@@ -58,6 +62,9 @@ run_set() {
   med() { sort -n "$work/$1.times" | awk '{t[NR]=$1} END {print t[int((NR+1)/2)]}'; }
   echo "ratios: smart-tee/tee $(echo "scale=2; $(med smart-tee) / $(med tee)" | bc)" \
        " smart-tee/pipe-floor $(echo "scale=2; $(med smart-tee) / $(med pipe-floor)" | bc)"
+  if [ -f "$work/redact.times" ]; then
+    echo "--redact/without: $(echo "scale=2; $(med redact) / $(med smart-tee)" | bc)"
+  fi
   if [ "${label%%,*}" = tiny ]; then
     echo "lines per second through smart-tee: $(echo "1000000 / $(med smart-tee)" | bc)"
   fi
