@@ -116,8 +116,27 @@ pub fn scan<V: Visitor>(s: &[u8], v: &mut V, stack: &mut Vec<u8>) -> Result<(), 
     scan_with(s, v, stack).map(|_| ())
 }
 
+/// Scans `s` as [`scan`] does, for a caller that has checked its UTF-8 already (with invalid
+/// UTF-8 the result is wrong, never unsafe).
+/// Scans the JSON value at the start of `s`, for a caller that has checked its UTF-8 already,
+/// and returns where it ends; what follows it is not looked at.
+pub fn first_value<V: Visitor>(s: &[u8], v: &mut V, stack: &mut Vec<u8>) -> Result<usize, Invalid> {
+    scan_prefix::<V, true>(s, v, stack).map(|(_, end)| end)
+}
+
 /// Scans `s`; returns its nesting depth.
 fn scan_with<V: Visitor>(s: &[u8], v: &mut V, stack: &mut Vec<u8>) -> Result<usize, Invalid> {
+    scan_prefix::<V, false>(s, v, stack).map(|(depth, _)| depth)
+}
+
+/// Scans the value at the start of `s`, and then (unless `PREFIX`) checks that only whitespace
+/// follows; returns its nesting depth and its end.
+#[inline(always)]
+fn scan_prefix<V: Visitor, const PREFIX: bool>(
+    s: &[u8],
+    v: &mut V,
+    stack: &mut Vec<u8>,
+) -> Result<(usize, usize), Invalid> {
     stack.clear();
     let mut depth = 0;
     let mut i = skip_ws(s, 0);
@@ -166,11 +185,14 @@ fn scan_with<V: Visitor>(s: &[u8], v: &mut V, stack: &mut Vec<u8>) -> Result<usi
         }
         // A value ended at `i`: close containers until one wants another value.
         loop {
+            if PREFIX && stack.is_empty() {
+                return Ok((depth, i));
+            }
             i = skip_ws(s, i);
             match stack.last() {
                 None => {
                     return if i == s.len() {
-                        Ok(depth)
+                        Ok((depth, i))
                     } else {
                         Err(Invalid)
                     };

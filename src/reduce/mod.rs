@@ -19,7 +19,8 @@
 //! that needs more is logged as an excerpt.
 //!
 //! By job: `tokens.rs` is the push tokenizer (the grammar a byte at a time, resumable at any
-//! piece boundary), `utf8.rs` carries a character cut by a piece boundary, `string.rs` keeps a
+//! piece boundary; what is whole in a piece it reads in one go: a small compact array element,
+//! validated by the scanner, a short string without escapes, a number's digits), `utf8.rs` carries a character cut by a piece boundary, `string.rs` keeps a
 //! long string's head and tail, this file reduces containers, and `ordinals.rs` renumbers what
 //! was left out by value for the planner.
 
@@ -110,6 +111,8 @@ pub struct Reducer {
     /// Bytes of a leading byte order mark seen; 3 once past it.
     bom: usize,
     failure: Option<Failure>,
+    /// The scanner's stack, for small elements validated in one go.
+    stack: Vec<u8>,
 }
 
 impl Reducer {
@@ -136,6 +139,7 @@ impl Reducer {
             utf8_carry: Vec::new(),
             bom: 0,
             failure: None,
+            stack: Vec::new(),
         }
     }
 

@@ -3,6 +3,10 @@
 
 use super::*;
 
+/// Strings shorter than this (and than `keep`, which is at least 64) are read in one go when
+/// they have no escape and end in the piece.
+const SHORT: usize = 64;
+
 /// The string being read.
 #[derive(Default)]
 pub(super) struct Str {
@@ -52,6 +56,24 @@ impl Reducer {
 
     /// Reads string content from the start of `s`; returns the bytes consumed.
     pub(super) fn string(&mut self, s: &[u8]) -> usize {
+        if self.s.len == 0 && self.s.partial.is_empty() {
+            // The common case first: a short string without escapes, whole in this piece.
+            if let Some(j) = memchr::memchr2(b'"', b'\\', s)
+                && j < SHORT
+                && s[j] == b'"'
+            {
+                if strings::has_control(&s[..j]) {
+                    self.fail(Failure::Invalid);
+                    return j;
+                }
+                self.s.len = j as u64;
+                if self.writing() {
+                    self.out.extend_from_slice(&s[..j]);
+                }
+                self.string_done();
+                return j + 1;
+            }
+        }
         let mut i = self.finish_escape(s);
         if self.failure.is_some() {
             return i;

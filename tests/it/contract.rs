@@ -412,3 +412,57 @@ fn reduction_validates_tricky_lines_like_the_scanner() {
         }
     }
 }
+
+/// Array elements for `small_array_elements_reduce_like_the_scanner`: small ones the reducer
+/// reads in one go, ones with whitespace or escapes, and invalid ones it must reject.
+const ELEMENTS: &[&str] = &[
+    r#"{"type":"text","text":"an item","n":12345}"#,
+    r#"{"a":[1,2,{"b":null}],"c":true}"#,
+    r#"[]"#,
+    r#"{}"#,
+    r#"[[[[1]]]]"#,
+    r#"{"a": 1}"#,
+    r#"[1 ,2]"#,
+    r#"{"s":"tab\tinside"}"#,
+    r#"{"s":"quote \" and \\ and \u00e9 and \ud83d\ude00"}"#,
+    r#"{"s":"é😀"}"#,
+    r#"{"a":01}"#,
+    r#"{"a":1,}"#,
+    r#"{"a" 1}"#,
+    r#"[1,2"#,
+    r#"{]"#,
+    r#"{"s":"\ud800"}"#,
+    r#"{"s":"\x"}"#,
+    r#"{"a":tru}"#,
+    r#"{"long":"0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789"}"#,
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// The reducer reads small compact elements of an array in one go: it must accept and
+    /// reject exactly what the scanner does, and keep what the whole line would.
+    #[test]
+    fn small_array_elements_reduce_like_the_scanner(
+        picks in prop::collection::vec(0..ELEMENTS.len(), 1..250),
+        budget in 128usize..600,
+        chunk in prop_oneof![Just(4096), 50usize..200],
+    ) {
+        let parts: Vec<&str> = picks.iter().map(|&k| ELEMENTS[k]).collect();
+        let line = format!(r#"{{"type":"user","items":[{}]}}"#, parts.join(","));
+        let valid = scan::is_valid(line.as_bytes(), &mut Vec::new());
+        match reduce(line.as_bytes(), budget, chunk) {
+            Ok(Some(_)) => prop_assert!(valid, "reduced an invalid line: {line}"),
+            Err(Failure::Invalid) => prop_assert!(!valid, "rejected a valid line: {line}"),
+            other => prop_assert!(false, "{other:?} for {line}"),
+        }
+        if valid && line.len() > budget {
+            check_reduction_is_exact(line.as_bytes(), budget, chunk);
+            // A byte at a time, no element is whole in a piece: the reduction is the same.
+            let (one, many) = (reduce(line.as_bytes(), budget, 1), reduce(line.as_bytes(), budget, 4096));
+            let (one, many) = (one.unwrap().unwrap(), many.unwrap().unwrap());
+            prop_assert!(one.doc == many.doc, "{}\n{}", common::show(&one.doc), common::show(&many.doc));
+            prop_assert_eq!(one.elided, many.elided);
+        }
+    }
+}
