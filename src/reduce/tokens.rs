@@ -1,4 +1,5 @@
-//! The push tokenizer: the JSON grammar one byte at a time, resumable at any piece boundary.
+//! The push tokenizer: the JSON grammar one byte at a time, resumable at any piece boundary,
+//! with what is whole in the piece read in one go (small array elements, short strings, numbers).
 
 use super::*;
 
