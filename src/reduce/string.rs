@@ -22,6 +22,8 @@ pub(super) struct Str {
     /// Content offsets that fall on a character and escape boundary, at least `keep / 4`
     /// apart: where the tail may start.
     marks: VecDeque<u64>,
+    /// The first content offset far enough past the last mark to be marked.
+    next_mark: u64,
     /// True once the front of `tail` has been dropped.
     compacted: bool,
 }
@@ -48,6 +50,7 @@ impl Reducer {
         s.origin = 0;
         s.marks.clear();
         s.marks.push_back(0);
+        s.next_mark = (self.keep / 4) as u64;
         s.compacted = false;
         if self.skip.is_none() {
             self.out.push(b'"');
@@ -82,7 +85,11 @@ impl Reducer {
         let (start, base) = (i, self.s.len);
         while i < s.len() {
             let rest = &s[i..];
-            let j = memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
+            // Escape-dense text has no run between escapes: no search for it.
+            let j = match rest[0] {
+                b'"' | b'\\' => 0,
+                _ => memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len()),
+            };
             if strings::has_control(&rest[..j]) {
                 self.fail(Failure::Invalid);
                 return i;
@@ -154,8 +161,9 @@ impl Reducer {
     /// last such note is far enough back.
     pub(super) fn mark(&mut self, at: u64) {
         let s = &mut self.s;
-        if at >= s.marks.back().copied().unwrap_or(0) + (self.keep / 4) as u64 {
+        if at >= s.next_mark {
             s.marks.push_back(at);
+            s.next_mark = at + (self.keep / 4) as u64;
         }
     }
 
