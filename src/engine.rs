@@ -264,6 +264,7 @@ impl LineEngine {
         self.redacted = text;
         found
     }
+
     /// Appends the log line of a line reduced while it was read (see `reduce.rs`). The reduced
     /// text is planned like any line, with markers counting the sizes the input had.
     pub fn process_reduced(&mut self, reduced: Reduced, out: &mut Vec<u8>) -> Outcome {
@@ -522,15 +523,16 @@ impl LineEngine {
             let (state, kept) = (&self.planner.state, &self.planner.kept);
             emit::emit_plan(json, sz, state, kept, &style, &mut self.emit_open, out);
             if out.len() - start <= budget {
-                if self.config.field_stats {
-                    self.count_savings(json);
-                }
                 if self.search_log == Search::Pending {
                     self.search_log = if self.logs_a_secret(json, &out[start..]) {
                         Search::Found
                     } else {
                         Search::Clean
                     };
+                }
+                // A line cut again once redacted is counted then.
+                if self.config.field_stats && self.search_log != Search::Found {
+                    self.count_savings(json);
                 }
                 return Outcome::Cut;
             }

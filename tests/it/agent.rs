@@ -518,3 +518,30 @@ fn redact_keeps_a_secret_in_a_cut_middle_out_without_rewriting_the_line() {
         "{log}"
     );
 }
+
+#[test]
+fn redact_with_stats_counts_a_line_cut_twice_once() {
+    // The secret shows in the log, so the line is cut, then redacted and cut again: `--stats`
+    // counts what the log gave up once, as for the redacted line cut once.
+    let line = format!(
+        r#"{{"type":"user","content":"password=hunter2222 {}"}}"#,
+        "a ".repeat(5000)
+    );
+    let config = |redact| EngineConfig {
+        redact,
+        field_stats: true,
+        ..common::config(1000)
+    };
+    let mut redacted = Vec::new();
+    assert!(smart_tee::redact::Redactor::new().redact(line.as_bytes(), &mut redacted));
+    let (mut twice, mut once) = (
+        LineEngine::new(config(true)),
+        LineEngine::new(config(false)),
+    );
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    twice.process(line.as_bytes(), &mut a);
+    once.process(&redacted, &mut b);
+    assert_eq!(a, b);
+    assert!(twice.saved_by_field()[&b"content".to_vec()] > 5000);
+    assert_eq!(twice.saved_by_field(), once.saved_by_field());
+}
