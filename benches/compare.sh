@@ -4,7 +4,8 @@
 #   tee LOG < corpus | cat > /dev/null
 #   cat corpus | cat > /dev/null            (the pipe floor)
 # and the same with stdin a pipe (`cat corpus | smart-tee LOG | cat`, floor `cat | cat | cat`),
-#   tee >(jq truncation recipe > LOG) ...   (where jq is installed)
+#   tee FIFO < corpus | cat, jq truncation recipe < FIFO > LOG   (where jq is installed; timed
+#                                            until jq has finished)
 #   smart-tee --redact LOG < corpus | cat > /dev/null
 # on a generated 200 MB stream-json corpus; then one million 300-byte lines, giant lines of
 # every shape synth.rs writes (256 MiB and 1 GiB), and
@@ -50,7 +51,10 @@ run_set() {
       measure redact "$feed$T $st --redact $work/st.log $from | cat > /dev/null"
     fi
     if [ "$label" = corpus ] && command -v jq > /dev/null && [ "$i" -lt 2 ]; then
-      measure jq "$T tee >(jq -c '$jq_prog' > $work/jq.log) < $input | cat > /dev/null"
+      # jq reads a FIFO as a job of its own, waited for: a process substitution
+      # (`tee >(jq …)`) is not waited for, and would run on into the next measurement.
+      rm -f "$work/jq.fifo"; mkfifo "$work/jq.fifo"
+      measure jq "jq -c '$jq_prog' < $work/jq.fifo > $work/jq.log & $T tee $work/jq.fifo < $input | cat > /dev/null; wait"
     fi
   done
   echo "== $label: $(du -h "$input" | cut -f1) input, $(wc -l < "$input") lines, $reps runs (jq: 2)"
