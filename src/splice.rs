@@ -9,8 +9,8 @@
 //! Both pipes are grown to 1 MiB where the system allows it, so that each call moves more.
 //! Either way stdout gets the bytes before the logs do, as on the copying path, and the copy that
 //! is saved is the write to stdout. Anything else (a terminal, a file, a socket, a capped stdout)
-//! takes the copying path, and so does a run whose first `tee`/`splice` fails with anything but
-//! a broken pipe, before any byte is consumed.
+//! takes the copying path, and so does the rest of a run once a `tee`/`splice` fails with
+//! anything but a broken pipe (a failed call consumes nothing).
 //!
 //! One difference from the copying path, with a regular file as input: a pipe holds references
 //! to the file's pages, so a process that rewrites the file in place while smart-tee runs may

@@ -20,9 +20,10 @@
 //!
 //! By job: `tokens.rs` is the push tokenizer (the grammar a byte at a time, resumable at any
 //! piece boundary; what is whole in a piece it reads in one go: a small compact array element,
-//! validated by the scanner, a short string without escapes, a number's digits), `utf8.rs` carries a character cut by a piece boundary, `string.rs` keeps a
-//! long string's head and tail, this file reduces containers, and `ordinals.rs` renumbers what
-//! was left out by value for the planner.
+//! validated by the scanner, a short string without escapes, a number's digits), `utf8.rs`
+//! carries a character cut by a piece boundary, `string.rs` keeps a long string's head and tail,
+//! this file reduces containers, and `ordinals.rs` renumbers what was left out by value for the
+//! planner.
 
 use std::collections::VecDeque;
 

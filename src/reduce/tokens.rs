@@ -268,9 +268,8 @@ impl Reducer {
 
     /// Reads a small array element at the start of `s` in one go, when it can be copied as it
     /// is: an object or array of at most [`SMALL`] bytes (and `keep`), whole in `s`, compact,
-    /// and valid. Such an element has no string long enough to
-    /// cut and no container long enough to reduce. Returns the bytes consumed, or 0 to read it
-    /// a byte at a time.
+    /// and valid. Such an element has no string long enough to cut and no container long enough
+    /// to reduce. Returns the bytes consumed, or 0 to read it a byte at a time.
     fn small_element(&mut self, s: &[u8]) -> usize {
         let s = &s[..s.len().min(SMALL).min(self.keep)];
         let mut element = Compact {
