@@ -24,8 +24,6 @@ pub(super) struct Str {
     marks: VecDeque<u64>,
     /// The first content offset far enough past the last mark to be marked.
     next_mark: u64,
-    /// True once the front of `tail` has been dropped.
-    compacted: bool,
 }
 
 impl Str {
@@ -51,7 +49,6 @@ impl Reducer {
         s.marks.clear();
         s.marks.push_back(0);
         s.next_mark = (self.keep / 4) as u64;
-        s.compacted = false;
         if self.skip.is_none() {
             self.out.push(b'"');
         }
@@ -214,7 +211,6 @@ impl Reducer {
         while s.marks.front().is_some_and(|&m| m < from) {
             s.marks.pop_front();
         }
-        s.compacted = true;
     }
 
     pub(super) fn string_done(&mut self) {
@@ -226,11 +222,15 @@ impl Reducer {
         if self.writing() {
             let s = &self.s;
             let body = s.out_start + 1;
-            if s.len > (self.keep + 16) as u64 && !s.compacted {
-                // Not long enough to cut: the tail holds all of it.
-                self.out.truncate(body);
+            // The copy holds the string's first `held` bytes, the tail its bytes from `origin`.
+            let held = (self.keep + 16) as u64;
+            if s.len <= held {
+                // All of it is in the copy.
+            } else if s.origin <= held {
+                // The head and the tail meet: not long enough to cut, all of it is here.
+                self.out.truncate(body + s.origin as usize);
                 self.out.extend_from_slice(&s.tail);
-            } else if s.compacted {
+            } else {
                 let head = crate::strings::boundary_at_or_before(&self.out[body..], self.keep);
                 self.out.truncate(body + head);
                 let from = s.tail_start(s.len, self.keep).unwrap_or(s.origin);

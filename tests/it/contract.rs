@@ -129,6 +129,36 @@ fn fuzz_finding_reduce_leading_cr_logs_the_same_both_ways() {
     assert_eq!(whole, [&[b'2'; 78][..], b"\n"].concat());
 }
 
+/// The fuzz finding `reduce-string-head-meets-tail`: a 364-byte string, read whole in one piece
+/// at budget 236 (`keep` 252), was marked as compacted by its first piece although its head in
+/// the copy and its tail met; the reduced copy then held the string's middle twice (a debug
+/// assertion caught it). Now such a string is kept whole, as when read a byte at a time.
+#[test]
+fn fuzz_finding_reduce_string_head_meets_tail_keeps_the_string_once() {
+    let data = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/fuzz-findings/reduce-string-head-meets-tail"
+    ))
+    .expect("the fuzz finding ships with the tests");
+    let [piece, budget, line @ ..] = &data[..] else {
+        panic!("finding too short");
+    };
+    let budget = 128 + usize::from(*budget) * 4;
+    assert_eq!(
+        (*piece, budget),
+        (255, 236),
+        "the target reads a first byte of 192+ as whole"
+    );
+    let input: Value = serde_json::from_slice(line).unwrap();
+    for chunk in [line.len(), 1, 64] {
+        let reduced = reduce(line, budget, chunk).unwrap().unwrap();
+        assert!(reduced.elided.is_empty(), "nothing is left out");
+        let doc: Value = serde_json::from_slice(&reduced.doc).unwrap();
+        assert_eq!(doc, input, "read in pieces of {chunk}");
+        check_reduction_is_exact(line, budget, chunk);
+    }
+}
+
 /// The fuzz finding `engine-line-spaces-around-a-number`: a valid line of spaces around `0`
 /// is logged as `0` (the whitespace around a line's JSON is not part of it), within the budget
 /// the finding's first two bytes choose.
