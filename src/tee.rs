@@ -320,9 +320,10 @@ fn read_loop<R: Read, W: Write>(
     loop {
         let mut buf = free_rx.try_recv().unwrap_or_else(|_| vec![0u8; CHUNK]);
         // Read the chunk, and give it to stdout (inside the kernel, or from `buf` below).
-        let (n, fed) = match stdout.splice.as_mut().filter(|_| stdout.file.is_some()) {
+        let read = match stdout.splice.as_mut().filter(|_| stdout.file.is_some()) {
             Some(splice) => match splice.fill(&mut buf) {
-                Ok(n) => (n, true),
+                Ok(n) => Ok((n, true)),
+                Err(splice::Failed::Input(e)) => Err(e),
                 Err(splice::Failed::Unsupported) => {
                     stdout.splice = None;
                     continue;
@@ -336,21 +337,17 @@ fn read_loop<R: Read, W: Write>(
                     }
                     continue;
                 }
-                Err(splice::Failed::Input(source)) => {
-                    eprintln!("smart-tee: {}", Error::ReadStdin { source });
-                    ok = false;
-                    break;
-                }
             },
-            None => match input.read(&mut buf) {
-                Ok(n) => (n, false),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(source) => {
-                    eprintln!("smart-tee: {}", Error::ReadStdin { source });
-                    ok = false;
-                    break;
-                }
-            },
+            None => input.read(&mut buf).map(|n| (n, false)),
+        };
+        let (n, fed) = match read {
+            Ok(read) => read,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(source) => {
+                eprintln!("smart-tee: {}", Error::ReadStdin { source });
+                ok = false;
+                break;
+            }
         };
         if n == 0 {
             break;

@@ -98,17 +98,19 @@ fn check_json_line(line: &[u8], budget: usize) {
     }
 }
 
+/// The input of fuzz finding `name`, kept byte for byte in `tests/data/fuzz-findings`.
+fn fuzz_finding(name: &str) -> Vec<u8> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fuzz-findings");
+    std::fs::read(path.join(name)).expect("the fuzz finding ships with the tests")
+}
+
 /// The fuzz finding `reduce-leading-cr` (tests/data/fuzz-findings): a line of 102 `\r`, 78
 /// digits `2` and 15 `\r`, read in pieces of 10 at budget 180, was logged with its leading `\r`s
 /// by the whole-line path and without them by the reduction. The rule now: whitespace around a
 /// line's JSON is not part of it, on both paths. Run exactly as the `reduce` fuzz target runs it.
 #[test]
 fn fuzz_finding_reduce_leading_cr_logs_the_same_both_ways() {
-    let data = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/fuzz-findings/reduce-leading-cr"
-    ))
-    .expect("the fuzz finding ships with the tests");
+    let data = fuzz_finding("reduce-leading-cr");
     let [piece, budget, line @ ..] = &data[..] else {
         panic!("finding too short");
     };
@@ -135,11 +137,7 @@ fn fuzz_finding_reduce_leading_cr_logs_the_same_both_ways() {
 /// assertion caught it). Now such a string is kept whole, as when read a byte at a time.
 #[test]
 fn fuzz_finding_reduce_string_head_meets_tail_keeps_the_string_once() {
-    let data = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/fuzz-findings/reduce-string-head-meets-tail"
-    ))
-    .expect("the fuzz finding ships with the tests");
+    let data = fuzz_finding("reduce-string-head-meets-tail");
     let [piece, budget, line @ ..] = &data[..] else {
         panic!("finding too short");
     };
@@ -164,11 +162,7 @@ fn fuzz_finding_reduce_string_head_meets_tail_keeps_the_string_once() {
 /// the finding's first two bytes choose.
 #[test]
 fn fuzz_finding_engine_line_spaces_around_a_number() {
-    let data = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/fuzz-findings/engine-line-spaces-around-a-number"
-    ))
-    .expect("the fuzz finding ships with the tests");
+    let data = fuzz_finding("engine-line-spaces-around-a-number");
     let budget = 128 + (u16::from_le_bytes([data[0], data[1]]) as usize % 4000);
     let line = &data[2..];
     let mut out = Vec::new();
