@@ -16,7 +16,7 @@ fuzz_target!(|data: &[u8]| {
     let [piece, budget, line @ ..] = data else {
         return;
     };
-    // Small pieces cut everything; a whole line lets the reducer read small elements, short
+    // Small pieces cut everything; a whole line lets the reducer read small containers, short
     // strings and numbers in one go.
     let piece = match *piece {
         192.. => line.len().max(1),

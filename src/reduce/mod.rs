@@ -19,11 +19,10 @@
 //! that needs more is logged as an excerpt.
 //!
 //! By job: `tokens.rs` is the push tokenizer (the grammar a byte at a time, resumable at any
-//! piece boundary; what is whole in a piece it reads in one go: a small compact array element,
-//! validated by the scanner, a short string without escapes, a number's digits), `utf8.rs`
-//! carries a character cut by a piece boundary, `string.rs` keeps a long string's head and tail,
-//! this file reduces containers, and `ordinals.rs` renumbers what was left out by value for the
-//! planner.
+//! piece boundary; a short string without escapes and a number's digits in one go), `whole.rs`
+//! reads a small container whole in a piece with the scanner, `utf8.rs` carries a character cut
+//! by a piece boundary, `string.rs` keeps a long string's head and tail, this file reduces
+//! containers, and `ordinals.rs` renumbers what was left out by value for the planner.
 
 use std::collections::VecDeque;
 
@@ -34,6 +33,7 @@ mod ordinals;
 mod string;
 mod tokens;
 mod utf8;
+mod whole;
 
 use crate::strings::escape_len;
 use string::Str;
@@ -112,8 +112,10 @@ pub struct Reducer {
     /// Bytes of a leading byte order mark seen; 3 once past it.
     bom: usize,
     failure: Option<Failure>,
-    /// The scanner's stack, for small elements validated in one go.
-    stack: Vec<u8>,
+    /// Buffers for containers read in one go (`whole.rs`).
+    whole: whole::Scratch,
+    /// No container is read in one go before this input offset (after a failed attempt).
+    whole_after: u64,
 }
 
 impl Reducer {
@@ -140,7 +142,8 @@ impl Reducer {
             utf8_carry: Vec::new(),
             bom: 0,
             failure: None,
-            stack: Vec::new(),
+            whole: whole::Scratch::default(),
+            whole_after: 0,
         }
     }
 

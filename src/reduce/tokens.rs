@@ -1,5 +1,6 @@
 //! The push tokenizer: the JSON grammar one byte at a time, resumable at any piece boundary,
-//! with what is whole in the piece read in one go (small array elements, short strings, numbers).
+//! with what is whole in the piece read in one go (containers, see `whole.rs`; short strings;
+//! numbers).
 
 use super::*;
 
@@ -56,54 +57,6 @@ impl Num {
     }
 }
 
-/// The largest array element read in one go (see `Reducer::small_element`): too small to hold
-/// a container of more than [`ENDS`] values.
-const SMALL: usize = 128;
-
-/// Sees whether an element is compact (no whitespace between its tokens) as the scanner reads
-/// it, and counts its values as the reducer does (keys are not values).
-struct Compact<'a> {
-    s: &'a [u8],
-    /// The end of the last token.
-    last: usize,
-    compact: bool,
-    values: usize,
-}
-
-impl Compact<'_> {
-    /// The next token starts at `at`: between it and the last, at most a `,` or a `:`.
-    #[inline(always)]
-    fn next(&mut self, at: usize) {
-        let gap = &self.s[self.last..at];
-        self.compact &= gap.len() <= 1 && !gap.first().is_some_and(u8::is_ascii_whitespace);
-    }
-}
-
-impl scan::Visitor for Compact<'_> {
-    #[inline(always)]
-    fn key(&mut self, start: usize, end: usize) {
-        self.next(start);
-        self.last = end;
-    }
-    #[inline(always)]
-    fn scalar(&mut self, _: Kind, start: usize, end: usize) {
-        self.next(start);
-        self.last = end;
-        self.values += 1;
-    }
-    #[inline(always)]
-    fn open(&mut self, _: Kind, start: usize) {
-        self.next(start);
-        self.last = start + 1;
-        self.values += 1;
-    }
-    #[inline(always)]
-    fn close(&mut self, end: usize) {
-        self.next(end - 1);
-        self.last = end;
-    }
-}
-
 impl Reducer {
     /// Reads from the start of `s` (never empty); returns the bytes consumed.
     pub(super) fn step(&mut self, s: &[u8]) -> usize {
@@ -154,12 +107,9 @@ impl Reducer {
         }
         match (self.st, b) {
             (St::ValueOrClose, b']') => self.close(false),
-            (St::Value | St::ValueOrClose, b'{' | b'[')
-                if self.writing()
-                    && self.frames.last().is_some_and(|f| !f.object)
-                    && self.frames.len() + SMALL < MAX_DEPTH =>
-            {
-                match self.small_element(s) {
+            // An array element or a member's value (never the line itself).
+            (St::Value | St::ValueOrClose, b'{' | b'[') if !self.frames.is_empty() => {
+                match self.whole_value(s) {
                     0 => self.value_start(b),
                     n => return n,
                 }
@@ -250,7 +200,7 @@ impl Reducer {
     }
 
     /// In an array, a value starts: counted, and in the copy after a comma.
-    fn element_start(&mut self, writing: bool) {
+    pub(super) fn element_start(&mut self, writing: bool) {
         if let Some(f) = self.frames.last_mut()
             && !f.object
         {
@@ -266,31 +216,6 @@ impl Reducer {
         }
     }
 
-    /// Reads a small array element at the start of `s` in one go, when it can be copied as it
-    /// is: an object or array of at most [`SMALL`] bytes (and `keep`), whole in `s`, compact,
-    /// and valid. Such an element has no string long enough to cut and no container long enough
-    /// to reduce. Returns the bytes consumed, or 0 to read it a byte at a time.
-    fn small_element(&mut self, s: &[u8]) -> usize {
-        let s = &s[..s.len().min(SMALL).min(self.keep)];
-        let mut element = Compact {
-            s,
-            last: 0,
-            compact: true,
-            values: 0,
-        };
-        // The piece's UTF-8 is checked already. An element that is not whole here, not valid
-        // or not compact is read a byte at a time (to fail where the grammar does).
-        let end = match scan::first_value(s, &mut element, &mut self.stack) {
-            Ok(end) if element.compact => end,
-            _ => return 0,
-        };
-        self.element_start(true);
-        self.values += element.values;
-        self.out.extend_from_slice(&s[..end]);
-        self.value_done();
-        end
-    }
-
     pub(super) fn key_start(&mut self) {
         let depth = self.frames.len();
         let f = self.frames.last_mut().expect("keys are in objects");
@@ -304,33 +229,5 @@ impl Reducer {
         }
         self.string_start(true);
         self.st = St::Str;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Values in the reduced copy of `line` fed in `chunk`-byte pieces, before it finishes.
-    fn values(line: &[u8], chunk: usize) -> usize {
-        let mut r = Reducer::new(200);
-        for piece in line.chunks(chunk) {
-            r.feed(piece);
-        }
-        assert!(r.failure().is_none());
-        r.values
-    }
-
-    #[test]
-    fn small_elements_read_in_one_go_count_their_values() {
-        let element = r#"{"a":[1,{"b":null}],"c":"x"}"#;
-        for n in [3, 200, 300, 1000] {
-            let line = format!("[{}]", vec![element; n].join(","));
-            assert_eq!(
-                values(line.as_bytes(), 1),
-                values(line.as_bytes(), 1 << 20),
-                "{n}"
-            );
-        }
     }
 }
