@@ -206,6 +206,31 @@ pub fn is_error_event(v: &Value) -> bool {
 /// The least per-event cap under `--max-tokens`.
 const MIN_EVENT_CAP: usize = 256;
 
+/// Under `--max-tokens` each event gets at most this share of the budget, so that several fit.
+const SHARES: usize = 8;
+
+/// The most bytes an event gets under a budget: an eighth of it, so that several fit, or
+/// [`MIN_EVENT_CAP`], but never more than one event with the first line can have.
+fn event_cap(budget: usize, format: Format) -> usize {
+    (budget / SHARES)
+        .max(MIN_EVENT_CAP)
+        .min(budget.saturating_sub(overhead(format, 1)))
+}
+
+/// When fewer events than [`SHARES`] were selected, the cap with which they share the budget
+/// among themselves only, if it differs from the first: larger when all of them were shown (a
+/// log of a few long events fills the budget too), smaller when the least cap left some out
+/// (a small budget shows them all, cut). They are rendered again with it, and the better of
+/// the two selections is shown ([`Window::better`]).
+fn few_events_cap(budget: usize, format: Format, first: &Window, seen: usize) -> Option<usize> {
+    if seen == 0 || seen >= SHARES {
+        return None;
+    }
+    let cap = budget.saturating_sub(overhead(format, seen)) / seen;
+    let all_shown = first.kept.len() == seen;
+    (cap > event_cap(budget, format) || !all_shown && cap > 0).then_some(cap)
+}
+
 /// Lines of a file from its end, read in blocks: only what is returned is read.
 pub struct ReverseLines {
     file: File,
@@ -346,10 +371,14 @@ pub struct Renderer<'a> {
 
 impl<'a> Renderer<'a> {
     pub fn new(opts: &'a ViewOptions) -> Renderer<'a> {
-        // Under a budget each event gets at most an eighth of it, so that several fit.
         let cap = opts
             .budget()
-            .map_or(usize::MAX, |b| (b / 8).max(MIN_EVENT_CAP));
+            .map_or(usize::MAX, |b| event_cap(b, opts.format));
+        Renderer::with_cap(opts, cap)
+    }
+
+    /// A renderer whose events get at most `cap` bytes.
+    fn with_cap(opts: &'a ViewOptions, cap: usize) -> Renderer<'a> {
         let mut engine_config = opts.engine.clone();
         if cap != usize::MAX {
             let floor = engine_config.min_budget();
@@ -596,6 +625,15 @@ impl Window {
         }
     }
 
+    /// Of two selections of the same events, the one that shows more of them, or more bytes.
+    fn better(self, other: Window) -> Window {
+        if (other.kept.len(), other.used) > (self.kept.len(), self.used) {
+            other
+        } else {
+            self
+        }
+    }
+
     fn push(&mut self, render: Vec<u8>) {
         self.used += render.len();
         self.kept.push_back(render);
@@ -658,6 +696,14 @@ pub fn render_events(events: &[Vec<u8>], opts: &ViewOptions, out: &mut Vec<u8>) 
             for e in events {
                 w.push(r.render(0, e));
             }
+            if let Some(cap) = few_events_cap(budget, opts.format, &w, events.len()) {
+                let mut r = Renderer::with_cap(opts, cap);
+                let mut again = Window::new(budget, opts.format);
+                for e in events {
+                    again.push(r.render(0, e));
+                }
+                w = w.better(again);
+            }
             if w.dropped > 0 {
                 let _ = printer.event(&omitted_line(opts.format, w.dropped));
             }
@@ -715,23 +761,34 @@ pub fn run_to<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, Error
     };
     if let Some(budget) = opts.budget() {
         // The newest events that fit, in bounded memory; with --head, the first N of them.
-        let mut w = Window::new(budget, opts.format);
-        let mut seen = 0;
-        for (k, path) in opts.files.iter().enumerate() {
-            let res = for_each_line(path, |line| {
-                if !opts.wants(line) {
-                    return true;
+        let select = |r: &mut Renderer, ok: &mut Vec<String>, limit: usize| {
+            let mut w = Window::new(budget, opts.format);
+            let mut seen = 0;
+            for (k, path) in opts.files.iter().enumerate() {
+                let res = for_each_line(path, |line| {
+                    if !opts.wants(line) {
+                        return true;
+                    }
+                    w.push(r.render(k, line));
+                    seen += 1;
+                    seen < limit
+                });
+                if let Err(e) = res {
+                    failed(path, e, ok);
                 }
-                w.push(r.render(k, line));
-                seen += 1;
-                opts.head.is_none_or(|h| seen < h)
-            });
-            if let Err(e) = res {
-                failed(path, e, &mut ok);
+                if seen >= limit {
+                    break;
+                }
             }
-            if opts.head.is_some_and(|h| seen >= h) {
-                break;
-            }
+            (w, seen)
+        };
+        let limit = opts.head.unwrap_or(usize::MAX);
+        let (mut w, seen) = select(&mut r, &mut ok, limit);
+        // A few events, all shown: read again, with the budget shared among them only (the
+        // same events, should the files have grown meanwhile).
+        if let Some(cap) = few_events_cap(budget, opts.format, &w, seen) {
+            let (again, _) = select(&mut Renderer::with_cap(opts, cap), &mut Vec::new(), seen);
+            w = w.better(again);
         }
         // With --tail N, only the last N events are candidates.
         let candidates = opts.tail.map_or(seen, |n| n.min(seen));

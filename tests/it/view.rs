@@ -107,6 +107,79 @@ fn max_tokens_holds_on_the_corpus() {
     }
 }
 
+/// A log of one long event under a budget (`max_tokens_is_never_exceeded` found it): the event
+/// was cut to an eighth of the budget, so the output used a quarter of it. A few events now
+/// share the whole budget among themselves. Through the binary, on a file: both paths.
+#[test]
+fn a_few_long_events_fill_the_budget() {
+    let dir = tempdir("few");
+    let event = format!(
+        r#"{{"type":"user","message":{{"content":[{{"type":"tool_result","content":" a aa{}"}}]}}}}"#,
+        "x".repeat(3200)
+    );
+    let log = dir.join("l.jsonl");
+    std::fs::write(&log, format!("{event}\n")).unwrap();
+    let budget = 354 * 3;
+    // (Text shows the event's gist, which is shorter whatever the budget.)
+    for format in ["jsonl", "json"] {
+        let out = view(&[
+            "--format",
+            format,
+            "--max-tokens",
+            "354",
+            log.to_str().unwrap(),
+        ]);
+        assert!(out.stdout.len() <= budget, "{format}");
+        assert!(
+            out.stdout.len() * 2 > budget,
+            "{format}: {} of {budget}",
+            out.stdout.len()
+        );
+    }
+    let opts = ViewOptions {
+        format: Format::Jsonl,
+        max_tokens: Some(354),
+        bytes_per_token: 3.0,
+        ..ViewOptions::new(vec![])
+    };
+    let mut out = Vec::new();
+    render_events(&[event.into_bytes()], &opts, &mut out);
+    assert!(
+        out.len() <= budget && out.len() * 2 > budget,
+        "{}",
+        out.len()
+    );
+}
+
+/// Under a budget smaller than the least per-event cap (256 bytes) plus the first line, the
+/// newest event, rendered at that cap, fit nowhere: the output was the first line alone ("… 8
+/// earlier events omitted"). An event's cap is now never more than the budget holds.
+#[test]
+fn a_small_budget_shows_the_newest_event_cut() {
+    let mut events = vec![
+        br#"{"type":"user","message":{"content":[{"type":"tool_result","content":""}]}}"#.to_vec();
+        7
+    ];
+    let text = "word ".repeat(35);
+    events.push(
+        format!(
+            r#"{{"type":"assistant","message":{{"content":[{{"type":"text","text":"{text}"}}]}}}}"#
+        )
+        .into_bytes(),
+    );
+    let opts = ViewOptions {
+        format: Format::Text,
+        max_tokens: Some(137),
+        bytes_per_token: 1.3,
+        ..ViewOptions::new(vec![])
+    };
+    let mut out = Vec::new();
+    render_events(&events, &opts, &mut out);
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.len() <= 178, "{out}");
+    assert!(out.contains("assistant word word"), "{out}");
+}
+
 fn event() -> impl Strategy<Value = Vec<u8>> {
     prop_oneof![
         (0usize..20_000, "[a-z ]{0,20}").prop_map(|(n, s)| {
