@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Stress, not a test (it depends on timing by design): kill -9 smart-tee at random moments while
 # it logs a generated stream, then open the log again with `-a` (which repairs a torn last line)
-# and check that every line of it is whole, valid JSON. The test suite provokes the same states
-# on purpose (tests/it/faults.rs: a_torn_last_line_is_cut_back_when_appending and the rest).
-# Usage: benches/stress_kill.sh [TRIES]     (default 40)
+# and check that every line of it is whole, valid JSON; then the same with three writers on one
+# log. The test suite provokes the same states on purpose (tests/it/faults.rs:
+# a_torn_last_line_is_cut_back_when_appending,
+# a_running_writer_does_not_glue_its_line_onto_one_torn_meanwhile and the rest).
+# Usage: benches/stress_kill.sh [TRIES]     (default 40; ST=path/to/smart-tee to try another build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tries="${1:-40}"
 work="${TMPDIR:-/tmp}/smart-tee-stress"; mkdir -p "$work"
 cargo build --release -q --bin smart-tee --examples
-st="$PWD/target/release/smart-tee"
+st="${ST:-$PWD/target/release/smart-tee}"
 input="$work/input.jsonl"
 [ -s "$input" ] || target/release/examples/gen_corpus 18M 7 > "$input"
 torn=0
@@ -31,3 +33,43 @@ for i in $(seq "$tries"); do
   fi
 done
 echo "$tries kills: $torn left a torn last line, every one repaired by the next -a; no invalid line"
+
+# Shared logs: three writers append to one log (`-a`), one of them (logging whole lines, `-b 0`,
+# so that its writes are long and a kill often lands inside one) is killed at a random moment,
+# the other two go on. The killed one's torn line must be ended by the next write of another,
+# never glued onto: the only lines that are not JSON are torn ones (a start of one of the
+# victim's lines), and no line is blank.
+command -v python3 > /dev/null || { echo "python3 is needed for the shared-log check"; exit 1; }
+"$st" -b 0 "$work/whole.log" < "$input" > /dev/null
+shared=0
+for i in $(seq "$tries"); do
+  log="$work/s.log"; rm -f "$log"
+  # Five times the stream each, so that the kill lands while all three write.
+  five() { for _ in 1 2 3 4 5; do cat "$input"; done; }
+  five | "$st" -a "$log" > /dev/null & a=$!
+  five | "$st" -a "$log" > /dev/null & b=$!
+  five | "$st" -b 0 -a "$log" > /dev/null & c=$!
+  sleep "0.$((RANDOM % 3))$((RANDOM % 9 + 1))"
+  kill -9 "$c" 2> /dev/null || true
+  wait "$a" "$b" 2> /dev/null || true
+  wait "$c" 2> /dev/null || true
+  "$st" -a "$log" < /dev/null # ends a line torn after the others finished
+  torn=$(python3 - "$log" "$work/whole.log" <<'PY'
+import json, sys
+lines = open(sys.argv[1], "rb").read().split(b"\n")
+assert lines[-1] == b"", "the log ends mid-line"
+whole = set(open(sys.argv[2], "rb").read().split(b"\n"))
+torn = 0
+for n, line in enumerate(lines[:-1], 1):
+    assert line.strip(), f"line {n} is blank"
+    try:
+        json.loads(line)
+    except ValueError:
+        assert any(w.startswith(line) for w in whole), f"line {n} is neither JSON nor torn: {line[:200]!r}"
+        torn += 1
+print(torn)
+PY
+) || { echo "shared try $i failed" >&2; exit 1; }
+  shared=$((shared + torn))
+done
+echo "$tries shared logs with a writer killed: no blank line, nothing glued; $shared torn lines ended by the next write"

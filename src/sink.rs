@@ -5,9 +5,10 @@
 //!   takes the exclusive lock, so it never rewrites a log that is being written, and a writer
 //!   that waited for a compaction reopens the file it renamed into place.
 //! - A log whose last line is unfinished (a kill or a full disk stopped a write mid-way) is cut
-//!   back to its last newline when it is opened with `-a` and no other writer holds it; when
-//!   another does, the new lines start on a fresh line instead. Nothing is glued onto a torn
-//!   line.
+//!   back to its last newline when it is opened with `-a` and no other writer holds it. Every
+//!   write to a regular file looks at its end first, in turn with the other smart-tee writers
+//!   (a POSIX record lock held for the look and the write), and ends a torn line with a newline
+//!   in the same write: nothing is glued onto a torn line, whoever tore it and whenever.
 //! - After a failed or short write, a sole writer cuts the log back to its last whole line.
 //! - [`LogSink::reopen`] opens the path again (SIGUSR1, after logrotate renamed the file).
 //!
@@ -16,10 +17,12 @@
 //! writer's.
 
 use std::fs::{File, OpenOptions, TryLockError};
-use std::io::{self, Write};
+use std::io::{self, IoSlice, Write};
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+use rustix::fs::FlockOperation;
 
 use crate::error::Error;
 
@@ -45,8 +48,6 @@ pub struct LogSink {
     mode: u32,
     /// A regular file that smart-tee can read too: its tail can be checked and repaired.
     repairable: bool,
-    /// The file ended inside a line that another writer may own: start on a fresh line.
-    fresh_line: bool,
     failed: bool,
 }
 
@@ -60,7 +61,6 @@ impl LogSink {
             target: Target::Other(Box::new(io::sink())),
             mode,
             repairable: false,
-            fresh_line: false,
             failed: false,
         };
         sink.open_target(!append).map_err(|source| Error::OpenLog {
@@ -77,7 +77,6 @@ impl LogSink {
             target: Target::Other(writer),
             mode: DEFAULT_MODE,
             repairable: false,
-            fresh_line: false,
             failed: false,
         }
     }
@@ -122,7 +121,7 @@ impl LogSink {
                 other => (other?, !special),
             };
             if !file.metadata()?.is_file() {
-                self.set(file, false, false);
+                self.set(file, false);
                 return Ok(());
             }
             let sole = file.try_lock().is_ok();
@@ -149,8 +148,7 @@ impl LogSink {
                 // As tee does, even while another process writes it.
                 file.set_len(0)?;
             }
-            let torn = !sole && !truncate && readable && stays_mid_line(&file)?;
-            self.set(file, readable, torn);
+            self.set(file, readable);
             return Ok(());
         }
         Err(io::Error::other(
@@ -158,11 +156,10 @@ impl LogSink {
         ))
     }
 
-    fn set(&mut self, file: File, readable: bool, fresh_line: bool) {
+    fn set(&mut self, file: File, readable: bool) {
         let regular = file.metadata().is_ok_and(|m| m.is_file());
         self.target = Target::File(file);
         self.repairable = regular && readable;
-        self.fresh_line = fresh_line;
     }
 
     /// Writes whole lines with one `write_all`; on failure the sink is marked failed and, when
@@ -172,17 +169,10 @@ impl LogSink {
             return Ok(());
         }
         let result = match &mut self.target {
-            Target::File(f) => {
-                let fresh = if self.fresh_line {
-                    f.write_all(b"\n")
-                } else {
-                    Ok(())
-                };
-                fresh.and_then(|()| f.write_all(lines))
-            }
+            Target::File(f) if self.repairable => write_on_a_fresh_line(f, lines),
+            Target::File(f) => f.write_all(lines),
             Target::Other(w) => w.write_all(lines).and_then(|()| w.flush()),
         };
-        self.fresh_line = false;
         result.map_err(|source| {
             self.failed = true;
             self.repair_after_failure();
@@ -258,16 +248,59 @@ pub fn ends_mid_line(file: &File) -> io::Result<bool> {
     Ok(last[0] != b'\n')
 }
 
-/// With other writers on the file: true when it ends mid-line and still does after a moment, so
-/// that a write in progress (whose bytes a reader can see arrive) is not taken for a torn line.
-fn stays_mid_line(file: &File) -> io::Result<bool> {
-    for _ in 0..50 {
-        if !ends_mid_line(file)? {
-            return Ok(false);
-        }
-        std::thread::sleep(Duration::from_millis(2));
+/// Appends `lines` to a log that other writers may share, on a fresh line: if the file ends
+/// inside a line (a writer was killed mid-write), a newline ends that line first, in the same
+/// write. smart-tee writers take turns at this (a POSIX record lock on the file, held for the
+/// look and the write), so one never takes another's write in progress for a torn line; when
+/// the turn does not come within [`TURN_WAIT`] (a process holds a lock on the log for long, or
+/// the file system has no locks), the lines are written as they are.
+fn write_on_a_fresh_line(f: &mut File, lines: &[u8]) -> io::Result<()> {
+    if !take_turn(f) {
+        return f.write_all(lines);
     }
-    Ok(true)
+    let result = match ends_mid_line(f) {
+        Ok(true) => write_after(f, b"\n", lines),
+        _ => f.write_all(lines),
+    };
+    let _ = rustix::fs::fcntl_lock(&*f, FlockOperation::Unlock);
+    result
+}
+
+/// How long a write waits for its turn (see [`write_on_a_fresh_line`]).
+const TURN_WAIT: Duration = Duration::from_millis(200);
+
+/// Takes the writers' turn on `f` (a POSIX write lock on the whole file), waiting up to
+/// [`TURN_WAIT`]; whether it did.
+fn take_turn(f: &File) -> bool {
+    let deadline = Instant::now() + TURN_WAIT;
+    loop {
+        match rustix::fs::fcntl_lock(f, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => return true,
+            Err(rustix::io::Errno::AGAIN | rustix::io::Errno::ACCESS | rustix::io::Errno::INTR)
+                if Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Err(_) => return false,
+        }
+    }
+}
+
+/// Writes `first` then `rest` with one `writev`: one `O_APPEND` write, so no other writer's
+/// line lands between them. A short write is finished as `write_all` would.
+fn write_after(f: &mut File, first: &[u8], rest: &[u8]) -> io::Result<()> {
+    let written = loop {
+        match f.write_vectored(&[IoSlice::new(first), IoSlice::new(rest)]) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            other => break other?,
+        }
+    };
+    match written.checked_sub(first.len()) {
+        Some(n) => f.write_all(&rest[n..]),
+        None => f
+            .write_all(&first[written..])
+            .and_then(|()| f.write_all(rest)),
+    }
 }
 
 /// Where the file's last whole line ends: just past its last newline (0 if it has none).

@@ -68,6 +68,51 @@ fn a_torn_last_line_with_another_writer_gets_a_fresh_line() {
     drop(other);
 }
 
+/// Two writers that open a torn log before either writes (agents started together, each with
+/// `-a`): each saw the torn line, and each used to end it, the second with a blank line (not
+/// JSON). The first write looks again: one newline ends the torn line, and no line is blank.
+#[test]
+fn two_writers_that_opened_a_torn_log_together_leave_no_blank_line() {
+    use smart_tee::sink::{DEFAULT_MODE, LogSink};
+    let dir = tempdir("torn-two");
+    let log = dir.join("l");
+    std::fs::write(&log, b"{\"type\":\"a\"}\n{\"ty").unwrap();
+    // A third writer holds the log, so neither is alone on it to cut the torn line back.
+    let other = std::fs::File::open(&log).unwrap();
+    other.lock_shared().unwrap();
+    let mut first = LogSink::open(&log, true, DEFAULT_MODE).unwrap();
+    let mut second = LogSink::open(&log, true, DEFAULT_MODE).unwrap();
+    first.write_lines(b"{\"n\":1}\n").unwrap();
+    second.write_lines(b"{\"n\":2}\n").unwrap();
+    first.write_lines(b"{\"n\":3}\n").unwrap();
+    assert_eq!(
+        String::from_utf8(std::fs::read(&log).unwrap()).unwrap(),
+        "{\"type\":\"a\"}\n{\"ty\n{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n"
+    );
+    drop(other);
+}
+
+/// A writer killed mid-write tears the log under the feet of another that is running (several
+/// agents appending to one log): the running one used to glue its next line onto the torn one,
+/// making one invalid line of two. Every write looks at the log's end first.
+#[test]
+fn a_running_writer_does_not_glue_its_line_onto_one_torn_meanwhile() {
+    use smart_tee::sink::{DEFAULT_MODE, LogSink};
+    use std::io::Write;
+    let dir = tempdir("torn-live");
+    let log = dir.join("l");
+    let mut sink = LogSink::open(&log, true, DEFAULT_MODE).unwrap();
+    sink.write_lines(b"{\"n\":1}\n").unwrap();
+    // The killed writer's part of a line.
+    let mut killed = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    killed.write_all(b"{\"killed\":\"mid-wr").unwrap();
+    sink.write_lines(b"{\"n\":2}\n{\"n\":3}\n").unwrap();
+    assert_eq!(
+        String::from_utf8(std::fs::read(&log).unwrap()).unwrap(),
+        "{\"n\":1}\n{\"killed\":\"mid-wr\n{\"n\":2}\n{\"n\":3}\n"
+    );
+}
+
 /// #11.3: a write that fails part-way (here a file-size limit, `ulimit -f`, which stops a write
 /// at the limit as a full disk does) leaves whole lines only: the writer cuts its torn bytes
 /// off, reports the log by name and exits 1, while stdout gets everything. A later `-a` run
