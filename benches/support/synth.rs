@@ -394,11 +394,14 @@ pub fn write_stream(w: &mut impl Write, bytes: u64, seed: u64) -> io::Result<()>
 }
 
 /// The shapes of giant line [`write_giant_line`] writes.
-pub const GIANT_KINDS: [&str; 5] = ["string", "escapes", "image", "array", "nested"];
+pub const GIANT_KINDS: [&str; 7] = [
+    "string", "escapes", "image", "array", "spaced", "records", "nested",
+];
 
 /// Writes one JSON line of about `bytes` bytes (newline included) of the given kind (see
 /// [`GIANT_KINDS`]): a tool result of plain text, a string dense with escapes, a base64
-/// screenshot, an array of small objects, or arrays nested too deep to plan.
+/// screenshot, an array of small objects (compact, or spaced as Python's `json.dumps` writes
+/// them), an array of 400-byte records, or arrays nested too deep to plan.
 pub fn write_giant_line(w: &mut impl Write, kind: &str, bytes: u64) -> io::Result<()> {
     let (open, close, unit): (&str, &str, Vec<u8>) = match kind {
         "string" => (
@@ -423,6 +426,24 @@ pub fn write_giant_line(w: &mut impl Write, kind: &str, bytes: u64) -> io::Resul
             r#"{"type":"user","items":["#,
             r#"],"uuid":"giant-4"}"#,
             br#"{"type":"text","text":"an item of a very long array","n":12345},"#.repeat(64),
+        ),
+        "spaced" => (
+            r#"{"type": "user", "items": ["#,
+            r#"], "uuid": "giant-5"}"#,
+            br#"{"type": "text", "text": "an item of a very long array", "n": 12345}, "#.repeat(64),
+        ),
+        "records" => (
+            r#"{"type":"user","records":["#,
+            r#"],"uuid":"giant-6"}"#,
+            concat!(
+                r#"{"type":"tool_use","id":"toolu_01A2b3C4d5E6f7G8h9","name":"Read","#,
+                r#""input":{"file_path":"/home/user/project/src/module/file.rs","offset":120,"#,
+                r#""limit":200},"tags":[1,2,3,5,8,13,21,34],"ok":true,"note":null,"#,
+                r#""text":"a record of a long export, with \"quotes\" and a tab\there, "#,
+                r#"then plain words until the record is about four hundred bytes long"},"#,
+            )
+            .repeat(16)
+            .into_bytes(),
         ),
         "nested" => (r#"{"type":"user","deep":"#, r#"}"#, b"[".repeat(4096)),
         other => {
@@ -453,7 +474,8 @@ pub fn write_giant_line(w: &mut impl Write, kind: &str, bytes: u64) -> io::Resul
     let depth = written as usize;
     match kind {
         // The last element has no comma after it.
-        "array" => w.write_all(br#"{"n":0}"#)?,
+        "array" | "records" => w.write_all(br#"{"n":0}"#)?,
+        "spaced" => w.write_all(br#"{"n": 0}"#)?,
         "nested" => {
             w.write_all(b"0")?;
             let closers = b"]".repeat(4096);
