@@ -116,10 +116,9 @@ pub fn scan<V: Visitor>(s: &[u8], v: &mut V, stack: &mut Vec<u8>) -> Result<(), 
     scan_with(s, v, stack).map(|_| ())
 }
 
-/// Scans `s` as [`scan`] does, for a caller that has checked its UTF-8 already (with invalid
-/// UTF-8 the result is wrong, never unsafe).
-/// Scans the JSON value at the start of `s`, for a caller that has checked its UTF-8 already,
-/// and returns where it ends; what follows it is not looked at.
+/// Scans the JSON value at the start of `s` as [`scan`] does, for a caller that has checked
+/// its UTF-8 already (with invalid UTF-8 the result is wrong, never unsafe), and returns where
+/// it ends; what follows it is not looked at.
 pub fn first_value<V: Visitor>(s: &[u8], v: &mut V, stack: &mut Vec<u8>) -> Result<usize, Invalid> {
     scan_prefix::<V, true>(s, v, stack).map(|(_, end)| end)
 }
