@@ -45,7 +45,10 @@ struct Copier<'a> {
     /// Whether every gap so far is compact (nothing or one `,` / `:`): then the copy is
     /// `s[..last]`, not yet written.
     compact: bool,
-    scratch: &'a mut Scratch,
+    /// The fields of [`Scratch`] the copy is made in.
+    copy: &'a mut Vec<u8>,
+    open: &'a mut Vec<(usize, usize)>,
+    elided: &'a mut Vec<(usize, Elided)>,
     values: usize,
     depth: usize,
 }
@@ -57,13 +60,13 @@ impl Copier<'_> {
         let gap = &self.s[self.last..start];
         if self.compact && (gap.len() > 1 || gap.first().is_some_and(u8::is_ascii_whitespace)) {
             self.compact = false;
-            self.scratch.copy.extend_from_slice(&self.s[..self.last]);
+            self.copy.extend_from_slice(&self.s[..self.last]);
         }
         if !self.compact {
             if let Some(&sep) = gap.iter().find(|b| !b.is_ascii_whitespace()) {
-                self.scratch.copy.push(sep);
+                self.copy.push(sep);
             }
-            self.scratch.copy.extend_from_slice(&self.s[start..end]);
+            self.copy.extend_from_slice(&self.s[start..end]);
         }
         self.last = end;
     }
@@ -73,7 +76,7 @@ impl Copier<'_> {
         if self.compact {
             self.last
         } else {
-            self.scratch.copy.len()
+            self.copy.len()
         }
     }
 }
@@ -93,13 +96,13 @@ impl scan::Visitor for Copier<'_> {
         self.token(start, start + 1);
         self.values += 1;
         let at = self.copied() - 1;
-        self.scratch.open.push((at, start));
-        self.depth = self.depth.max(self.scratch.open.len());
+        self.open.push((at, start));
+        self.depth = self.depth.max(self.open.len());
     }
     #[inline(always)]
     fn close(&mut self, end: usize) {
         self.token(end - 1, end);
-        let Some((out_start, in_start)) = self.scratch.open.pop() else {
+        let Some((out_start, in_start)) = self.open.pop() else {
             return;
         };
         let (in_len, out_len) = (end - in_start, self.copied() - out_start);
@@ -108,7 +111,7 @@ impl scan::Visitor for Copier<'_> {
                 text_len: in_len as u64,
                 children: 0,
             };
-            self.scratch.elided.push((out_start, e));
+            self.elided.push((out_start, e));
         }
     }
 }
@@ -122,30 +125,29 @@ impl Reducer {
             return 0;
         }
         let s = &s[..s.len().min(self.keep)];
-        let mut scratch = std::mem::take(&mut self.whole);
-        scratch.copy.clear();
-        scratch.open.clear();
-        scratch.elided.clear();
-        let mut stack = std::mem::take(&mut scratch.stack);
+        let w = &mut self.whole;
+        w.copy.clear();
+        w.open.clear();
+        w.elided.clear();
         let mut copier = Copier {
             s,
             last: 0,
             compact: true,
-            scratch: &mut scratch,
+            copy: &mut w.copy,
+            open: &mut w.open,
+            elided: &mut w.elided,
             values: 0,
             depth: 0,
         };
         // The piece's UTF-8 is checked already. A container that is not whole here, not valid
         // or too big is read a byte at a time (to be reduced, or to fail where the grammar
         // does).
-        let read = scan::first_value(s, &mut copier, &mut stack);
+        let read = scan::first_value(s, &mut copier, &mut w.stack);
         let (values, depth, compact) = (copier.values, copier.depth, copier.compact);
-        scratch.stack = stack;
         let end = match read {
             Ok(end) if values <= MAX_VALUES_WHOLE && self.frames.len() + depth <= MAX_DEPTH => end,
             _ => {
                 self.whole_after = self.pos + (s.len() / SKIP).max(1) as u64;
-                self.whole = scratch;
                 return 0;
             }
         };
@@ -156,13 +158,12 @@ impl Reducer {
             if compact {
                 self.out.extend_from_slice(&s[..end]);
             } else {
-                self.out.extend_from_slice(&scratch.copy);
+                self.out.extend_from_slice(&self.whole.copy);
             }
-            let elided = scratch.elided.iter().map(|&(at, e)| (base + at, e));
+            let elided = self.whole.elided.iter().map(|&(at, e)| (base + at, e));
             self.elided.extend(elided);
             self.values += values;
         }
-        self.whole = scratch;
         self.value_done();
         end
     }
