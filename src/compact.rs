@@ -5,7 +5,8 @@
 //! lines, is refused), and read through the tee path's own line splitter and memory caps
 //! ([`LogWriter`]) into a temporary file beside it, which is synced, given the original's
 //! permissions and renamed over it while the lock is held; the directory is synced too. A result
-//! that is not smaller, or identical, leaves the file untouched. An unfinished last line (a
+//! that is not smaller, or identical, leaves the file untouched. What a killed compaction of the
+//! same log left (its temporary file) is removed first. An unfinished last line (a
 //! writer was killed mid-line) is copied as it is, unprocessed. Any failure removes the
 //! temporary file and leaves the original as it was. A file that changes while being compacted
 //! (a writer that takes no lock, such as `tee -a`) is refused. With `--dry-run` nothing is
@@ -114,6 +115,9 @@ pub fn compact_file(
         ..CompactReport::default()
     };
     let tmp = temp_path(&real);
+    if !dry_run {
+        remove_stale_temps(&real);
+    }
     let result = (|| -> io::Result<Verdict> {
         let out = if dry_run {
             None
@@ -260,6 +264,39 @@ fn temp_path(real: &Path) -> PathBuf {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     real.with_file_name(format!(".{name}.smart-tee-{}.tmp", std::process::id()))
+}
+
+/// Removes what compactions of `real` that were killed left beside it: their temporary files
+/// (see [`temp_path`]), named after a process that is gone. (Under the log's exclusive lock no
+/// other compaction of it can be running; the process check also spares a compaction that
+/// holds an older file of the same name.) Each removal is said on stderr; a failure to remove
+/// is not an error of this compaction.
+fn remove_stale_temps(real: &Path) {
+    let (Some(dir), Some(name)) = (real.parent(), real.file_name()) else {
+        return;
+    };
+    let prefix = format!(".{}.smart-tee-", name.to_string_lossy());
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let file_name = file_name.to_string_lossy();
+        let Some(pid) = file_name
+            .strip_prefix(&prefix)
+            .and_then(|rest| rest.strip_suffix(".tmp"))
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let gone = pid != std::process::id() && !Path::new("/proc").join(pid.to_string()).exists();
+        if gone && fs::remove_file(entry.path()).is_ok() {
+            eprintln!(
+                "smart-tee: removed {:?}, left by a compaction that was stopped",
+                entry.path()
+            );
+        }
+    }
 }
 
 /// Runs `--compact` over `files`, printing one report line each. Returns false if any failed.

@@ -380,6 +380,40 @@ fn compact_killed_midway_leaves_one_whole_file() {
     }
 }
 
+/// A compaction killed mid-rewrite leaves its temporary file beside the log (the log itself is
+/// untouched: the rename is the last step); made here on purpose, as the kill would leave it,
+/// with a process id that cannot exist (above Linux's largest `pid_max`). The next compaction
+/// of the log removes it (it used to stay forever, as big as the log), and keeps one that a
+/// live process (this test) names.
+#[test]
+fn compact_removes_what_a_killed_compaction_left() {
+    let dir = tempdir("stale");
+    let log = dir.join("big.jsonl");
+    let original = big_log(&log);
+    let stale = dir.join(".big.jsonl.smart-tee-4999999.tmp");
+    std::fs::write(&stale, &original[..original.len() / 3]).unwrap();
+    let live = dir.join(format!(".big.jsonl.smart-tee-{}.tmp", std::process::id()));
+    std::fs::write(&live, b"{}").unwrap();
+    let other = dir.join(".other.jsonl.smart-tee-4999999.tmp");
+    std::fs::write(&other, b"{}").unwrap();
+    let out = compact(&[], &[&log]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !stale.exists(),
+        "the killed compaction's file is still there"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("left by a compaction that was stopped"));
+    assert!(
+        live.exists() && other.exists(),
+        "a live process's or another log's file was removed"
+    );
+    assert!(std::fs::read(&log).unwrap().len() < original.len() / 10);
+}
+
 /// #11.1: `--compact` on a log that a running smart-tee appends to lost the writer's later
 /// lines (it went on into the deleted file). The writer holds the log's lock, so the compaction
 /// is refused, and every line the writer writes, before and after, is in the file.
