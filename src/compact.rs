@@ -259,11 +259,13 @@ fn read_full_at(f: &File, buf: &mut [u8], at: u64) -> io::Result<usize> {
 
 /// `.NAME.smart-tee-PID.tmp` beside the file.
 fn temp_path(real: &Path) -> PathBuf {
-    let name = real
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    real.with_file_name(format!(".{name}.smart-tee-{}.tmp", std::process::id()))
+    real.with_file_name(format!("{}{}.tmp", temp_prefix(real), std::process::id()))
+}
+
+/// `.NAME.smart-tee-`: what every compaction's temporary file of `real` starts with.
+fn temp_prefix(real: &Path) -> String {
+    let name = real.file_name().unwrap_or_default().to_string_lossy();
+    format!(".{name}.smart-tee-")
 }
 
 /// Removes what compactions of `real` that were killed left beside it: their temporary files
@@ -272,11 +274,8 @@ fn temp_path(real: &Path) -> PathBuf {
 /// holds an older file of the same name.) Each removal is said on stderr; a failure to remove
 /// is not an error of this compaction.
 fn remove_stale_temps(real: &Path) {
-    let (Some(dir), Some(name)) = (real.parent(), real.file_name()) else {
-        return;
-    };
-    let prefix = format!(".{}.smart-tee-", name.to_string_lossy());
-    let Ok(entries) = fs::read_dir(dir) else {
+    let prefix = temp_prefix(real);
+    let Some(Ok(entries)) = real.parent().map(fs::read_dir) else {
         return;
     };
     for entry in entries.flatten() {

@@ -198,9 +198,8 @@ impl LogSink {
             let _ = f.lock_shared();
         } else {
             let _ = f.lock_shared();
-            if ends_mid_line(f).unwrap_or(false) {
-                let _ = (&*f).write_all(b"\n");
-            }
+            // Nothing but the newline, in turn with the other writers, as every write is.
+            let _ = write_on_a_fresh_line(f, b"");
         }
     }
 }
@@ -254,7 +253,7 @@ pub fn ends_mid_line(file: &File) -> io::Result<bool> {
 /// look and the write), so one never takes another's write in progress for a torn line; when
 /// the turn does not come within [`TURN_WAIT`] (a process holds a lock on the log for long, or
 /// the file system has no locks), the lines are written as they are.
-fn write_on_a_fresh_line(f: &mut File, lines: &[u8]) -> io::Result<()> {
+fn write_on_a_fresh_line(mut f: &File, lines: &[u8]) -> io::Result<()> {
     if !take_turn(f) {
         return f.write_all(lines);
     }
@@ -262,7 +261,7 @@ fn write_on_a_fresh_line(f: &mut File, lines: &[u8]) -> io::Result<()> {
         Ok(true) => write_after(f, b"\n", lines),
         _ => f.write_all(lines),
     };
-    let _ = rustix::fs::fcntl_lock(&*f, FlockOperation::Unlock);
+    let _ = rustix::fs::fcntl_lock(f, FlockOperation::Unlock);
     result
 }
 
@@ -288,7 +287,7 @@ fn take_turn(f: &File) -> bool {
 
 /// Writes `first` then `rest` with one `writev`: one `O_APPEND` write, so no other writer's
 /// line lands between them. A short write is finished as `write_all` would.
-fn write_after(f: &mut File, first: &[u8], rest: &[u8]) -> io::Result<()> {
+fn write_after(mut f: &File, first: &[u8], rest: &[u8]) -> io::Result<()> {
     let written = loop {
         match f.write_vectored(&[IoSlice::new(first), IoSlice::new(rest)]) {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,

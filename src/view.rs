@@ -692,17 +692,16 @@ pub fn render_events(events: &[Vec<u8>], opts: &ViewOptions, out: &mut Vec<u8>) 
     let _ = printer.start();
     match opts.budget() {
         Some(budget) => {
-            let mut w = Window::new(budget, opts.format);
-            for e in events {
-                w.push(r.render(0, e));
-            }
-            if let Some(cap) = few_events_cap(budget, opts.format, &w, events.len()) {
-                let mut r = Renderer::with_cap(opts, cap);
-                let mut again = Window::new(budget, opts.format);
+            let select = |r: &mut Renderer| {
+                let mut w = Window::new(budget, opts.format);
                 for e in events {
-                    again.push(r.render(0, e));
+                    w.push(r.render(0, e));
                 }
-                w = w.better(again);
+                w
+            };
+            let mut w = select(&mut r);
+            if let Some(cap) = few_events_cap(budget, opts.format, &w, events.len()) {
+                w = w.better(select(&mut Renderer::with_cap(opts, cap)));
             }
             if w.dropped > 0 {
                 let _ = printer.event(&omitted_line(opts.format, w.dropped));
@@ -784,8 +783,8 @@ pub fn run_to<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, Error
         };
         let limit = opts.head.unwrap_or(usize::MAX);
         let (mut w, seen) = select(&mut r, &mut ok, limit);
-        // A few events, all shown: read again, with the budget shared among them only (the
-        // same events, should the files have grown meanwhile).
+        // Fewer events than shares of the budget: read again, with the budget shared among
+        // them only (the same events, should the files have grown meanwhile).
         if let Some(cap) = few_events_cap(budget, opts.format, &w, seen) {
             let (again, _) = select(&mut Renderer::with_cap(opts, cap), &mut Vec::new(), seen);
             w = w.better(again);
