@@ -457,6 +457,62 @@ mod tests {
         }
     }
 
+    /// Pieces of UTF-8 for `utf8_is_checked_in_every_kind_of_string`: whole characters of every
+    /// length, and broken, overlong, surrogate and out-of-range ones.
+    const UTF8_PIECES: &[&[u8]] = &[
+        b"\xc3\xa9",
+        b"\xe2\x86\x92",
+        b"\xf0\x9f\x98\x80",
+        b"\xc3",
+        b"\x80",
+        b"\xe2\x86",
+        b"\xf0\x9f\x98",
+        b"\xc0\xaf",
+        b"\xed\xa0\x80",
+        b"\xf4\x90\x80\x80",
+        b"\xff",
+        b"\\n",
+        b"\\u00e9",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+        /// A line's UTF-8 is checked in its strings only, wherever the scan of a string meets it
+        /// (the first sixteen bytes, a block, a long plain run): the verdict is serde_json's.
+        #[test]
+        fn utf8_is_checked_in_every_kind_of_string(
+            strings in prop::collection::vec(
+                (
+                    prop_oneof![0usize..8, 0usize..400],
+                    prop::collection::vec(prop::sample::select(UTF8_PIECES), 0..3),
+                    prop_oneof![0usize..8, 0usize..300],
+                ),
+                1..4,
+            ),
+            outside in prop::option::of(0usize..4),
+        ) {
+            let mut line = b"[".to_vec();
+            for (k, (before, pieces, after)) in strings.iter().enumerate() {
+                if k > 0 {
+                    line.push(b',');
+                }
+                if outside == Some(k) {
+                    line.extend_from_slice(b"\xc3\xa9");
+                }
+                line.push(b'"');
+                line.extend(std::iter::repeat_n(b'a', *before));
+                for piece in pieces {
+                    line.extend_from_slice(piece);
+                }
+                line.extend(std::iter::repeat_n(b'z', *after));
+                line.push(b'"');
+            }
+            line.push(b']');
+            let theirs = serde_json::from_slice::<serde_json::Value>(&line).is_ok();
+            prop_assert_eq!(is_valid(&line, &mut Vec::new()), theirs, "{:?}", String::from_utf8_lossy(&line));
+        }
+    }
+
     #[test]
     fn deep_nesting_does_not_recurse() {
         let depth = 1_000_000;
