@@ -4,15 +4,17 @@
 //! bytes, so a byte-at-a-time or escape-at-a-time scan spends its time on branches. Here a block
 //! becomes bit masks (which bytes are `"`, `\`, control bytes, usual escape letters) by SIMD
 //! compares, which bytes are escaped follows from the backslash mask by arithmetic
-//! ([`escaped_bytes`]), and a whole block is settled with no branch per escape.
+//! ([`escaped_bytes`]), and a whole block is settled with no branch per escape. Blocks follow
+//! each other every sixty-four bytes whatever they hold (an escape that crosses into the next
+//! block is carried over), so the loads of the next blocks never wait on this one's masks.
 //!
-//! The masks come from SSE2 (part of every x86_64 target), from AVX2 when the CPU has it
-//! (detected at run time), or from a portable loop elsewhere. This module holds the crate's SIMD
-//! unsafe code (the only other unsafe item is `early.rs`'s start-up check): the two calls into
-//! functions compiled for those instruction sets (and a third in its tests), each after the
-//! check that makes it sound. Tests check the SIMD masks against a
-//! byte-at-a-time reference on every byte value in every lane; `scan`'s tests check the whole
-//! scan against a plain walk.
+//! The masks come from SSE2 (part of every x86_64 target), from AVX2 or AVX-512BW when the CPU
+//! has them (detected at run time), or from a portable loop elsewhere. This module holds the
+//! crate's SIMD unsafe code (the only other unsafe item is `early.rs`'s start-up check): the
+//! calls into functions compiled for those instruction sets, each after the check that makes it
+//! sound. Tests check the SIMD masks against a byte-at-a-time reference on every byte value in
+//! every lane, and `scan`'s tests check the whole scan, each way this CPU can run it, against a
+//! plain walk.
 
 /// The line is not valid JSON. Where it went wrong is not kept: a malformed line is logged as a
 /// record of its text either way.
@@ -56,6 +58,17 @@ pub fn hex4(s: &[u8], i: usize) -> Option<u32> {
         return None;
     }
     Some(digits.iter().fold(0, |n, &d| n << 4 | u32::from(d)))
+}
+
+/// The end of the `\uXXXX` escape whose backslash is at `j` when it is one outside the surrogate
+/// range (nearly every `\u` escape: colour codes, control characters); `None` for a surrogate
+/// half or anything that is not four hex digits, which [`escape_end`] settles.
+#[inline(always)]
+fn plain_u_escape_end(s: &[u8], j: usize) -> Option<usize> {
+    let digits = s.get(j + 2..)?.first_chunk::<4>()?.map(|b| HEX[b as usize]);
+    let plain = (digits[0] | digits[1] | digits[2] | digits[3]) <= 0xF
+        && (digits[0] != 0xD || digits[1] < 0x8);
+    plain.then_some(j + 6)
 }
 
 /// The escape whose backslash is at `j`; returns the index after it (after both halves of a
@@ -217,17 +230,21 @@ const LONG_RUN: u32 = 4;
 const EVEN: u64 = 0x5555_5555_5555_5555;
 const ODD: u64 = !EVEN;
 
-/// The bytes of a block that a backslash escapes, other than backslashes, from its backslash
-/// mask; the block starts at an escape boundary. In a run of backslashes starting at `r`, those
-/// at `r`, `r + 2`, … escape the next byte, so the byte after a run of length `n` is escaped
-/// when `n` is odd: when the run's start and the byte after it differ in parity. Adding a run's
-/// first bit to the mask carries through the run and lands on the byte after it.
+/// The bytes of a block that a backslash escapes (escaped backslashes included), from its
+/// backslash mask and `carry` (1 when the block's first byte is escaped by a run that ends the
+/// block before); returns them and the carry into the next block. In a run of backslashes
+/// starting at `r`, those at `r`, `r + 2`, … escape the next byte, so the byte after a run of
+/// length `n` is escaped when `n` is odd. Adding each odd-started run to the mask carries through
+/// it; where the carries land tells, by parity, which runs started on odd bits; the carry out of
+/// the top bit is the next block's.
 #[inline(always)]
-fn escaped_bytes(backslash: u64) -> u64 {
-    let starts = backslash & !(backslash << 1);
-    let after_even_runs = backslash.wrapping_add(starts & EVEN) & ODD;
-    let after_odd_runs = backslash.wrapping_add(starts & ODD) & EVEN;
-    (after_even_runs | after_odd_runs) & !backslash
+fn escaped_bytes(backslash: u64, carry: u64) -> (u64, u64) {
+    // An escaped backslash starts no run.
+    let backslash = backslash & !carry;
+    let follows = (backslash << 1) | carry;
+    let odd_starts = backslash & ODD & !follows;
+    let (sum, overflow) = odd_starts.overflowing_add(backslash);
+    ((EVEN ^ (sum << 1)) & follows, u64::from(overflow))
 }
 
 /// The `N` bytes at `at`, or, near the end of `s`, the last of them copied to `pad` and padded
@@ -262,6 +279,13 @@ pub(crate) fn string_end(s: &[u8], i: usize) -> Result<usize, Invalid> {
 #[inline(never)]
 fn content_end(s: &[u8], at: usize) -> Result<usize, Invalid> {
     #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512bw") {
+        #[allow(unsafe_code)]
+        // SAFETY: `avx512::content_end` is unsafe to call only because it is compiled for
+        // AVX-512BW, and the CPU has it (checked just above).
+        return unsafe { avx512::content_end(s, at) };
+    }
+    #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         #[allow(unsafe_code)]
         // SAFETY: `avx2::content_end` is unsafe to call only because it is compiled for AVX2,
@@ -271,15 +295,33 @@ fn content_end(s: &[u8], at: usize) -> Result<usize, Invalid> {
     content_end_with(s, at, masks64)
 }
 
-/// [`content_end`] without AVX2, as on a CPU that lacks it (for tests).
+/// [`content_end`] as each kind of CPU runs it: without AVX2, with AVX2, with AVX-512BW (the
+/// last two when this CPU has them; for tests).
 #[cfg(test)]
-pub(crate) fn content_end_baseline(s: &[u8], at: usize) -> Result<usize, Invalid> {
-    content_end_with(s, at, masks64)
+pub(crate) fn content_end_each_way(s: &[u8], at: usize) -> Vec<Result<usize, Invalid>> {
+    let mut ends = vec![content_end_with(s, at, masks64)];
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[allow(unsafe_code)]
+        if is_x86_feature_detected!("avx2") {
+            // SAFETY: as in `content_end`: the CPU has AVX2, checked just above.
+            ends.push(unsafe { avx2::content_end(s, at) });
+        }
+        #[allow(unsafe_code)]
+        if is_x86_feature_detected!("avx512bw") {
+            // SAFETY: as in `content_end`: the CPU has AVX-512BW, checked just above.
+            ends.push(unsafe { avx512::content_end(s, at) });
+        }
+    }
+    ends
 }
 
 /// [`content_end`] with the masks from `masks64`: the first quote or control byte that is not
 /// escaped ends the string; escaped quotes, backslashes, `n` and `t` are valid by the masks, and
 /// only the rare other escapes are looked at one by one (`\u` whole, with its surrogate pair).
+/// Blocks follow each other sixty-four bytes apart whatever they hold (what crosses from one to
+/// the next is carried in two numbers), so the next block's load never waits for this one's
+/// masks.
 #[inline(always)]
 fn content_end_with(
     s: &[u8],
@@ -288,38 +330,49 @@ fn content_end_with(
 ) -> Result<usize, Invalid> {
     let mut quiet = 0;
     let mut pad = [0; 64];
+    // The first byte is escaped (by a run of backslashes that ended the block before).
+    let mut carry = 0;
+    // Where the last `\u` escape checked whole ends: it may reach into the next block.
+    let mut checked_to = at;
     loop {
         let block = block_at(s, at, &mut pad);
         let m = masks64(block);
-        let escaped = escaped_bytes(m.backslash);
+        let mut backslash = m.backslash;
+        if checked_to > at {
+            // The rest of a surrogate pair checked in the block before: its backslash neither
+            // escapes nor is escaped.
+            backslash &= u64::MAX << (checked_to - at);
+            carry = 0;
+        }
+        let (escaped, carry_out) = escaped_bytes(backslash, carry);
         let ends = m.quote & !escaped;
         // The bits before the closing quote; all of them when the string goes on.
         let inside = (ends & ends.wrapping_neg()).wrapping_sub(1);
         if m.control & inside != 0 {
             return Err(Invalid);
         }
-        // The next block starts at an escape boundary: before a final backslash that escapes
-        // the next block's first byte, or later when a `\u` escape reaches into it.
-        let trailing = (!m.backslash).leading_zeros();
-        let mut next = at + 64 - (trailing & 1) as usize;
-        // Escaped quotes, `n` and `t` (nearly all escapes) are settled by the masks.
-        let mut escapes = escaped & inside & !(m.quote | m.letter);
+        // Escaped quotes, backslashes, `n` and `t` (nearly all escapes) are settled by the masks.
+        let mut escapes = escaped & inside & !(m.quote | m.backslash | m.letter);
         while escapes != 0 {
             let k = escapes.trailing_zeros() as usize;
             escapes &= escapes - 1;
-            if SIMPLE_ESCAPE[block[k] as usize] {
-                continue;
-            }
             if block[k] != b'u' {
+                if SIMPLE_ESCAPE[block[k] as usize] {
+                    continue;
+                }
                 return Err(Invalid);
             }
-            // `k >= 1`: a block starts at an escape boundary, so its first byte is not escaped.
+            // The backslash is at `at + k - 1`: in the block before when `k == 0`.
+            if let Some(end) = plain_u_escape_end(s, at + k - 1) {
+                checked_to = checked_to.max(end);
+                continue;
+            }
             let end = escape_end(s, at + k - 1)?;
             if end - (at + k - 1) == 12 {
                 // A surrogate pair: its second half is checked with it.
                 escapes &= !1u64.checked_shl(k as u32 + 6).unwrap_or(0);
             }
-            next = next.max(end);
+            checked_to = checked_to.max(end);
         }
         if ends != 0 {
             return Ok(at + ends.trailing_zeros() as usize + 1);
@@ -327,13 +380,14 @@ fn content_end_with(
         if at + 64 >= s.len() {
             return Err(Invalid);
         }
-        at = next;
+        at += 64;
+        carry = carry_out;
         quiet = if m.backslash == 0 && m.control == 0 {
             quiet + 1
         } else {
             0
         };
-        if quiet == LONG_RUN {
+        if quiet == LONG_RUN && checked_to <= at {
             // A long plain run (base64, minified text): memchr's unrolled wide loop is faster.
             let run = memchr::memchr2(b'"', b'\\', &s[at..]).ok_or(Invalid)?;
             if has_control(&s[at..at + run]) {
@@ -479,6 +533,47 @@ mod avx2 {
     }
 }
 
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use super::{Invalid, Masks};
+    use std::arch::x86_64::*;
+
+    #[target_feature(enable = "avx512bw")]
+    pub fn content_end(s: &[u8], at: usize) -> Result<usize, Invalid> {
+        super::content_end_with(s, at, |block| masks64(block))
+    }
+
+    /// The AVX-512 masks, on a CPU that has AVX-512BW; the baseline masks on one that does not
+    /// (for tests).
+    #[cfg(test)]
+    pub fn masks64_for_test(block: &[u8; 64]) -> Masks<u64> {
+        if is_x86_feature_detected!("avx512bw") {
+            #[allow(unsafe_code)]
+            // SAFETY: as in `super::content_end`: the CPU has AVX-512BW, checked just above.
+            return unsafe { masks64(block) };
+        }
+        super::masks64(block)
+    }
+
+    /// [`super::masks64`], all sixty-four bytes in one vector, each compare straight into a
+    /// mask register.
+    #[inline]
+    #[target_feature(enable = "avx512bw")]
+    fn masks64(block: &[u8; 64]) -> Masks<u64> {
+        let halves = block.as_chunks::<16>().0;
+        let low = _mm256_set_m128i(super::sse2::load(&halves[1]), super::sse2::load(&halves[0]));
+        let high = _mm256_set_m128i(super::sse2::load(&halves[3]), super::sse2::load(&halves[2]));
+        let v = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(low), high);
+        let eq = |byte: u8| _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(byte as i8));
+        Masks {
+            quote: eq(b'"'),
+            backslash: eq(b'\\'),
+            letter: eq(b'n') | eq(b't'),
+            control: _mm512_cmplt_epu8_mask(v, _mm512_set1_epi8(0x20)),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -518,6 +613,12 @@ mod tests {
                 #[cfg(target_arch = "x86_64")]
                 assert_eq!(
                     avx2::masks64_for_test(&block),
+                    reference(&block),
+                    "{b:#x} @ {lane}"
+                );
+                #[cfg(target_arch = "x86_64")]
+                assert_eq!(
+                    avx512::masks64_for_test(&block),
                     reference(&block),
                     "{b:#x} @ {lane}"
                 );
