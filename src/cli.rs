@@ -149,7 +149,8 @@ struct Cli {
     redact: bool,
 
     /// Cut stdout lines longer than N bytes with the same engine (valid JSON, structure kept);
-    /// shorter lines pass byte for byte. An unfinished line is then held until its newline.
+    /// shorter lines pass byte for byte. An unfinished line is then held until its newline
+    /// (past 8 MiB, reduced while read, in bounded memory).
     /// Accepts K and M suffixes; the least is 128. Default: off.
     #[arg(long, value_name = "N", value_parser = parse_size)]
     stdout_max_line_bytes: Option<usize>,

@@ -5,7 +5,7 @@
 //! chunk is read, so a line reaches the log as soon as its newline has been read, and every write
 //! carries whole lines only: a crash or a kill never leaves half a line behind.
 
-use crate::engine::{LineEngine, Outcome};
+use crate::engine::{EngineConfig, LineEngine, Outcome};
 use crate::error::Error;
 use crate::reduce::{Failure, Reducer};
 use crate::sink::LogSink;
@@ -25,16 +25,41 @@ pub const STREAM_CAP: usize = 8 << 20;
 
 pub use crate::engine::MAX_STREAM_BUDGET;
 
+/// The longest line held whole under `config`: [`STREAM_CAP`] when long lines are reduced while
+/// read, else [`LINE_CAP`].
+pub(crate) fn line_cap(config: &EngineConfig) -> usize {
+    if config.reduces() {
+        STREAM_CAP
+    } else {
+        LINE_CAP
+    }
+}
+
 /// A line past the memory cap, read piece by piece: reduced as it comes, with an excerpt of
-/// its raw bytes kept beside in case the reduction fails.
-struct BigLine {
+/// its raw bytes kept beside in case the reduction fails. The log and a capped stdout
+/// (`stdout_cap.rs`) both read long lines this way.
+pub(crate) struct BigLine {
     reducer: Option<Reducer>,
     failure: Failure,
     excerpt: Oversize,
 }
 
 impl BigLine {
-    fn push(&mut self, piece: &[u8]) {
+    /// Starts a line past the memory cap with its first bytes.
+    #[cold]
+    pub(crate) fn start(config: &EngineConfig, first: &[u8]) -> BigLine {
+        let budget = config.max_line_bytes;
+        let mut big = BigLine {
+            reducer: config.reduces().then(|| Reducer::for_budget(budget)),
+            failure: Failure::TooBig,
+            // Bytes kept from each end: enough for any record the budget allows.
+            excerpt: Oversize::new(budget.max(64 * 1024)),
+        };
+        big.push(first);
+        big
+    }
+
+    pub(crate) fn push(&mut self, piece: &[u8]) {
         self.excerpt.push(piece);
         if let Some(r) = self.reducer.as_mut() {
             r.feed(piece);
@@ -43,6 +68,21 @@ impl BigLine {
                 self.reducer = None;
             }
         }
+    }
+
+    /// Appends the line's log line to `out`: its reduction, or else an excerpt.
+    #[cold]
+    pub(crate) fn finish(self, engine: &mut LineEngine, out: &mut Vec<u8>) -> Outcome {
+        let failure = match self.reducer.map(Reducer::finish) {
+            Some(Ok(Some(reduced))) => return engine.process_reduced(reduced, out),
+            Some(Ok(None)) => return Outcome::Blank,
+            Some(Err(f)) => f,
+            None => self.failure,
+        };
+        let o = self.excerpt;
+        let (a, b) = o.tail.as_slices();
+        let tail = [a, b].concat();
+        engine.process_excerpt(failure, &o.head, &tail, o.total, out)
     }
 }
 
@@ -131,11 +171,7 @@ pub struct LogWriter {
 impl LogWriter {
     pub fn new(engine: LineEngine, sinks: Vec<LogSink>) -> LogWriter {
         let active = !sinks.is_empty() || engine.config().field_stats;
-        let cap = if engine.config().reduces() {
-            STREAM_CAP
-        } else {
-            LINE_CAP
-        };
+        let cap = line_cap(engine.config());
         LogWriter {
             active,
             engine,
@@ -203,7 +239,7 @@ impl LogWriter {
     fn piece(&mut self, piece: Piece) {
         match piece {
             Piece::Line(line) => self.line(line),
-            Piece::Start(first) => self.big = Some(self.big_start(first)),
+            Piece::Start(first) => self.big = Some(BigLine::start(self.engine.config(), first)),
             Piece::Part(more) => {
                 if let Some(big) = self.big.as_mut() {
                     big.push(more);
@@ -218,60 +254,11 @@ impl LogWriter {
         }
     }
 
-    /// Bytes kept from each end of an oversize line: enough for any record the budget allows.
-    fn excerpt_len(&self) -> usize {
-        self.engine.config().max_line_bytes.max(64 * 1024)
-    }
-
-    /// Whether long lines are reduced while read.
-    fn reduces(&self) -> bool {
-        self.engine.config().reduces()
-    }
-
-    /// The longest line held whole.
-    fn line_cap(&self) -> usize {
-        if self.reduces() { STREAM_CAP } else { LINE_CAP }
-    }
-
-    /// Starts a line past the memory cap with its first bytes.
-    #[cold]
-    fn big_start(&self, first: &[u8]) -> BigLine {
-        let mut big = BigLine {
-            reducer: self
-                .reduces()
-                .then(|| Reducer::for_budget(self.engine.config().max_line_bytes)),
-            failure: Failure::TooBig,
-            excerpt: Oversize::new(self.excerpt_len()),
-        };
-        big.push(first);
-        big
-    }
-
-    /// Logs a line past the memory cap: its reduction, or else an excerpt.
+    /// Logs a line past the memory cap.
     #[cold]
     fn big_line(&mut self, big: BigLine) {
-        if let Some(r) = big.reducer {
-            let before = self.batch.len();
-            let outcome = match r.finish() {
-                Ok(Some(reduced)) => self.engine.process_reduced(reduced, &mut self.batch),
-                Ok(None) => Outcome::Blank,
-                Err(f) => return self.oversize_line(big.excerpt, f),
-            };
-            self.stats.count(outcome);
-            self.stats.bytes_logged += (self.batch.len() - before) as u64;
-        } else {
-            self.oversize_line(big.excerpt, big.failure);
-        }
-    }
-
-    #[cold]
-    fn oversize_line(&mut self, o: Oversize, why: Failure) {
         let before = self.batch.len();
-        let (a, b) = o.tail.as_slices();
-        let tail = [a, b].concat();
-        let outcome = self
-            .engine
-            .process_excerpt(why, &o.head, &tail, o.total, &mut self.batch);
+        let outcome = big.finish(&mut self.engine, &mut self.batch);
         self.stats.count(outcome);
         self.stats.bytes_logged += (self.batch.len() - before) as u64;
     }
@@ -293,9 +280,9 @@ impl LogWriter {
     }
 
     fn line(&mut self, line: &[u8]) {
-        if line.len() > self.line_cap() {
+        if line.len() > line_cap(self.engine.config()) {
             // Whatever the read sizes, a line past the cap is logged the same way.
-            let big = self.big_start(line);
+            let big = BigLine::start(self.engine.config(), line);
             self.big_line(big);
             return;
         }

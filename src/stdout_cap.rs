@@ -2,25 +2,35 @@
 //! (valid JSON, structure kept); shorter lines pass byte for byte.
 //!
 //! A line's length is known only at its newline, so with this option an unfinished line is held
-//! back until it ends (or input ends); without it, stdout gets every read at once.
+//! back until it ends (or input ends); without it, stdout gets every read at once. A line past
+//! the memory cap is not held: it is reduced while read, as the log reduces it
+//! ([`BigLine`]), and stdout gets the reduction at its newline.
 
 use crate::engine::LineEngine;
+use crate::log::{BigLine, line_cap};
 use crate::split::{Piece, Splitter};
 
 pub struct StdoutCap {
     max: usize,
+    /// The longest line held whole.
+    cap: usize,
     engine: LineEngine,
-    /// No cap: a line is cut whole, so it is held whole (a known limit for giant lines).
     lines: Splitter,
+    /// The unfinished last line, when it is past the memory cap.
+    big: Option<BigLine>,
 }
 
 impl StdoutCap {
     /// `engine` must be configured with `max_line_bytes == max`.
     pub fn new(max: usize, engine: LineEngine) -> StdoutCap {
+        // A line within `max` (and its `\r`) passes whole, so it is held whole whatever the cap.
+        let cap = line_cap(engine.config()).max(max.saturating_add(1));
         StdoutCap {
             max,
+            cap,
             engine,
-            lines: Splitter::new(usize::MAX),
+            lines: Splitter::new(cap),
+            big: None,
         }
     }
 
@@ -29,9 +39,7 @@ impl StdoutCap {
         let mut lines = std::mem::take(&mut self.lines);
         let mut at = 0;
         while let Some(piece) = lines.next(chunk, &mut at) {
-            if let Piece::Line(line) = piece {
-                self.line(line, true, out);
-            }
+            self.piece(piece, true, out);
         }
         self.lines = lines;
     }
@@ -39,10 +47,28 @@ impl StdoutCap {
     /// Appends the unfinished last line, if any (without a newline when it passes unchanged).
     pub fn finish(&mut self, out: &mut Vec<u8>) {
         let mut lines = std::mem::take(&mut self.lines);
-        if let Some(Piece::Line(line)) = lines.finish() {
-            self.line(line, false, out);
+        if let Some(piece) = lines.finish() {
+            self.piece(piece, false, out);
         }
         self.lines = lines;
+    }
+
+    fn piece(&mut self, piece: Piece, newline: bool, out: &mut Vec<u8>) {
+        match piece {
+            Piece::Line(line) => self.line(line, newline, out),
+            Piece::Start(first) => self.big = Some(BigLine::start(self.engine.config(), first)),
+            Piece::Part(more) => {
+                if let Some(big) = self.big.as_mut() {
+                    big.push(more);
+                }
+            }
+            Piece::End(last) => {
+                if let Some(mut big) = self.big.take() {
+                    big.push(last);
+                    self.big_line(big, out);
+                }
+            }
+        }
     }
 
     fn line(&mut self, line: &[u8], newline: bool, out: &mut Vec<u8>) {
@@ -52,8 +78,18 @@ impl StdoutCap {
             if newline {
                 out.push(b'\n');
             }
+        } else if line.len() > self.cap {
+            // Whatever the read sizes, a line past the cap is cut the same way.
+            let big = BigLine::start(self.engine.config(), line);
+            self.big_line(big, out);
         } else if self.engine.process(line, out) == crate::Outcome::Blank {
             // A whitespace-only line over the limit becomes an empty line.
+            out.push(b'\n');
+        }
+    }
+
+    fn big_line(&mut self, big: BigLine, out: &mut Vec<u8>) {
+        if big.finish(&mut self.engine, out) == crate::Outcome::Blank {
             out.push(b'\n');
         }
     }

@@ -192,6 +192,62 @@ fn stdout_max_line_bytes_cuts_only_long_lines() {
     assert_eq!(ls.len(), 4);
 }
 
+/// `--stdout-max-line-bytes` held an unfinished line whole until its newline, so a giant line
+/// cost its size in memory: a 300 MB line aborted under a 200 MB address-space limit. It is now
+/// reduced while read, as the log reduces it: the same line goes through under that limit (it
+/// needs under 100 MB), and stdout gets the log's line for it. One malloc arena, so that the
+/// address space counts what is allocated, not glibc's per-thread reservations.
+#[test]
+fn a_giant_line_under_stdout_max_line_bytes_is_not_held_whole() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let dir = tempdir("stdoutcap-giant");
+    let log = dir.join("l");
+    let script = format!(
+        "ulimit -v 200000 && exec '{}' --stdout-max-line-bytes 5120 '{}'",
+        env!("CARGO_BIN_EXE_smart-tee"),
+        log.display()
+    );
+    let mut child = std::process::Command::new("sh")
+        .args(["-c", &script])
+        .env_remove("SMART_TEE_MAX_LINE_BYTES")
+        .env("MALLOC_ARENA_MAX", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().unwrap();
+    // Written a megabyte at a time: the test holds no more than that either.
+    let writer = std::thread::spawn(move || {
+        let mb = "source text, ".repeat(81_000);
+        let _ = stdin.write_all(br#"{"type":"user","content":[{"type":"tool_result","content":""#);
+        for _ in 0..300 {
+            if stdin.write_all(&mb.as_bytes()[..1 << 20]).is_err() {
+                return;
+            }
+        }
+        let _ = stdin.write_all(b"\"}]}\n{\"tail\":1}\n");
+    });
+    let out = common::output_timeout(child);
+    writer.join().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && err.is_empty(),
+        "{:?} {err}",
+        out.status
+    );
+    let stdout = lines(&out.stdout);
+    let logged = std::fs::read(&log).unwrap();
+    assert_eq!(stdout, lines(&logged), "stdout's lines are the log's");
+    assert_eq!(stdout.len(), 2);
+    assert!(stdout[0].len() <= 5120, "{}", stdout[0].len());
+    let v = strict_parse(stdout[0]).unwrap();
+    assert_eq!(v["type"], "user");
+    assert_eq!(v["content"][0]["type"], "tool_result");
+    assert_eq!(stdout[1], b"{\"tail\":1}");
+}
+
 #[test]
 fn stats_summarise_the_run() {
     let dir = tempdir("stats");
