@@ -70,6 +70,31 @@ impl BigLine {
         }
     }
 
+    /// Follows the splitter's pieces of lines past the cap in `big`: hands back a whole line,
+    /// or a long line once its last piece is in, and keeps the others.
+    pub(crate) fn follow<'a>(
+        big: &mut Option<BigLine>,
+        config: &EngineConfig,
+        piece: Piece<'a>,
+    ) -> Next<'a> {
+        match piece {
+            Piece::Line(line) => return Next::Line(line),
+            Piece::Start(first) => *big = Some(BigLine::start(config, first)),
+            Piece::Part(more) => {
+                if let Some(big) = big.as_mut() {
+                    big.push(more);
+                }
+            }
+            Piece::End(last) => {
+                if let Some(mut line) = big.take() {
+                    line.push(last);
+                    return Next::Big(Box::new(line));
+                }
+            }
+        }
+        Next::Nothing
+    }
+
     /// Appends the line's log line to `out`: its reduction, or else an excerpt.
     #[cold]
     pub(crate) fn finish(self, engine: &mut LineEngine, out: &mut Vec<u8>) -> Outcome {
@@ -84,6 +109,16 @@ impl BigLine {
         let tail = [a, b].concat();
         engine.process_excerpt(failure, &o.head, &tail, o.total, out)
     }
+}
+
+/// What a piece from the splitter gives its reader ([`BigLine::follow`]).
+pub(crate) enum Next<'a> {
+    /// A whole line, held in memory.
+    Line(&'a [u8]),
+    /// A line past the cap, all read (boxed: it is rare, and large).
+    Big(Box<BigLine>),
+    /// Nothing yet.
+    Nothing,
 }
 
 /// A line past [`LINE_CAP`]: only its first and last bytes and its length are kept.
@@ -237,20 +272,10 @@ impl LogWriter {
     /// Logs what the splitter hands over: a whole line, or a piece of one past the memory cap.
     #[inline]
     fn piece(&mut self, piece: Piece) {
-        match piece {
-            Piece::Line(line) => self.line(line),
-            Piece::Start(first) => self.big = Some(BigLine::start(self.engine.config(), first)),
-            Piece::Part(more) => {
-                if let Some(big) = self.big.as_mut() {
-                    big.push(more);
-                }
-            }
-            Piece::End(last) => {
-                if let Some(mut big) = self.big.take() {
-                    big.push(last);
-                    self.big_line(big);
-                }
-            }
+        match BigLine::follow(&mut self.big, self.engine.config(), piece) {
+            Next::Line(line) => self.line(line),
+            Next::Big(big) => self.big_line(*big),
+            Next::Nothing => {}
         }
     }
 

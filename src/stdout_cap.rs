@@ -7,7 +7,7 @@
 //! ([`BigLine`]), and stdout gets the reduction at its newline.
 
 use crate::engine::LineEngine;
-use crate::log::{BigLine, line_cap};
+use crate::log::{BigLine, Next, line_cap};
 use crate::split::{Piece, Splitter};
 
 pub struct StdoutCap {
@@ -54,20 +54,10 @@ impl StdoutCap {
     }
 
     fn piece(&mut self, piece: Piece, newline: bool, out: &mut Vec<u8>) {
-        match piece {
-            Piece::Line(line) => self.line(line, newline, out),
-            Piece::Start(first) => self.big = Some(BigLine::start(self.engine.config(), first)),
-            Piece::Part(more) => {
-                if let Some(big) = self.big.as_mut() {
-                    big.push(more);
-                }
-            }
-            Piece::End(last) => {
-                if let Some(mut big) = self.big.take() {
-                    big.push(last);
-                    self.big_line(big, out);
-                }
-            }
+        match BigLine::follow(&mut self.big, self.engine.config(), piece) {
+            Next::Line(line) => self.line(line, newline, out),
+            Next::Big(big) => self.big_line(*big, out),
+            Next::Nothing => {}
         }
     }
 

@@ -200,7 +200,6 @@ fn stdout_max_line_bytes_cuts_only_long_lines() {
 #[test]
 fn a_giant_line_under_stdout_max_line_bytes_is_not_held_whole() {
     use std::io::Write;
-    use std::process::Stdio;
     let dir = tempdir("stdoutcap-giant");
     let log = dir.join("l");
     let script = format!(
@@ -208,18 +207,12 @@ fn a_giant_line_under_stdout_max_line_bytes_is_not_held_whole() {
         env!("CARGO_BIN_EXE_smart-tee"),
         log.display()
     );
-    let mut child = std::process::Command::new("sh")
-        .args(["-c", &script])
+    let mut sh = std::process::Command::new("sh");
+    sh.args(["-c", &script])
         .env_remove("SMART_TEE_MAX_LINE_BYTES")
-        .env("MALLOC_ARENA_MAX", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let mut stdin = child.stdin.take().unwrap();
+        .env("MALLOC_ARENA_MAX", "1");
     // Written a megabyte at a time: the test holds no more than that either.
-    let writer = std::thread::spawn(move || {
+    let out = common::run_cmd_fed(&mut sh, |mut stdin| {
         let mb = "source text, ".repeat(81_000);
         let _ = stdin.write_all(br#"{"type":"user","content":[{"type":"tool_result","content":""#);
         for _ in 0..300 {
@@ -229,8 +222,6 @@ fn a_giant_line_under_stdout_max_line_bytes_is_not_held_whole() {
         }
         let _ = stdin.write_all(b"\"}]}\n{\"tail\":1}\n");
     });
-    let out = common::output_timeout(child);
-    writer.join().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success() && err.is_empty(),

@@ -72,6 +72,17 @@ pub fn output_timeout(mut child: std::process::Child) -> std::process::Output {
 /// its output once it exits (within [`CHILD_TIMEOUT`]).
 pub fn run_cmd(cmd: &mut std::process::Command, input: &[u8]) -> std::process::Output {
     use std::io::Write;
+    let input = input.to_vec();
+    run_cmd_fed(cmd, move |mut stdin| {
+        let _ = stdin.write_all(&input);
+    })
+}
+
+/// [`run_cmd`] with stdin written by `feed`, on another thread.
+pub fn run_cmd_fed(
+    cmd: &mut std::process::Command,
+    feed: impl FnOnce(std::process::ChildStdin) + Send + 'static,
+) -> std::process::Output {
     use std::process::Stdio;
     let mut child = cmd
         .stdin(Stdio::piped())
@@ -79,11 +90,8 @@ pub fn run_cmd(cmd: &mut std::process::Command, input: &[u8]) -> std::process::O
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn");
-    let mut stdin = child.stdin.take().unwrap();
-    let input = input.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
+    let stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || feed(stdin));
     let out = output_timeout(child);
     writer.join().unwrap();
     out
