@@ -72,6 +72,7 @@ impl BigLine {
 
     /// Follows the splitter's pieces of lines past the cap in `big`: hands back a whole line,
     /// or a long line once its last piece is in, and keeps the others.
+    #[inline]
     pub(crate) fn follow<'a>(
         big: &mut Option<BigLine>,
         config: &EngineConfig,

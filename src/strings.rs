@@ -60,15 +60,16 @@ pub fn hex4(s: &[u8], i: usize) -> Option<u32> {
     Some(digits.iter().fold(0, |n, &d| n << 4 | u32::from(d)))
 }
 
-/// The end of the `\uXXXX` escape whose backslash is at `j` when it is one outside the surrogate
-/// range (nearly every `\u` escape: colour codes, control characters); `None` for a surrogate
-/// half or anything that is not four hex digits, which [`escape_end`] settles.
+/// True when the escape whose backslash is at `j` is a `\uXXXX` outside the surrogate range
+/// (nearly every `\u` escape: colour codes, control characters); false for a surrogate half or
+/// anything that is not four hex digits, which [`escape_end`] settles.
 #[inline(always)]
-fn plain_u_escape_end(s: &[u8], j: usize) -> Option<usize> {
-    let digits = s.get(j + 2..)?.first_chunk::<4>()?.map(|b| HEX[b as usize]);
-    let plain = (digits[0] | digits[1] | digits[2] | digits[3]) <= 0xF
-        && (digits[0] != 0xD || digits[1] < 0x8);
-    plain.then_some(j + 6)
+fn is_plain_u_escape(s: &[u8], j: usize) -> bool {
+    let Some(digits) = s.get(j + 2..).and_then(<[u8]>::first_chunk::<4>) else {
+        return false;
+    };
+    let d = digits.map(|b| HEX[b as usize]);
+    (d[0] | d[1] | d[2] | d[3]) <= 0xF && (d[0] != 0xD || d[1] < 0x8)
 }
 
 /// The escape whose backslash is at `j`; returns the index after it (after both halves of a
@@ -332,7 +333,7 @@ fn content_end_with(
     let mut pad = [0; 64];
     // The first byte is escaped (by a run of backslashes that ended the block before).
     let mut carry = 0;
-    // Where the last `\u` escape checked whole ends: it may reach into the next block.
+    // Where the last surrogate pair checked whole ends: it may reach into the next block.
     let mut checked_to = at;
     loop {
         let block = block_at(s, at, &mut pad);
@@ -363,8 +364,9 @@ fn content_end_with(
                 return Err(Invalid);
             }
             // The backslash is at `at + k - 1`: in the block before when `k == 0`.
-            if let Some(end) = plain_u_escape_end(s, at + k - 1) {
-                checked_to = checked_to.max(end);
+            // A plain `\uXXXX` that reaches into the next block leaves hex digits there, which
+            // stop nothing.
+            if is_plain_u_escape(s, at + k - 1) {
                 continue;
             }
             let end = escape_end(s, at + k - 1)?;
