@@ -317,6 +317,27 @@ pub(crate) fn content_end_each_way(s: &[u8], at: usize) -> Vec<Result<usize, Inv
     ends
 }
 
+/// [`masks64`] as each kind of CPU computes it: without AVX2, with AVX2, with AVX-512BW (the last
+/// two when this CPU has them; for tests).
+#[cfg(test)]
+fn masks64_each_way(block: &[u8; 64]) -> Vec<Masks<u64>> {
+    let mut masks = vec![masks64(block)];
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[allow(unsafe_code)]
+        if is_x86_feature_detected!("avx2") {
+            // SAFETY: as in `content_end`: the CPU has AVX2, checked just above.
+            masks.push(unsafe { avx2::masks64(block) });
+        }
+        #[allow(unsafe_code)]
+        if is_x86_feature_detected!("avx512bw") {
+            // SAFETY: as in `content_end`: the CPU has AVX-512BW, checked just above.
+            masks.push(unsafe { avx512::masks64(block) });
+        }
+    }
+    masks
+}
+
 /// [`content_end`] with the masks from `masks64`: the first quote or control byte that is not
 /// escaped ends the string; escaped quotes, backslashes, `n` and `t` are valid by the masks, and
 /// only the rare other escapes are looked at one by one (`\u` whole, with its surrogate pair).
@@ -503,22 +524,10 @@ mod avx2 {
         super::content_end_with(s, at, |block| masks64(block))
     }
 
-    /// The AVX2 masks, on a CPU that has AVX2; the baseline masks on one that does not (for
-    /// tests).
-    #[cfg(test)]
-    pub fn masks64_for_test(block: &[u8; 64]) -> Masks<u64> {
-        if is_x86_feature_detected!("avx2") {
-            #[allow(unsafe_code)]
-            // SAFETY: as in `super::content_end`: the CPU has AVX2, checked just above.
-            return unsafe { masks64(block) };
-        }
-        super::masks64(block)
-    }
-
     /// [`super::masks64`], thirty-two bytes per compare.
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn masks64(block: &[u8; 64]) -> Masks<u64> {
+    pub(super) fn masks64(block: &[u8; 64]) -> Masks<u64> {
         let mut m = Masks::default();
         for (k, halves) in block.as_chunks::<16>().0.chunks_exact(2).enumerate() {
             let v = _mm256_set_m128i(super::sse2::load(&halves[1]), super::sse2::load(&halves[0]));
@@ -545,23 +554,11 @@ mod avx512 {
         super::content_end_with(s, at, |block| masks64(block))
     }
 
-    /// The AVX-512 masks, on a CPU that has AVX-512BW; the baseline masks on one that does not
-    /// (for tests).
-    #[cfg(test)]
-    pub fn masks64_for_test(block: &[u8; 64]) -> Masks<u64> {
-        if is_x86_feature_detected!("avx512bw") {
-            #[allow(unsafe_code)]
-            // SAFETY: as in `super::content_end`: the CPU has AVX-512BW, checked just above.
-            return unsafe { masks64(block) };
-        }
-        super::masks64(block)
-    }
-
     /// [`super::masks64`], all sixty-four bytes in one vector, each compare straight into a
     /// mask register.
     #[inline]
     #[target_feature(enable = "avx512bw")]
-    fn masks64(block: &[u8; 64]) -> Masks<u64> {
+    pub(super) fn masks64(block: &[u8; 64]) -> Masks<u64> {
         let halves = block.as_chunks::<16>().0;
         let low = _mm256_set_m128i(super::sse2::load(&halves[1]), super::sse2::load(&halves[0]));
         let high = _mm256_set_m128i(super::sse2::load(&halves[3]), super::sse2::load(&halves[2]));
@@ -611,19 +608,9 @@ mod tests {
             for b in 0..=255u8 {
                 let mut block = [b'a'; 64];
                 block[lane] = b;
-                assert_eq!(masks64(&block), reference(&block), "{b:#x} @ {lane}");
-                #[cfg(target_arch = "x86_64")]
-                assert_eq!(
-                    avx2::masks64_for_test(&block),
-                    reference(&block),
-                    "{b:#x} @ {lane}"
-                );
-                #[cfg(target_arch = "x86_64")]
-                assert_eq!(
-                    avx512::masks64_for_test(&block),
-                    reference(&block),
-                    "{b:#x} @ {lane}"
-                );
+                for masks in masks64_each_way(&block) {
+                    assert_eq!(masks, reference(&block), "{b:#x} @ {lane}");
+                }
                 if let Some(block) = block.first_chunk::<16>().filter(|_| lane < 16) {
                     assert_eq!(widen(masks16(block)), reference(block));
                     assert_eq!(widen(portable_masks16(block)), reference(block));
