@@ -210,6 +210,16 @@ pub struct Masks<T> {
     pub control: T,
 }
 
+/// Which bytes of a block may belong to a `\uXXXX` escape: `u`, hex digits, and `d` or `D` (the
+/// first digit of every surrogate half): bit `k` for byte `k`. Looked at only in blocks with a
+/// backslash.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UMasks<T> {
+    pub u: T,
+    pub hex: T,
+    pub d: T,
+}
+
 impl Masks<u32> {
     /// Quotes, backslashes and control characters together.
     #[inline(always)]
@@ -249,14 +259,14 @@ fn escaped_bytes(backslash: u64, carry: u64) -> (u64, u64) {
 }
 
 /// The `N` bytes at `at`, or, near the end of `s`, the last of them copied to `pad` and padded
-/// with a byte that stops nothing.
+/// with a byte that stops nothing and is no part of an escape (a space).
 #[inline(always)]
 fn block_at<'a, const N: usize>(s: &'a [u8], at: usize, pad: &'a mut [u8; N]) -> &'a [u8; N] {
     let rest = s.get(at..).unwrap_or_default();
     match rest.first_chunk::<N>() {
         Some(block) => block,
         None => {
-            *pad = [b'a'; N];
+            *pad = [b' '; N];
             pad[..rest.len()].copy_from_slice(rest);
             pad
         }
@@ -293,14 +303,14 @@ fn content_end(s: &[u8], at: usize) -> Result<usize, Invalid> {
         // and the CPU has AVX2 (checked just above).
         return unsafe { avx2::content_end(s, at) };
     }
-    content_end_with(s, at, masks64)
+    content_end_with(s, at, masks64, u_masks64)
 }
 
 /// [`content_end`] as each kind of CPU runs it: without AVX2, with AVX2, with AVX-512BW (the
 /// last two when this CPU has them; for tests).
 #[cfg(test)]
 pub(crate) fn content_end_each_way(s: &[u8], at: usize) -> Vec<Result<usize, Invalid>> {
-    let mut ends = vec![content_end_with(s, at, masks64)];
+    let mut ends = vec![content_end_with(s, at, masks64, u_masks64)];
     #[cfg(target_arch = "x86_64")]
     {
         #[allow(unsafe_code)]
@@ -320,27 +330,28 @@ pub(crate) fn content_end_each_way(s: &[u8], at: usize) -> Vec<Result<usize, Inv
 /// [`masks64`] as each kind of CPU computes it: without AVX2, with AVX2, with AVX-512BW (the last
 /// two when this CPU has them; for tests).
 #[cfg(test)]
-fn masks64_each_way(block: &[u8; 64]) -> Vec<Masks<u64>> {
-    let mut masks = vec![masks64(block)];
+fn masks64_each_way(block: &[u8; 64]) -> Vec<(Masks<u64>, UMasks<u64>)> {
+    let mut masks = vec![(masks64(block), u_masks64(block))];
     #[cfg(target_arch = "x86_64")]
     {
         #[allow(unsafe_code)]
         if is_x86_feature_detected!("avx2") {
             // SAFETY: as in `content_end`: the CPU has AVX2, checked just above.
-            masks.push(unsafe { avx2::masks64(block) });
+            masks.push(unsafe { (avx2::masks64(block), avx2::u_masks64(block)) });
         }
         #[allow(unsafe_code)]
         if is_x86_feature_detected!("avx512bw") {
             // SAFETY: as in `content_end`: the CPU has AVX-512BW, checked just above.
-            masks.push(unsafe { avx512::masks64(block) });
+            masks.push(unsafe { (avx512::masks64(block), avx512::u_masks64(block)) });
         }
     }
     masks
 }
 
-/// [`content_end`] with the masks from `masks64`: the first quote or control byte that is not
-/// escaped ends the string; escaped quotes, backslashes, `n` and `t` are valid by the masks, and
-/// only the rare other escapes are looked at one by one (`\u` whole, with its surrogate pair).
+/// [`content_end`] with the masks from `masks64` and `u_masks64`: the first quote or control byte
+/// that is not escaped ends the string; escaped quotes, backslashes, `n` and `t` are valid by the
+/// masks, and so are most `\u` escapes; only the rare other escapes are looked at one by one
+/// (`\u` whole, with its surrogate pair).
 /// Blocks follow each other sixty-four bytes apart whatever they hold (what crosses from one to
 /// the next is carried in two numbers), so the next block's load never waits for this one's
 /// masks.
@@ -349,6 +360,7 @@ fn content_end_with(
     s: &[u8],
     mut at: usize,
     masks64: impl Fn(&[u8; 64]) -> Masks<u64>,
+    u_masks64: impl Fn(&[u8; 64]) -> UMasks<u64>,
 ) -> Result<usize, Invalid> {
     let mut quiet = 0;
     let mut pad = [0; 64];
@@ -373,8 +385,18 @@ fn content_end_with(
         if m.control & inside != 0 {
             return Err(Invalid);
         }
-        // Escaped quotes, backslashes, `n` and `t` (nearly all escapes) are settled by the masks.
-        let mut escapes = escaped & inside & !(m.quote | m.backslash | m.letter);
+        // Escaped quotes, backslashes, `n` and `t` (nearly all escapes) are settled by the masks,
+        // and so is a `\u` with four hex digits after it in the block, the first not `d` or `D`
+        // (not a surrogate half: nearly every `\u` escape, colour codes and control characters).
+        // That takes no branch per `\u`, which would be mispredicted in text where they are
+        // sparse; blocks without a backslash (a branch taken or not for long stretches) skip it.
+        let mut settled = m.quote | m.backslash | m.letter;
+        if m.backslash != 0 {
+            let h = u_masks64(block);
+            let hex4 = (h.hex >> 1) & (h.hex >> 2) & (h.hex >> 3) & (h.hex >> 4);
+            settled |= h.u & hex4 & !(h.d >> 1);
+        }
+        let mut escapes = escaped & inside & !settled;
         while escapes != 0 {
             let k = escapes.trailing_zeros() as usize;
             escapes &= escapes - 1;
@@ -386,7 +408,7 @@ fn content_end_with(
             }
             // The backslash is at `at + k - 1`: in the block before when `k == 0`.
             // A plain `\uXXXX` that reaches into the next block leaves hex digits there, which
-            // stop nothing.
+            // stop nothing; so does a `\uD000`…`\uD7FF`.
             if is_plain_u_escape(s, at + k - 1) {
                 continue;
             }
@@ -454,6 +476,36 @@ pub fn masks64(block: &[u8; 64]) -> Masks<u64> {
     m
 }
 
+/// The masks of the bytes of `\u` escapes in sixteen bytes.
+#[inline(always)]
+pub fn u_masks16(block: &[u8; 16]) -> UMasks<u32> {
+    #[cfg(all(
+        any(target_arch = "x86_64", target_arch = "x86"),
+        target_feature = "sse2"
+    ))]
+    #[allow(unsafe_code)]
+    // SAFETY: as in `masks16`.
+    return unsafe { sse2::u_masks16(block) };
+    #[cfg(not(all(
+        any(target_arch = "x86_64", target_arch = "x86"),
+        target_feature = "sse2"
+    )))]
+    return portable_u_masks16(block);
+}
+
+/// The masks of the bytes of `\u` escapes in sixty-four bytes.
+#[inline(always)]
+pub fn u_masks64(block: &[u8; 64]) -> UMasks<u64> {
+    let mut m = UMasks::default();
+    for (k, chunk) in block.as_chunks::<16>().0.iter().enumerate() {
+        let part = u_masks16(chunk);
+        m.u |= u64::from(part.u) << (16 * k);
+        m.hex |= u64::from(part.hex) << (16 * k);
+        m.d |= u64::from(part.d) << (16 * k);
+    }
+    m
+}
+
 /// The same masks as [`masks16`] without SIMD instructions: eight bytes at a time in a `u64`
 /// (SWAR), for targets without SSE2.
 pub fn portable_masks16(block: &[u8; 16]) -> Masks<u32> {
@@ -472,6 +524,31 @@ pub fn portable_masks16(block: &[u8; 16]) -> Masks<u32> {
         m.letter |= gather(eq(b'n') | eq(b't')) << (8 * k);
         // Below 0x20: the top bit clear, and the low seven bits plus 0x60 still below 0x80.
         m.control |= gather(!(((w & LOW7) + ONES * 0x60) | w) & !LOW7) << (8 * k);
+    }
+    m
+}
+
+/// The same masks as [`u_masks16`] without SIMD instructions (SWAR, as [`portable_masks16`]).
+pub fn portable_u_masks16(block: &[u8; 16]) -> UMasks<u32> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+    let zero = |w: u64| !(((w & LOW7) + LOW7) | w | LOW7);
+    let gather = |high: u64| ((high >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u32;
+    let mut m = UMasks::default();
+    for (k, word) in block.as_chunks::<8>().0.iter().enumerate() {
+        let w = u64::from_le_bytes(*word);
+        let eq = |byte: u8| zero(w ^ (ONES * u64::from(byte)));
+        // From `lo` to `hi` (ASCII): the top bit clear, the low seven bits plus `0x80 - lo` at
+        // or past 0x80, plus `0x7F - hi` not.
+        let within = |lo: u8, hi: u8| {
+            let x = w & LOW7;
+            let from = x + ONES * u64::from(0x80 - lo);
+            let past = x + ONES * u64::from(0x7F - hi);
+            from & !past & !w & !LOW7
+        };
+        m.u |= gather(eq(b'u')) << (8 * k);
+        m.hex |= gather(within(b'0', b'9') | within(b'a', b'f') | within(b'A', b'F')) << (8 * k);
+        m.d |= gather(eq(b'd') | eq(b'D')) << (8 * k);
     }
     m
 }
@@ -512,16 +589,34 @@ mod sse2 {
             control: mask(_mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v)),
         }
     }
+
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    pub fn u_masks16(b: &[u8; 16]) -> super::UMasks<u32> {
+        let v = load(b);
+        let mask = |eq| _mm_movemask_epi8(eq) as u32;
+        let at_most = |x, max: u8| _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(max as i8)), x);
+        let lower = _mm_or_si128(v, _mm_set1_epi8(0x20));
+        super::UMasks {
+            u: mask(_mm_cmpeq_epi8(v, _mm_set1_epi8(b'u' as i8))),
+            // `0`…`9`, and `a`…`f` in either case (the case bit set).
+            hex: mask(_mm_or_si128(
+                at_most(_mm_sub_epi8(v, _mm_set1_epi8(b'0' as i8)), 9),
+                at_most(_mm_sub_epi8(lower, _mm_set1_epi8(b'a' as i8)), 5),
+            )),
+            d: mask(_mm_cmpeq_epi8(lower, _mm_set1_epi8(b'd' as i8))),
+        }
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
-    use super::{Invalid, Masks};
+    use super::{Invalid, Masks, UMasks};
     use std::arch::x86_64::*;
 
     #[target_feature(enable = "avx2")]
     pub fn content_end(s: &[u8], at: usize) -> Result<usize, Invalid> {
-        super::content_end_with(s, at, |block| masks64(block))
+        super::content_end_with(s, at, |block| masks64(block), |block| u_masks64(block))
     }
 
     /// [`super::masks64`], thirty-two bytes per compare.
@@ -542,16 +637,51 @@ mod avx2 {
         }
         m
     }
+
+    /// [`super::u_masks64`], thirty-two bytes per compare.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) fn u_masks64(block: &[u8; 64]) -> UMasks<u64> {
+        let mut m = UMasks::default();
+        for (k, halves) in block.as_chunks::<16>().0.chunks_exact(2).enumerate() {
+            let v = _mm256_set_m128i(super::sse2::load(&halves[1]), super::sse2::load(&halves[0]));
+            let mask = |eq| u64::from(_mm256_movemask_epi8(eq) as u32) << (32 * k);
+            let at_most =
+                |x, max: u8| _mm256_cmpeq_epi8(_mm256_min_epu8(x, _mm256_set1_epi8(max as i8)), x);
+            let lower = _mm256_or_si256(v, _mm256_set1_epi8(0x20));
+            m.u |= mask(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'u' as i8)));
+            m.hex |= mask(_mm256_or_si256(
+                at_most(_mm256_sub_epi8(v, _mm256_set1_epi8(b'0' as i8)), 9),
+                at_most(_mm256_sub_epi8(lower, _mm256_set1_epi8(b'a' as i8)), 5),
+            ));
+            m.d |= mask(_mm256_cmpeq_epi8(lower, _mm256_set1_epi8(b'd' as i8)));
+        }
+        m
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::{Invalid, Masks};
+    use super::{Invalid, Masks, UMasks};
     use std::arch::x86_64::*;
 
     #[target_feature(enable = "avx512bw")]
     pub fn content_end(s: &[u8], at: usize) -> Result<usize, Invalid> {
-        super::content_end_with(s, at, |block| masks64(block))
+        super::content_end_with(s, at, |block| masks64(block), |block| u_masks64(block))
+    }
+
+    /// All sixty-four bytes of a block in one vector (a macro, not a function: a function
+    /// compiled for AVX-512 may not be forced inline, and one left out of line returns the
+    /// vector through memory).
+    macro_rules! load {
+        ($block:expr) => {{
+            let halves = $block.as_chunks::<16>().0;
+            let low =
+                _mm256_set_m128i(super::sse2::load(&halves[1]), super::sse2::load(&halves[0]));
+            let high =
+                _mm256_set_m128i(super::sse2::load(&halves[3]), super::sse2::load(&halves[2]));
+            _mm512_inserti64x4::<1>(_mm512_castsi256_si512(low), high)
+        }};
     }
 
     /// [`super::masks64`], all sixty-four bytes in one vector, each compare straight into a
@@ -559,16 +689,28 @@ mod avx512 {
     #[inline]
     #[target_feature(enable = "avx512bw")]
     pub(super) fn masks64(block: &[u8; 64]) -> Masks<u64> {
-        let halves = block.as_chunks::<16>().0;
-        let low = _mm256_set_m128i(super::sse2::load(&halves[1]), super::sse2::load(&halves[0]));
-        let high = _mm256_set_m128i(super::sse2::load(&halves[3]), super::sse2::load(&halves[2]));
-        let v = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(low), high);
+        let v = load!(block);
         let eq = |byte: u8| _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(byte as i8));
         Masks {
             quote: eq(b'"'),
             backslash: eq(b'\\'),
             letter: eq(b'n') | eq(b't'),
             control: _mm512_cmplt_epu8_mask(v, _mm512_set1_epi8(0x20)),
+        }
+    }
+
+    /// [`super::u_masks64`], all sixty-four bytes in one vector.
+    #[inline]
+    #[target_feature(enable = "avx512bw")]
+    pub(super) fn u_masks64(block: &[u8; 64]) -> UMasks<u64> {
+        let v = load!(block);
+        let below = |x, end: u8| _mm512_cmplt_epu8_mask(x, _mm512_set1_epi8(end as i8));
+        let lower = _mm512_or_si512(v, _mm512_set1_epi8(0x20));
+        UMasks {
+            u: _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'u' as i8)),
+            hex: below(_mm512_sub_epi8(v, _mm512_set1_epi8(b'0' as i8)), 10)
+                | below(_mm512_sub_epi8(lower, _mm512_set1_epi8(b'a' as i8)), 6),
+            d: _mm512_cmpeq_epi8_mask(lower, _mm512_set1_epi8(b'd' as i8)),
         }
     }
 }
@@ -593,6 +735,28 @@ mod tests {
         }
     }
 
+    fn u_reference(block: &[u8]) -> UMasks<u64> {
+        let bits = |f: &dyn Fn(u8) -> bool| {
+            block
+                .iter()
+                .enumerate()
+                .fold(0, |m, (k, &b)| m | u64::from(f(b)) << k)
+        };
+        UMasks {
+            u: bits(&|b| b == b'u'),
+            hex: bits(&|b| b.is_ascii_hexdigit()),
+            d: bits(&|b| b == b'd' || b == b'D'),
+        }
+    }
+
+    fn u_widen(m: UMasks<u32>) -> UMasks<u64> {
+        UMasks {
+            u: m.u.into(),
+            hex: m.hex.into(),
+            d: m.d.into(),
+        }
+    }
+
     fn widen(m: Masks<u32>) -> Masks<u64> {
         Masks {
             quote: m.quote.into(),
@@ -609,11 +773,17 @@ mod tests {
                 let mut block = [b'a'; 64];
                 block[lane] = b;
                 for masks in masks64_each_way(&block) {
-                    assert_eq!(masks, reference(&block), "{b:#x} @ {lane}");
+                    assert_eq!(
+                        masks,
+                        (reference(&block), u_reference(&block)),
+                        "{b:#x} @ {lane}"
+                    );
                 }
                 if let Some(block) = block.first_chunk::<16>().filter(|_| lane < 16) {
                     assert_eq!(widen(masks16(block)), reference(block));
                     assert_eq!(widen(portable_masks16(block)), reference(block));
+                    assert_eq!(u_widen(u_masks16(block)), u_reference(block));
+                    assert_eq!(u_widen(portable_u_masks16(block)), u_reference(block));
                 }
             }
         }
@@ -626,12 +796,14 @@ mod tests {
             let mut block = block;
             for (b, m) in block.iter_mut().zip(mix) {
                 if m % 2 == 0 {
-                    let special = [b'"', b'\\', b'n', b't', 0x00, 0x1F, 0x20, 0x7F, 0x80, 0xFF];
-                    *b = special[(m / 2 % 10) as usize];
+                    let special = b"\"\\ntudDfFgG09/@`\x00\x1F\x20\x7F\x80\xFF";
+                    *b = special[usize::from(m / 2) % special.len()];
                 }
             }
             prop_assert_eq!(masks16(&block), portable_masks16(&block));
             prop_assert_eq!(widen(masks16(&block)), reference(&block));
+            prop_assert_eq!(u_masks16(&block), portable_u_masks16(&block));
+            prop_assert_eq!(u_widen(u_masks16(&block)), u_reference(&block));
         }
     }
 }
