@@ -506,15 +506,24 @@ pub fn u_masks64(block: &[u8; 64]) -> UMasks<u64> {
     m
 }
 
+const ONES: u64 = 0x0101_0101_0101_0101;
+const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+
+/// The high bit of each byte of `w` that is zero (exact: no borrow crosses bytes).
+#[inline(always)]
+fn zero(w: u64) -> u64 {
+    !(((w & LOW7) + LOW7) | w | LOW7)
+}
+
+/// The high bits gathered into one bit a byte: the high bit of byte `k` lands on bit `k`.
+#[inline(always)]
+fn gather(high: u64) -> u32 {
+    ((high >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u32
+}
+
 /// The same masks as [`masks16`] without SIMD instructions: eight bytes at a time in a `u64`
 /// (SWAR), for targets without SSE2.
 pub fn portable_masks16(block: &[u8; 16]) -> Masks<u32> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
-    // The high bit of each byte that is zero (exact: no borrow crosses bytes).
-    let zero = |w: u64| !(((w & LOW7) + LOW7) | w | LOW7);
-    // The high bits gathered into one bit a byte: the high bit of byte `k` lands on bit `k`.
-    let gather = |high: u64| ((high >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u32;
     let mut m = Masks::default();
     for (k, word) in block.as_chunks::<8>().0.iter().enumerate() {
         let w = u64::from_le_bytes(*word);
@@ -530,10 +539,6 @@ pub fn portable_masks16(block: &[u8; 16]) -> Masks<u32> {
 
 /// The same masks as [`u_masks16`] without SIMD instructions (SWAR, as [`portable_masks16`]).
 pub fn portable_u_masks16(block: &[u8; 16]) -> UMasks<u32> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
-    let zero = |w: u64| !(((w & LOW7) + LOW7) | w | LOW7);
-    let gather = |high: u64| ((high >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u32;
     let mut m = UMasks::default();
     for (k, word) in block.as_chunks::<8>().0.iter().enumerate() {
         let w = u64::from_le_bytes(*word);
