@@ -85,11 +85,22 @@ struct Frame {
     in_start: u64,
     /// Members or elements seen.
     count: u64,
-    /// Arrays: where each element past the first [`ENDS`] starts in the reduced copy, and the
-    /// number of values before it.
-    back: Vec<(usize, usize)>,
+    /// Arrays: the elements past the first [`ENDS`], which may be dropped from the middle.
+    back: Vec<Back>,
     /// Elements dropped from the middle (arrays).
     dropped: u64,
+}
+
+/// An element past the first [`ENDS`] of an array.
+#[derive(Clone, Copy)]
+struct Back {
+    /// Where it starts in the reduced copy.
+    at: usize,
+    /// The number of values before it.
+    values: usize,
+    /// Copied as read, whitespace and all: compacted when the array closes, if still there
+    /// (`whole.rs`).
+    raw: bool,
 }
 
 /// Reduces one line fed in pieces. See the module documentation.
@@ -248,6 +259,9 @@ impl Reducer {
         if writing && excess > 0 {
             self.drop_elements(excess);
         }
+        if writing && !object {
+            self.compact_back();
+        }
         let f = self.frames.pop().expect("just seen");
         debug_assert_eq!(f.object, object);
         if writing {
@@ -290,14 +304,14 @@ impl Reducer {
     /// Removes the first `n` elements past the front ones of the innermost array from the copy.
     fn drop_elements(&mut self, n: usize) {
         let f = self.frames.last_mut().expect("an open array");
-        let ((from, values_from), (to, values_to)) = (f.back[0], f.back[n]);
-        let (gone, values_gone) = (to - from, values_to - values_from);
+        let (from, to) = (f.back[0].at, f.back[n].at);
+        let (gone, values_gone) = (to - from, f.back[n].values - f.back[0].values);
         self.out.drain(from..to);
         self.values -= values_gone;
         f.back.drain(..n);
         for b in f.back.iter_mut() {
-            b.0 -= gone;
-            b.1 -= values_gone;
+            b.at -= gone;
+            b.values -= values_gone;
         }
         f.dropped += n as u64;
         // Values that left something out inside the dropped elements come last in `elided`.

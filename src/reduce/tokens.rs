@@ -210,7 +210,11 @@ impl Reducer {
                     self.out.push(b',');
                 }
                 if f.count > ENDS as u64 {
-                    f.back.push((self.out.len(), self.values));
+                    f.back.push(Back {
+                        at: self.out.len(),
+                        values: self.values,
+                        raw: false,
+                    });
                 }
             }
         }

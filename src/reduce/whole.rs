@@ -34,6 +34,8 @@ pub(super) struct Scratch {
     /// Containers whose copy is shorter than their input (whitespace left out), by their
     /// offset in the copy.
     elided: Vec<(usize, Elided)>,
+    /// Whether the last container read was compact already (then `copy` is empty).
+    compact: bool,
 }
 
 /// The visitor that makes the compact copy of the container the scanner reads, counts its
@@ -116,56 +118,173 @@ impl scan::Visitor for Copier<'_> {
     }
 }
 
+/// The visitor for a container copied as read: counts its values and its depth.
+#[derive(Default)]
+struct Counter {
+    values: usize,
+    open: usize,
+    depth: usize,
+}
+
+impl scan::Visitor for Counter {
+    #[inline(always)]
+    fn key(&mut self, _: usize, _: usize) {}
+    #[inline(always)]
+    fn scalar(&mut self, _: Kind, _: usize, _: usize) {
+        self.values += 1;
+    }
+    #[inline(always)]
+    fn open(&mut self, _: Kind, _: usize) {
+        self.values += 1;
+        self.open += 1;
+        self.depth = self.depth.max(self.open);
+    }
+    #[inline(always)]
+    fn close(&mut self, _: usize) {
+        self.open -= 1;
+    }
+}
+
+/// A container read by the scanner: where it ends, its values and its depth.
+type Read = Result<(usize, usize, usize), scan::Invalid>;
+
+impl Scratch {
+    /// Scans the container at the start of `s`, making its compact copy.
+    fn compact(&mut self, s: &[u8]) -> Read {
+        self.copy.clear();
+        self.open.clear();
+        self.elided.clear();
+        let mut copier = Copier {
+            s,
+            last: 0,
+            compact: true,
+            copy: &mut self.copy,
+            open: &mut self.open,
+            elided: &mut self.elided,
+            values: 0,
+            depth: 0,
+        };
+        let end = scan::first_value(s, &mut copier, &mut self.stack)?;
+        self.compact = copier.compact;
+        Ok((end, copier.values, copier.depth))
+    }
+
+    /// Appends the copy [`Scratch::compact`] made of `container` to `out`, and what its
+    /// containers left out to `elided`.
+    fn append_to(&self, container: &[u8], out: &mut Vec<u8>, elided: &mut Vec<(usize, Elided)>) {
+        let base = out.len();
+        if self.compact {
+            out.extend_from_slice(container);
+        } else {
+            out.extend_from_slice(&self.copy);
+        }
+        elided.extend(self.elided.iter().map(|&(at, e)| (base + at, e)));
+    }
+}
+
 impl Reducer {
     /// Reads the container at the start of `s` (an array element or a member's value) in one
     /// go, when it is whole in `s` and small enough (see the module documentation). Returns
     /// the bytes consumed, or 0 to read it a byte at a time.
+    ///
+    /// An element that goes among an array's back ones (past the first [`ENDS`]) is most
+    /// likely dropped with them: it is only counted and copied as read, whitespace and all,
+    /// and compacted when the array closes if it is still there ([`Reducer::compact_back`]).
     pub(super) fn whole_value(&mut self, s: &[u8]) -> usize {
         if self.pos < self.whole_after {
             return 0;
         }
         let s = &s[..s.len().min(self.keep)];
-        let w = &mut self.whole;
-        w.copy.clear();
-        w.open.clear();
-        w.elided.clear();
-        let mut copier = Copier {
-            s,
-            last: 0,
-            compact: true,
-            copy: &mut w.copy,
-            open: &mut w.open,
-            elided: &mut w.elided,
-            values: 0,
-            depth: 0,
-        };
+        let writing = self.writing();
+        let raw = !writing
+            || self
+                .frames
+                .last()
+                .is_some_and(|f| !f.object && f.count >= ENDS as u64);
         // The piece's UTF-8 is checked already. A container that is not whole here, not valid
         // or too big is read a byte at a time (to be reduced, or to fail where the grammar
         // does).
-        let read = scan::first_value(s, &mut copier, &mut w.stack);
-        let (values, depth, compact) = (copier.values, copier.depth, copier.compact);
-        let end = match read {
-            Ok(end) if values <= MAX_VALUES_WHOLE && self.frames.len() + depth <= MAX_DEPTH => end,
+        let read = if raw {
+            let mut counter = Counter::default();
+            scan::first_value(s, &mut counter, &mut self.whole.stack)
+                .map(|end| (end, counter.values, counter.depth))
+        } else {
+            self.whole.compact(s)
+        };
+        let (end, values) = match read {
+            Ok((end, values, depth))
+                if values <= MAX_VALUES_WHOLE && self.frames.len() + depth <= MAX_DEPTH =>
+            {
+                (end, values)
+            }
             _ => {
                 self.whole_after = self.pos + (s.len() / SKIP).max(1) as u64;
                 return 0;
             }
         };
-        let writing = self.writing();
         self.element_start(writing);
         if writing {
-            let base = self.out.len();
-            if compact {
+            if raw {
                 self.out.extend_from_slice(&s[..end]);
+                if let Some(back) = self.frames.last_mut().and_then(|f| f.back.last_mut()) {
+                    back.raw = true;
+                }
             } else {
-                self.out.extend_from_slice(&self.whole.copy);
+                self.whole
+                    .append_to(&s[..end], &mut self.out, &mut self.elided);
             }
-            let elided = self.whole.elided.iter().map(|&(at, e)| (base + at, e));
-            self.elided.extend(elided);
             self.values += values;
         }
         self.value_done();
         end
+    }
+
+    /// Before the innermost array closes: compacts the back elements it kept as read, and
+    /// moves what the others left out to their new offsets.
+    pub(super) fn compact_back(&mut self) {
+        let Some(f) = self.frames.last_mut() else {
+            return;
+        };
+        if !f.back.iter().any(|b| b.raw) {
+            return;
+        }
+        let back = std::mem::take(&mut f.back);
+        let from = back[0].at;
+        let region = self.out.split_off(from);
+        // What the elements read a byte at a time left out: the last entries (see
+        // `drop_elements`), by their offset in `region`.
+        let mut first = self.elided.len();
+        while first > 0 && self.elided[first - 1].0 >= from {
+            first -= 1;
+        }
+        let old: Vec<(usize, Elided)> = self.elided.drain(first..).collect();
+        // Each element's start in `region` and in the copy.
+        let mut moved = Vec::with_capacity(back.len());
+        for (k, b) in back.iter().enumerate() {
+            let start = b.at - from;
+            // The next element starts after a comma.
+            let end = back.get(k + 1).map_or(region.len(), |n| n.at - from - 1);
+            if k > 0 {
+                self.out.push(b',');
+            }
+            moved.push((start, self.out.len()));
+            let element = &region[start..end];
+            if !b.raw {
+                self.out.extend_from_slice(element);
+            } else if let Ok((end, ..)) = self.whole.compact(element) {
+                self.whole
+                    .append_to(&element[..end], &mut self.out, &mut self.elided);
+            } else {
+                // It was scanned as valid when it was read.
+                debug_assert!(false, "an element kept as read no longer scans");
+                return self.fail(Failure::TooBig);
+            }
+        }
+        for (offset, e) in old {
+            let at = offset - from;
+            let (start, new_start) = moved[moved.partition_point(|m| m.0 <= at) - 1];
+            self.elided.push((new_start + at - start, e));
+        }
     }
 }
 
@@ -204,6 +323,41 @@ mod tests {
                     assert_eq!(one.1.doc, whole.1.doc, "{n} {value}");
                     assert_eq!(one.1.elided, whole.1.elided, "{n} {value}");
                 }
+            }
+        }
+    }
+
+    /// Back elements copied as read sit among elements read a byte at a time (too long to read
+    /// in one go, or not containers), which left things out: compacting the first at the
+    /// array's close moves the others' notes to where they now start, in arrays that keep all
+    /// their back elements and in arrays that drop some.
+    #[test]
+    fn back_elements_kept_as_read_compact_among_elements_read_a_byte_at_a_time() {
+        // Longer than `keep`, with no string long enough to cut (its cut may fall elsewhere
+        // with other pieces).
+        let numbers: Vec<String> = (0..100).map(|k| k.to_string()).collect();
+        let long = format!(r#"{{"a": [{}], "b" : {{ }}}}"#, numbers.join(", "));
+        let pieces = [
+            r#"{"a": [1, {"b" : null}]}"#,
+            &long,
+            r#""short""#,
+            "[ [ ], { } ]",
+            "[[],{}]",
+            "12.5e3",
+        ];
+        for n in [130, 256, 257, 300, 1000] {
+            let elements: Vec<&str> = (0..n).map(|k| pieces[k % pieces.len()]).collect();
+            let line = format!(r#"{{"x": [{}] }}"#, elements.join(" , "));
+            let one = reduce(&line, 1);
+            for chunk in [7, 1 << 20] {
+                let whole = reduce(&line, chunk);
+                assert_eq!(one.0, whole.0, "{n} {chunk}");
+                assert_eq!(
+                    String::from_utf8_lossy(&one.1.doc),
+                    String::from_utf8_lossy(&whole.1.doc),
+                    "{n} {chunk}"
+                );
+                assert_eq!(one.1.elided, whole.1.elided, "{n} {chunk}");
             }
         }
     }
