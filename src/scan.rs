@@ -83,8 +83,9 @@ impl Visitor for TopLevelKey<'_> {
 const OBJ: u8 = 0;
 const ARR: u8 = 1;
 
+/// The first byte at or after `i` that is not JSON whitespace (or `s.len()`).
 #[inline]
-fn skip_ws(s: &[u8], mut i: usize) -> usize {
+pub(crate) fn skip_ws(s: &[u8], mut i: usize) -> usize {
     while let Some(&b) = s.get(i) {
         if !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
             break;

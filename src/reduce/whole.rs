@@ -185,13 +185,40 @@ impl Scratch {
 impl Reducer {
     /// Reads the container at the start of `s` (an array element or a member's value) in one
     /// go, when it is whole in `s` and small enough (see the module documentation). Returns
-    /// the bytes consumed, or 0 to read it a byte at a time.
+    /// the bytes consumed, or 0 to read it a byte at a time. The elements of an array that
+    /// follow it whole in `s` are read in the same call.
     ///
     /// An element that goes among an array's back ones (past the first [`ENDS`]) is most
     /// likely dropped with them: it is only counted and copied as read, whitespace and all,
     /// and compacted when the array closes if it is still there ([`Reducer::compact_back`]).
     pub(super) fn whole_value(&mut self, s: &[u8]) -> usize {
-        if self.pos < self.whole_after {
+        let mut i = 0;
+        loop {
+            match self.one_whole_value(&s[i..], i as u64) {
+                0 => return i,
+                n => i += n,
+            }
+            // The next element of the same array, when it follows in the piece, in the same go.
+            if self.frames.last().is_none_or(|f| f.object) {
+                return i;
+            }
+            let comma = scan::skip_ws(s, i);
+            if s.get(comma) != Some(&b',') {
+                return i;
+            }
+            let next = scan::skip_ws(s, comma + 1);
+            if !matches!(s.get(next), Some(b'{' | b'[')) {
+                return i;
+            }
+            self.st = St::Value;
+            i = next;
+        }
+    }
+
+    /// Reads one container as [`Reducer::whole_value`] does; `at` is its offset in the piece.
+    fn one_whole_value(&mut self, s: &[u8], at: u64) -> usize {
+        let pos = self.pos + at;
+        if pos < self.whole_after {
             return 0;
         }
         let s = &s[..s.len().min(self.keep)];
@@ -218,7 +245,7 @@ impl Reducer {
                 (end, values)
             }
             _ => {
-                self.whole_after = self.pos + (s.len() / SKIP).max(1) as u64;
+                self.whole_after = pos + (s.len() / SKIP).max(1) as u64;
                 return 0;
             }
         };
