@@ -301,11 +301,15 @@ impl Reducer {
         }
     }
 
-    /// Removes the first `n` elements past the front ones of the innermost array from the copy.
+    /// Removes the first `n` elements past the front ones of the innermost array from the copy
+    /// (all of them, and the comma before them, when `n` is their number).
     fn drop_elements(&mut self, n: usize) {
         let f = self.frames.last_mut().expect("an open array");
-        let (from, to) = (f.back[0].at, f.back[n].at);
-        let (gone, values_gone) = (to - from, f.back[n].values - f.back[0].values);
+        let (from, to, values_to) = match f.back.get(n) {
+            Some(next) => (f.back[0].at, next.at, next.values),
+            None => (f.back[0].at - 1, self.out.len(), self.values),
+        };
+        let (gone, values_gone) = (to - from, values_to - f.back[0].values);
         self.out.drain(from..to);
         self.values -= values_gone;
         f.back.drain(..n);

@@ -36,6 +36,27 @@ pub(super) struct Scratch {
     elided: Vec<(usize, Elided)>,
     /// Whether the last container read was compact already (then `copy` is empty).
     compact: bool,
+    /// The last [`ENDS`] scalars of a run read in one go ([`Reducer::scalar_run`]), where
+    /// each starts and ends in the piece, at the index of its number in the run modulo `ENDS`.
+    run: Vec<(usize, usize)>,
+}
+
+/// The end of the scalar (a string of at most `max` bytes, a number or a literal) at `i` when
+/// it is whole in `s` and valid. The piece's UTF-8 is checked already.
+#[inline(always)]
+fn scalar_end(s: &[u8], i: usize, max: usize) -> Option<usize> {
+    let word = |w: &[u8]| s[i..].starts_with(w).then_some(i + w.len());
+    match s[i] {
+        b'"' => strings::string_end(&s[..s.len().min(i + max)], i).ok(),
+        // A number that reaches the end of `s` may go on in the next piece.
+        b'-' | b'0'..=b'9' => scan::number_end_inlined(s, i)
+            .ok()
+            .filter(|&end| end < s.len()),
+        b't' => word(b"true"),
+        b'f' => word(b"false"),
+        b'n' => word(b"null"),
+        _ => None,
+    }
 }
 
 /// The visitor that makes the compact copy of the container the scanner reads, counts its
@@ -266,6 +287,66 @@ impl Reducer {
         end
     }
 
+    /// Reads the array elements that are scalars of at most `keep` bytes (copied unchanged),
+    /// whole in `s`, from its start (in an array past its first [`ENDS`] elements); returns the
+    /// bytes consumed, or 0 to read the first a byte at a time.
+    ///
+    /// Of a run of `m` such elements only the last [`ENDS`] can be kept: each of the others,
+    /// and the back elements before them, has `ENDS` elements after it. Those are counted as
+    /// dropped without being copied, so that a giant array of numbers or short strings costs
+    /// a scan and a count per element.
+    pub(super) fn scalar_run(&mut self, s: &[u8]) -> usize {
+        let run = &mut self.whole.run;
+        run.clear();
+        let (mut i, mut m, mut end) = (0, 0, 0);
+        while let Some(e) = scalar_end(s, i, self.keep) {
+            end = e;
+            if run.len() < ENDS {
+                run.push((i, end));
+            } else {
+                run[m % ENDS] = (i, end);
+            }
+            m += 1;
+            let comma = scan::skip_ws(s, end);
+            if s.get(comma) != Some(&b',') {
+                break;
+            }
+            i = scan::skip_ws(s, comma + 1);
+            if !matches!(
+                s.get(i),
+                Some(b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n')
+            ) {
+                break;
+            }
+        }
+        if m == 0 {
+            return 0;
+        }
+        let writing = self.writing();
+        let early = m.saturating_sub(ENDS);
+        if early > 0 {
+            let f = self.frames.last_mut().expect("in an array");
+            let back = f.back.len();
+            f.count += early as u64;
+            if writing {
+                f.dropped += early as u64;
+                if back > 0 {
+                    self.drop_elements(back);
+                }
+            }
+        }
+        for k in early..m {
+            let (start, end) = self.whole.run[k % ENDS];
+            self.element_start(writing);
+            if writing {
+                self.out.extend_from_slice(&s[start..end]);
+                self.values += 1;
+            }
+            self.value_done();
+        }
+        end
+    }
+
     /// Before the innermost array closes: compacts the back elements it kept as read, and
     /// moves what the others left out to their new offsets.
     pub(super) fn compact_back(&mut self) {
@@ -385,6 +466,91 @@ mod tests {
                     "{n} {chunk}"
                 );
                 assert_eq!(one.1.elided, whole.1.elided, "{n} {chunk}");
+            }
+        }
+    }
+
+    /// Scalars read a run at a time past an array's first `ENDS` elements (all but the last
+    /// `ENDS` of a run counted as dropped, never copied) reduce as a byte at a time does: runs
+    /// cut by containers, by strings longer than `keep`, by piece ends and by the array's end.
+    #[test]
+    fn runs_of_scalars_reduce_as_bytes_do() {
+        // Copied whole by the byte path too (at most `keep + 16` bytes): not cut anywhere.
+        let longer_than_keep = format!(r#""{}""#, "y".repeat(205));
+        let scalars = [
+            "0",
+            "-0.0e+5",
+            "12345",
+            "-7",
+            "3.25",
+            "1E9",
+            "true",
+            "false",
+            "null",
+            r#""a\u00e9\n""#,
+            r#""""#,
+            r#""\ud83d\ude00 \"q\"""#,
+            &longer_than_keep,
+            r#"{"a": 1}"#,
+            "[ ]",
+        ];
+        for n in [100, 128, 129, 200, 256, 257, 300, 1000, 5000] {
+            for every in [1, 3, scalars.len(), 100] {
+                let elements: Vec<&str> = (0..n)
+                    .map(|k| scalars[(k / every) % scalars.len()])
+                    .collect();
+                for sep in [",", ", ", " ,\t"] {
+                    let line = format!(r#"{{"x": [{}], "n": [1,2]}}"#, elements.join(sep));
+                    let one = reduce(&line, 1);
+                    for chunk in [7, 64, 1000, 1 << 20] {
+                        let whole = reduce(&line, chunk);
+                        assert_eq!(one.0, whole.0, "{n} {every} {chunk}");
+                        assert_eq!(
+                            String::from_utf8_lossy(&one.1.doc),
+                            String::from_utf8_lossy(&whole.1.doc),
+                            "{n} {every} {chunk}"
+                        );
+                        assert_eq!(one.1.elided, whole.1.elided, "{n} {every} {chunk}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// A bad scalar deep in a giant array's middle, where runs are read in one go and then
+    /// dropped, still makes the line invalid, whatever the pieces.
+    #[test]
+    fn a_bad_scalar_in_a_run_fails_the_line() {
+        for bad in [
+            "01",
+            "1.",
+            "-",
+            "1e",
+            "1e+",
+            ".5",
+            "+1",
+            "truex",
+            "nul",
+            "tru e",
+            "1 2",
+            "1,,2",
+            "\"a\u{1}\"",
+            r#""\x""#,
+            r#""\ud800""#,
+            "\"open",
+            "NaN",
+            "1,]",
+        ] {
+            let mut elements = vec!["12"; 1000];
+            elements[600] = bad;
+            let line = format!("[{}]", elements.join(","));
+            assert!(!scan::is_valid(line.as_bytes(), &mut Vec::new()), "{bad}");
+            for chunk in [1, 5, 64, 1 << 20] {
+                let mut r = Reducer::new(200);
+                for piece in line.as_bytes().chunks(chunk) {
+                    r.feed(piece);
+                }
+                assert_eq!(r.finish().err(), Some(Failure::Invalid), "{bad} {chunk}");
             }
         }
     }
