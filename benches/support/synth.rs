@@ -394,14 +394,16 @@ pub fn write_stream(w: &mut impl Write, bytes: u64, seed: u64) -> io::Result<()>
 }
 
 /// The shapes of giant line [`write_giant_line`] writes.
-pub const GIANT_KINDS: [&str; 7] = [
-    "string", "escapes", "image", "array", "spaced", "records", "nested",
+pub const GIANT_KINDS: [&str; 10] = [
+    "string", "escapes", "image", "array", "spaced", "records", "floats", "integers", "strings",
+    "nested",
 ];
 
 /// Writes one JSON line of about `bytes` bytes (newline included) of the given kind (see
 /// [`GIANT_KINDS`]): a tool result of plain text, a string dense with escapes, a base64
 /// screenshot, an array of small objects (compact, or spaced as Python's `json.dumps` writes
-/// them), an array of 400-byte records, or arrays nested too deep to plan.
+/// them), an array of 400-byte records, an array of floats (an embedding, spaced), of integers
+/// (token ids) or of short strings (file paths), or arrays nested too deep to plan.
 pub fn write_giant_line(w: &mut impl Write, kind: &str, bytes: u64) -> io::Result<()> {
     let (open, close, unit): (&str, &str, Vec<u8>) = match kind {
         "string" => (
@@ -445,6 +447,33 @@ pub fn write_giant_line(w: &mut impl Write, kind: &str, bytes: u64) -> io::Resul
             .repeat(16)
             .into_bytes(),
         ),
+        "floats" => (
+            r#"{"type": "user", "embedding": ["#,
+            r#"], "uuid": "giant-7"}"#,
+            (0..64u32)
+                .map(|k| {
+                    let sign = if k % 3 == 0 { "-" } else { "" };
+                    format!("{sign}0.{:07}, ", k * 7_919_993 % 10_000_000)
+                })
+                .collect::<String>()
+                .into_bytes(),
+        ),
+        "integers" => (
+            r#"{"type":"user","tokens":["#,
+            r#"],"uuid":"giant-8"}"#,
+            (0..64u32)
+                .map(|k| format!("{},", k * 7919 % 100_000))
+                .collect::<String>()
+                .into_bytes(),
+        ),
+        "strings" => (
+            r#"{"type":"user","files":["#,
+            r#"],"uuid":"giant-9"}"#,
+            (0..64u32)
+                .map(|k| format!(r#""src/module_{}/file_{k}.rs","#, k % 7))
+                .collect::<String>()
+                .into_bytes(),
+        ),
         "nested" => (r#"{"type":"user","deep":"#, r#"}"#, b"[".repeat(4096)),
         other => {
             return Err(io::Error::new(
@@ -476,6 +505,8 @@ pub fn write_giant_line(w: &mut impl Write, kind: &str, bytes: u64) -> io::Resul
         // The last element has no comma after it.
         "array" | "records" => w.write_all(br#"{"n":0}"#)?,
         "spaced" => w.write_all(br#"{"n": 0}"#)?,
+        "floats" | "integers" => w.write_all(b"0")?,
+        "strings" => w.write_all(br#""""#)?,
         "nested" => {
             w.write_all(b"0")?;
             let closers = b"]".repeat(4096);
