@@ -426,12 +426,25 @@ mod tests {
                 let members: Vec<String> = (0..n).map(|k| format!(r#""k{k}": {value}"#)).collect();
                 let object = format!(r#"{{"o":{{{}}}}}"#, members.join(","));
                 for line in [array, object] {
-                    let (one, whole) = (reduce(&line, 1), reduce(&line, 1 << 20));
-                    assert_eq!(one.0, whole.0, "{n} {value}");
-                    assert_eq!(one.1.doc, whole.1.doc, "{n} {value}");
-                    assert_eq!(one.1.elided, whole.1.elided, "{n} {value}");
+                    reduces_as_bytes_do(&line, &[1 << 20], &format!("{n} {value}"));
                 }
             }
+        }
+    }
+
+    /// `line` fed in each of `chunks`-byte pieces reduces as fed a byte at a time (then no
+    /// container, run or short string is read in one go): the same values, copy and notes.
+    fn reduces_as_bytes_do(line: &str, chunks: &[usize], label: &str) {
+        let one = reduce(line, 1);
+        for &chunk in chunks {
+            let whole = reduce(line, chunk);
+            assert_eq!(one.0, whole.0, "{label} {chunk}");
+            assert_eq!(
+                String::from_utf8_lossy(&one.1.doc),
+                String::from_utf8_lossy(&whole.1.doc),
+                "{label} {chunk}"
+            );
+            assert_eq!(one.1.elided, whole.1.elided, "{label} {chunk}");
         }
     }
 
@@ -456,17 +469,7 @@ mod tests {
         for n in [130, 256, 257, 300, 1000] {
             let elements: Vec<&str> = (0..n).map(|k| pieces[k % pieces.len()]).collect();
             let line = format!(r#"{{"x": [{}] }}"#, elements.join(" , "));
-            let one = reduce(&line, 1);
-            for chunk in [7, 1 << 20] {
-                let whole = reduce(&line, chunk);
-                assert_eq!(one.0, whole.0, "{n} {chunk}");
-                assert_eq!(
-                    String::from_utf8_lossy(&one.1.doc),
-                    String::from_utf8_lossy(&whole.1.doc),
-                    "{n} {chunk}"
-                );
-                assert_eq!(one.1.elided, whole.1.elided, "{n} {chunk}");
-            }
+            reduces_as_bytes_do(&line, &[7, 1 << 20], &n.to_string());
         }
     }
 
@@ -501,17 +504,7 @@ mod tests {
                     .collect();
                 for sep in [",", ", ", " ,\t"] {
                     let line = format!(r#"{{"x": [{}], "n": [1,2]}}"#, elements.join(sep));
-                    let one = reduce(&line, 1);
-                    for chunk in [7, 64, 1000, 1 << 20] {
-                        let whole = reduce(&line, chunk);
-                        assert_eq!(one.0, whole.0, "{n} {every} {chunk}");
-                        assert_eq!(
-                            String::from_utf8_lossy(&one.1.doc),
-                            String::from_utf8_lossy(&whole.1.doc),
-                            "{n} {every} {chunk}"
-                        );
-                        assert_eq!(one.1.elided, whole.1.elided, "{n} {every} {chunk}");
-                    }
+                    reduces_as_bytes_do(&line, &[7, 64, 1000, 1 << 20], &format!("{n} {every}"));
                 }
             }
         }
