@@ -301,6 +301,23 @@ impl Reducer {
         }
     }
 
+    /// Whether the next value is an element past the first [`ENDS`] of the innermost array.
+    fn in_back(&self) -> bool {
+        self.frames
+            .last()
+            .is_some_and(|f| !f.object && f.count >= ENDS as u64)
+    }
+
+    /// Where the notes of values at offset `from` of the copy or later start in `elided`: the
+    /// values inside the elements of an open array come last there.
+    fn elided_from(&self, from: usize) -> usize {
+        let mut first = self.elided.len();
+        while first > 0 && self.elided[first - 1].0 >= from {
+            first -= 1;
+        }
+        first
+    }
+
     /// Removes the first `n` elements past the front ones of the innermost array from the copy
     /// (all of them, and the comma before them, when `n` is their number).
     fn drop_elements(&mut self, n: usize) {
@@ -318,11 +335,7 @@ impl Reducer {
             b.values -= values_gone;
         }
         f.dropped += n as u64;
-        // Values that left something out inside the dropped elements come last in `elided`.
-        let mut first = self.elided.len();
-        while first > 0 && self.elided[first - 1].0 >= from {
-            first -= 1;
-        }
+        let first = self.elided_from(from);
         let mut kept = first;
         for r in first..self.elided.len() {
             let (offset, e) = self.elided[r];

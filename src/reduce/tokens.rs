@@ -115,17 +115,10 @@ impl Reducer {
                 }
             }
             // An element past the first `ENDS` of an array, not a container.
-            (St::Value | St::ValueOrClose, _)
-                if self
-                    .frames
-                    .last()
-                    .is_some_and(|f| !f.object && f.count >= ENDS as u64) =>
-            {
-                match self.scalar_run(s) {
-                    0 => self.value_start(b),
-                    n => return n,
-                }
-            }
+            (St::Value | St::ValueOrClose, _) if self.in_back() => match self.scalar_run(s) {
+                0 => self.value_start(b),
+                n => return n,
+            },
             (St::Value | St::ValueOrClose, _) => self.value_start(b),
             (St::KeyOrClose, b'}') => self.close(true),
             (St::Key | St::KeyOrClose, b'"') => self.key_start(),

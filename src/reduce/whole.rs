@@ -244,11 +244,7 @@ impl Reducer {
         }
         let s = &s[..s.len().min(self.keep)];
         let writing = self.writing();
-        let raw = !writing
-            || self
-                .frames
-                .last()
-                .is_some_and(|f| !f.object && f.count >= ENDS as u64);
+        let raw = !writing || self.in_back();
         // The piece's UTF-8 is checked already. A container that is not whole here, not valid
         // or too big is read a byte at a time (to be reduced, or to fail where the grammar
         // does).
@@ -359,12 +355,8 @@ impl Reducer {
         let back = std::mem::take(&mut f.back);
         let from = back[0].at;
         let region = self.out.split_off(from);
-        // What the elements read a byte at a time left out: the last entries (see
-        // `drop_elements`), by their offset in `region`.
-        let mut first = self.elided.len();
-        while first > 0 && self.elided[first - 1].0 >= from {
-            first -= 1;
-        }
+        // What the elements read a byte at a time left out.
+        let first = self.elided_from(from);
         let old: Vec<(usize, Elided)> = self.elided.drain(first..).collect();
         // Each element's start in `region` and in the copy.
         let mut moved = Vec::with_capacity(back.len());
