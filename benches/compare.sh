@@ -83,7 +83,7 @@ run_set "$tiny" tiny piped
 
 echo "== giant lines (one JSON line each; smart-tee then tee on the same file)"
 for spec in string:1024 string:256 escapes:256 image:256 array:256 spaced:256 records:256 floats:256 \
-    integers:256 strings:256 nested:256; do
+    integers:256 deltas:256 strings:256 nested:256; do
   kind="${spec%%:*}"; mib="${spec##*:}"
   giant="$work/giant-$kind-$mib.jsonl"
   [ -s "$giant" ] || target/release/examples/gen_corpus giant "$kind" "${mib}M" > "$giant"

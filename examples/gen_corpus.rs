@@ -7,7 +7,7 @@
 //! cargo run --release --example gen_corpus -- tiny 1000000 > tiny.jsonl
 //! ```
 //! SIZE takes K, M and G suffixes (1024-based); SEED defaults to 42. Giant line kinds: string,
-//! escapes, image, array, spaced, records, floats, integers, strings, nested.
+//! escapes, image, array, spaced, records, floats, integers, deltas, strings, nested.
 
 use std::io::Write;
 

@@ -220,6 +220,17 @@ pub struct UMasks<T> {
     pub d: T,
 }
 
+/// Which bytes of a block can make a run of integer array elements (`1,-2, 30`): ASCII digits,
+/// `0` among them, `,`, ` ` and `-`: bit `k` for byte `k`. Read by [`crate::scan::integers`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NumMasks<T> {
+    pub digit: T,
+    pub zero: T,
+    pub comma: T,
+    pub space: T,
+    pub minus: T,
+}
+
 impl Masks<u32> {
     /// Quotes, backslashes and control characters together.
     #[inline(always)]
@@ -506,6 +517,38 @@ pub fn u_masks64(block: &[u8; 64]) -> UMasks<u64> {
     m
 }
 
+/// The masks of the bytes of integer runs in sixteen bytes.
+#[inline(always)]
+pub fn num_masks16(block: &[u8; 16]) -> NumMasks<u32> {
+    #[cfg(all(
+        any(target_arch = "x86_64", target_arch = "x86"),
+        target_feature = "sse2"
+    ))]
+    #[allow(unsafe_code)]
+    // SAFETY: as in `masks16`.
+    return unsafe { sse2::num_masks16(block) };
+    #[cfg(not(all(
+        any(target_arch = "x86_64", target_arch = "x86"),
+        target_feature = "sse2"
+    )))]
+    return portable_num_masks16(block);
+}
+
+/// The masks of the bytes of integer runs in sixty-four bytes.
+#[inline(always)]
+pub fn num_masks64(block: &[u8; 64]) -> NumMasks<u64> {
+    let mut m = NumMasks::default();
+    for (k, chunk) in block.as_chunks::<16>().0.iter().enumerate() {
+        let part = num_masks16(chunk);
+        m.digit |= u64::from(part.digit) << (16 * k);
+        m.zero |= u64::from(part.zero) << (16 * k);
+        m.comma |= u64::from(part.comma) << (16 * k);
+        m.space |= u64::from(part.space) << (16 * k);
+        m.minus |= u64::from(part.minus) << (16 * k);
+    }
+    m
+}
+
 const ONES: u64 = 0x0101_0101_0101_0101;
 const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
 
@@ -554,6 +597,25 @@ pub fn portable_u_masks16(block: &[u8; 16]) -> UMasks<u32> {
         m.u |= gather(eq(b'u')) << (8 * k);
         m.hex |= gather(within(b'0', b'9') | within(b'a', b'f') | within(b'A', b'F')) << (8 * k);
         m.d |= gather(eq(b'd') | eq(b'D')) << (8 * k);
+    }
+    m
+}
+
+/// The same masks as [`num_masks16`] without SIMD instructions (SWAR, as [`portable_masks16`]).
+pub fn portable_num_masks16(block: &[u8; 16]) -> NumMasks<u32> {
+    let mut m = NumMasks::default();
+    for (k, word) in block.as_chunks::<8>().0.iter().enumerate() {
+        let w = u64::from_le_bytes(*word);
+        let eq = |byte: u8| zero(w ^ (ONES * u64::from(byte)));
+        // `0`…`9`: the top bit clear, the low seven bits plus 0x50 at or past 0x80, plus 0x46
+        // not (as `within` in `portable_u_masks16`).
+        let x = w & LOW7;
+        let digit = (x + ONES * 0x50) & !(x + ONES * 0x46) & !w & !LOW7;
+        m.digit |= gather(digit) << (8 * k);
+        m.zero |= gather(eq(b'0')) << (8 * k);
+        m.comma |= gather(eq(b',')) << (8 * k);
+        m.space |= gather(eq(b' ')) << (8 * k);
+        m.minus |= gather(eq(b'-')) << (8 * k);
     }
     m
 }
@@ -610,6 +672,23 @@ mod sse2 {
                 at_most(_mm_sub_epi8(lower, _mm_set1_epi8(b'a' as i8)), 5),
             )),
             d: mask(_mm_cmpeq_epi8(lower, _mm_set1_epi8(b'd' as i8))),
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    pub fn num_masks16(b: &[u8; 16]) -> super::NumMasks<u32> {
+        let v = load(b);
+        let mask = |eq| _mm_movemask_epi8(eq) as u32;
+        let eq = |byte: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(byte as i8));
+        let digit = _mm_sub_epi8(v, _mm_set1_epi8(b'0' as i8));
+        super::NumMasks {
+            // Unsigned `v - '0' <= 9`, as `min` (see `masks16`).
+            digit: mask(_mm_cmpeq_epi8(_mm_min_epu8(digit, _mm_set1_epi8(9)), digit)),
+            zero: mask(eq(b'0')),
+            comma: mask(eq(b',')),
+            space: mask(eq(b' ')),
+            minus: mask(eq(b'-')),
         }
     }
 }
@@ -754,6 +833,32 @@ mod tests {
         }
     }
 
+    fn num_reference(block: &[u8]) -> NumMasks<u64> {
+        let bits = |f: &dyn Fn(u8) -> bool| {
+            block
+                .iter()
+                .enumerate()
+                .fold(0, |m, (k, &b)| m | u64::from(f(b)) << k)
+        };
+        NumMasks {
+            digit: bits(&|b| b.is_ascii_digit()),
+            zero: bits(&|b| b == b'0'),
+            comma: bits(&|b| b == b','),
+            space: bits(&|b| b == b' '),
+            minus: bits(&|b| b == b'-'),
+        }
+    }
+
+    fn num_widen(m: NumMasks<u32>) -> NumMasks<u64> {
+        NumMasks {
+            digit: m.digit.into(),
+            zero: m.zero.into(),
+            comma: m.comma.into(),
+            space: m.space.into(),
+            minus: m.minus.into(),
+        }
+    }
+
     fn u_widen(m: UMasks<u32>) -> UMasks<u64> {
         UMasks {
             u: m.u.into(),
@@ -784,7 +889,13 @@ mod tests {
                         "{b:#x} @ {lane}"
                     );
                 }
+                assert_eq!(
+                    num_masks64(&block),
+                    num_reference(&block),
+                    "{b:#x} @ {lane}"
+                );
                 if let Some(block) = block.first_chunk::<16>().filter(|_| lane < 16) {
+                    assert_eq!(num_widen(portable_num_masks16(block)), num_reference(block));
                     assert_eq!(widen(masks16(block)), reference(block));
                     assert_eq!(widen(portable_masks16(block)), reference(block));
                     assert_eq!(u_widen(u_masks16(block)), u_reference(block));
@@ -801,7 +912,7 @@ mod tests {
             let mut block = block;
             for (b, m) in block.iter_mut().zip(mix) {
                 if m % 2 == 0 {
-                    let special = b"\"\\ntudDfFgG09/@`\x00\x1F\x20\x7F\x80\xFF";
+                    let special = b"\"\\ntudDfFgG09/@`\x00\x1F\x20\x7F\x80\xFF,-:";
                     *b = special[usize::from(m / 2) % special.len()];
                 }
             }
@@ -809,6 +920,8 @@ mod tests {
             prop_assert_eq!(widen(masks16(&block)), reference(&block));
             prop_assert_eq!(u_masks16(&block), portable_u_masks16(&block));
             prop_assert_eq!(u_widen(u_masks16(&block)), u_reference(&block));
+            prop_assert_eq!(num_masks16(&block), portable_num_masks16(&block));
+            prop_assert_eq!(num_widen(num_masks16(&block)), num_reference(&block));
         }
     }
 }

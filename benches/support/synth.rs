@@ -394,16 +394,17 @@ pub fn write_stream(w: &mut impl Write, bytes: u64, seed: u64) -> io::Result<()>
 }
 
 /// The shapes of giant line [`write_giant_line`] writes.
-pub const GIANT_KINDS: [&str; 10] = [
-    "string", "escapes", "image", "array", "spaced", "records", "floats", "integers", "strings",
-    "nested",
+pub const GIANT_KINDS: [&str; 11] = [
+    "string", "escapes", "image", "array", "spaced", "records", "floats", "integers", "deltas",
+    "strings", "nested",
 ];
 
 /// Writes one JSON line of about `bytes` bytes (newline included) of the given kind (see
 /// [`GIANT_KINDS`]): a tool result of plain text, a string dense with escapes, a base64
 /// screenshot, an array of small objects (compact, or spaced as Python's `json.dumps` writes
 /// them), an array of 400-byte records, an array of floats (an embedding, spaced), of integers
-/// (token ids) or of short strings (file paths), or arrays nested too deep to plan.
+/// (token ids), of signed integers spaced as Python writes them (offsets), or of short strings
+/// (file paths), or arrays nested too deep to plan.
 pub fn write_giant_line(w: &mut impl Write, kind: &str, bytes: u64) -> io::Result<()> {
     let (open, close, unit): (&str, &str, Vec<u8>) = match kind {
         "string" => (
@@ -466,6 +467,14 @@ pub fn write_giant_line(w: &mut impl Write, kind: &str, bytes: u64) -> io::Resul
                 .collect::<String>()
                 .into_bytes(),
         ),
+        "deltas" => (
+            r#"{"type": "user", "deltas": ["#,
+            r#"], "uuid": "giant-10"}"#,
+            (0..64i32)
+                .map(|k| format!("{}, ", (k * 7919 % 2001) - 1000))
+                .collect::<String>()
+                .into_bytes(),
+        ),
         "strings" => (
             r#"{"type":"user","files":["#,
             r#"],"uuid":"giant-9"}"#,
@@ -505,7 +514,7 @@ pub fn write_giant_line(w: &mut impl Write, kind: &str, bytes: u64) -> io::Resul
         // The last element has no comma after it.
         "array" | "records" => w.write_all(br#"{"n":0}"#)?,
         "spaced" => w.write_all(br#"{"n": 0}"#)?,
-        "floats" | "integers" => w.write_all(b"0")?,
+        "floats" | "integers" | "deltas" => w.write_all(b"0")?,
         "strings" => w.write_all(br#""""#)?,
         "nested" => {
             w.write_all(b"0")?;

@@ -293,19 +293,54 @@ impl Reducer {
     /// a scan and a count per element.
     pub(super) fn scalar_run(&mut self, s: &[u8]) -> usize {
         let run = &mut self.whole.run;
-        run.clear();
+        // Only the entries of this run's last `ENDS` elements are read: stale ones may stay.
+        run.resize(ENDS, (0, 0));
         let (mut i, mut m, mut end) = (0, 0, 0);
-        while let Some(e) = scalar_end(s, i, self.keep) {
-            end = e;
-            if run.len() < ENDS {
-                run.push((i, end));
+        // Where blocks of integers are looked for next, and how far after a look that found
+        // none (doubling up to `MAX_GAP`, so that a run of floats or strings pays little).
+        const MIN_GAP: usize = 64;
+        const MAX_GAP: usize = 4096;
+        let (mut look_at, mut gap) = (0, MIN_GAP);
+        loop {
+            let comma;
+            let ints = if i >= look_at && matches!(s[i], b'-' | b'0'..=b'9') {
+                scan::integers(s, i)
             } else {
+                scan::Integers {
+                    count: 0,
+                    last_comma: 0,
+                    stop: i,
+                }
+            };
+            if ints.count > 0 {
+                // The last `ENDS` of those elements, found back from the last comma.
+                let mut element_end = ints.last_comma;
+                for q in (ints.count.saturating_sub(ENDS)..ints.count).rev() {
+                    let before = memchr::memrchr(b',', &s[i..element_end]).map(|c| i + c);
+                    let start = before.map_or(i, |c| c + 1 + usize::from(s[c + 1] == b' '));
+                    run[(m + q) % ENDS] = (start, element_end);
+                    element_end = before.unwrap_or(i);
+                }
+                m += ints.count;
+                (end, comma) = (ints.last_comma, ints.last_comma);
+                (look_at, gap) = (ints.stop, MIN_GAP);
+            } else {
+                if i >= look_at && ints.stop > i {
+                    // Blocks were read, none whole: the element at `i` is longer than them.
+                    look_at = ints.stop;
+                } else if i >= look_at {
+                    (look_at, gap) = (i + gap, (gap * 2).min(MAX_GAP));
+                }
+                let Some(e) = scalar_end(s, i, self.keep) else {
+                    break;
+                };
+                end = e;
                 run[m % ENDS] = (i, end);
-            }
-            m += 1;
-            let comma = scan::skip_ws(s, end);
-            if s.get(comma) != Some(&b',') {
-                break;
+                m += 1;
+                comma = scan::skip_ws(s, end);
+                if s.get(comma) != Some(&b',') {
+                    break;
+                }
             }
             i = scan::skip_ws(s, comma + 1);
             if !matches!(
@@ -502,6 +537,62 @@ mod tests {
         }
     }
 
+    /// Integers read sixty-four bytes at a time ([`scan::integers`]; the last `ENDS` found back
+    /// from the last comma) reduce as a byte at a time does: compact and spaced, negative, of
+    /// every width, in runs cut by floats, strings, containers, two spaces, piece ends and the
+    /// array's end, so that the blocks hold fewer elements than `ENDS`, or more.
+    #[test]
+    fn giant_runs_of_integers_reduce_as_bytes_do() {
+        let widths = |k: usize| match k % 7 {
+            0 => "0".to_string(),
+            1 => format!("-{}", k % 10),
+            2 => (k * 7919).to_string(),
+            3 => "-0".to_string(),
+            4 => format!("{}", u64::MAX - k as u64),
+            5 => format!("-{}", k * 31),
+            _ => "9".repeat(1 + k % 70),
+        };
+        let cuts = ["1.5", r#""s""#, "[1, 2]", "true", "-1e3"];
+        for n in [127, 128, 129, 300, 1000, 5000] {
+            for cut_every in [0, 20, 150, 700] {
+                for sep in [",", ", ", " , ", ",  "] {
+                    let elements: Vec<String> = (1..=n)
+                        .map(|k| match cut_every {
+                            0 => widths(k),
+                            every if k % every == 0 => cuts[k / every % cuts.len()].to_string(),
+                            _ => widths(k),
+                        })
+                        .collect();
+                    let line = format!(r#"{{"ids": [{}], "n": 1}}"#, elements.join(sep));
+                    let label = format!("{n} {cut_every} {sep:?}");
+                    reduces_as_bytes_do(&line, &[7, 64, 100, 1000, 1 << 20], &label);
+                }
+            }
+        }
+    }
+
+    /// A run of integers that ends with its last whole block, followed by a container, a string
+    /// longer than `keep` or a number cut by the piece's end: the elements kept from the array's
+    /// end are found back from the blocks' last comma, with the one after.
+    #[test]
+    fn a_run_that_ends_with_its_blocks_keeps_its_last_elements() {
+        let long = format!(r#""{}""#, "z".repeat(300));
+        for next in [r#"{"a":1}"#, &long, "12345678"] {
+            for blocks in 4..8 {
+                for extra in 0..64 {
+                    // Element 129, where runs start, begins a block of 32 two-byte elements.
+                    let ints: Vec<String> = (0..ENDS + 32 * blocks + extra)
+                        .map(|k| (k % 10).to_string())
+                        .collect();
+                    let line = format!("[{},{next}]", ints.join(","));
+                    let cut = 2 * (ENDS + 32 * blocks + extra) + 4;
+                    let label = format!("{blocks} {extra} {next}");
+                    reduces_as_bytes_do(&line, &[cut, 1 << 20], &label);
+                }
+            }
+        }
+    }
+
     /// A bad scalar deep in a giant array's middle, where runs are read in one go and then
     /// dropped, still makes the line invalid, whatever the pieces.
     #[test]
@@ -525,6 +616,13 @@ mod tests {
             "\"open",
             "NaN",
             "1,]",
+            "-01",
+            "00",
+            "--1",
+            "1-2",
+            "- 1",
+            "1, ,2",
+            "-0-",
         ] {
             let mut elements = vec!["12"; 1000];
             elements[600] = bad;
