@@ -10,13 +10,17 @@
 # on a generated 200 MB stream-json corpus; then one million 300-byte lines, giant lines of
 # every shape synth.rs writes (256 MiB and 1 GiB), and
 # the latency of a line when input pauses. Prints median wall time and peak RSS of each.
+# Every run writes a new log: the last run's is removed before the clock starts, since
+# overwriting a 287 MB log costs any tool file system work the pipe floor never does (0.03-0.06 s
+# to truncate it and, on ext4, a flush at close of 0.09 s: see the README's Performance).
 # Usage: benches/compare.sh [REPS] [SIZE]     (defaults: 5, 200M)
+# BIN=path/to/smart-tee measures another build (a worktree's, for a before/after pair).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps="${1:-5}"; size="${2:-200M}"
 work="${TMPDIR:-/tmp}/smart-tee-compare"; mkdir -p "$work"
 cargo build --release -q --bin smart-tee --examples
-st="$PWD/target/release/smart-tee"
+st="${BIN:-$PWD/target/release/smart-tee}"
 corpus="$work/corpus-$size.jsonl"
 [ -s "$corpus" ] || target/release/examples/gen_corpus "$size" 42 > "$corpus"
 tiny="$work/tiny.jsonl"
@@ -26,6 +30,7 @@ tiny="$work/tiny.jsonl"
 # Wall time is the whole pipeline's; the RSS is the first command's, measured by GNU time.
 measure() {
   local name="$1" cmd="$2" t0 t1
+  rm -f "$work/st.log" "$work/tee.log" "$work/jq.log"
   t0=$(date +%s.%N)
   bash -c "$cmd"
   t1=$(date +%s.%N)

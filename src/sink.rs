@@ -127,7 +127,7 @@ impl LogSink {
             let sole = file.try_lock().is_ok();
             if sole {
                 if truncate {
-                    file.set_len(0)?;
+                    empty(&file)?;
                 } else if readable {
                     cut_to_last_newline(&file)?;
                 }
@@ -146,7 +146,7 @@ impl LogSink {
             }
             if !sole && truncate {
                 // As tee does, even while another process writes it.
-                file.set_len(0)?;
+                empty(&file)?;
             }
             self.set(file, readable);
             return Ok(());
@@ -201,6 +201,20 @@ impl LogSink {
             // Nothing but the newline, in turn with the other writers, as every write is.
             let _ = write_on_a_fresh_line(f, b"");
         }
+    }
+}
+
+/// Truncates a log to nothing, as tee's `O_TRUNC` does. A file that is empty already (one just
+/// created) is only touched: truncating it changes nothing but its times, and on ext4 it arms
+/// the flush at close of a file rewritten in place (`auto_da_alloc`), which the kernel then
+/// runs in the closing process: 0.09 s more at exit after writing 287 MB. `O_TRUNC` skips files
+/// it creates too.
+fn empty(file: &File) -> io::Result<()> {
+    if file.metadata()?.len() > 0 {
+        file.set_len(0)
+    } else {
+        let now = std::time::SystemTime::now();
+        file.set_times(std::fs::FileTimes::new().set_modified(now))
     }
 }
 

@@ -107,6 +107,28 @@ fn every_file_gets_the_same_log_and_append_appends() {
     assert_eq!(std::fs::read(&a).unwrap(), b"{\"new\":3}\n");
 }
 
+/// Opening a log without `-a` empties it as tee's `O_TRUNC` does, and an empty one is touched
+/// as `O_TRUNC` touches it (its modification time is now), though smart-tee does not truncate
+/// a file with nothing to cut (that arms ext4's flush at close): with no input, with input.
+#[test]
+fn opening_a_log_empties_it_and_touches_an_empty_one_as_tee_does() {
+    let dir = tempdir("touch");
+    let long_ago = std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(946_684_800);
+    for (before, input) in [("", ""), ("", "{\"a\":1}\n"), ("{\"old\":1}\n", "")] {
+        let log = dir.join("l");
+        std::fs::write(&log, before).unwrap();
+        let file = std::fs::File::options().write(true).open(&log).unwrap();
+        file.set_times(std::fs::FileTimes::new().set_modified(long_ago))
+            .unwrap();
+        drop(file);
+        let out = run(bin().arg(&log), input.as_bytes());
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), input);
+        let modified = std::fs::metadata(&log).unwrap().modified().unwrap();
+        assert!(modified > long_ago, "{before:?} {input:?}: {modified:?}");
+    }
+}
+
 #[test]
 fn budget_from_flag_suffix_and_environment() {
     let dir = tempdir("budget");
