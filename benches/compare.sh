@@ -30,7 +30,10 @@ tiny="$work/tiny.jsonl"
 # Wall time is the whole pipeline's; the RSS is the first command's, measured by GNU time.
 measure() {
   local name="$1" cmd="$2" t0 t1
-  rm -f "$work/st.log" "$work/tee.log" "$work/jq.log"
+  local log
+  for log in st.log tee.log jq.log; do
+    case "$cmd" in *"$work/$log"*) rm -f "$work/$log" ;; esac
+  done
   t0=$(date +%s.%N)
   bash -c "$cmd"
   t1=$(date +%s.%N)

@@ -59,6 +59,20 @@ fn scalar_end(s: &[u8], i: usize, max: usize) -> Option<usize> {
     }
 }
 
+/// Notes where the last [`ENDS`] of the integer elements [`scan::integers`] read from `i` start
+/// and end, in `run` at their index in the run (the first is the run's `m`-th) modulo `ENDS`:
+/// found back from the last comma, since each element but the first starts after a comma and
+/// at most one space.
+fn last_integers(run: &mut [(usize, usize)], s: &[u8], i: usize, m: usize, ints: scan::Integers) {
+    let mut end = ints.last_comma;
+    for q in (ints.count.saturating_sub(ENDS)..ints.count).rev() {
+        let comma = memchr::memrchr(b',', &s[i..end]).map(|c| i + c);
+        let start = comma.map_or(i, |c| c + 1 + usize::from(s[c + 1] == b' '));
+        run[(m + q) % ENDS] = (start, end);
+        end = comma.unwrap_or(i);
+    }
+}
+
 /// The visitor that makes the compact copy of the container the scanner reads, counts its
 /// values and its depth.
 struct Copier<'a> {
@@ -290,58 +304,46 @@ impl Reducer {
     /// Of a run of `m` such elements only the last [`ENDS`] can be kept: each of the others,
     /// and the back elements before them, has `ENDS` elements after it. Those are counted as
     /// dropped without being copied, so that a giant array of numbers or short strings costs
-    /// a scan and a count per element.
+    /// a scan and a count per element; integers, the commonest such array (token ids, line
+    /// numbers), are read sixty-four bytes at a time instead ([`scan::integers`]).
     pub(super) fn scalar_run(&mut self, s: &[u8]) -> usize {
         let run = &mut self.whole.run;
         // Only the entries of this run's last `ENDS` elements are read: stale ones may stay.
         run.resize(ENDS, (0, 0));
         let (mut i, mut m, mut end) = (0, 0, 0);
-        // Where blocks of integers are looked for next, and how far after a look that found
-        // none (doubling up to `MAX_GAP`, so that a run of floats or strings pays little).
+        // Where blocks of integers are looked for next, and how far after a look that read
+        // none whole (doubling up to `MAX_GAP`, so that runs of floats or strings pay little).
         const MIN_GAP: usize = 64;
         const MAX_GAP: usize = 4096;
         let (mut look_at, mut gap) = (0, MIN_GAP);
         loop {
-            let comma;
-            let ints = if i >= look_at && matches!(s[i], b'-' | b'0'..=b'9') {
-                scan::integers(s, i)
-            } else {
-                scan::Integers {
-                    count: 0,
-                    last_comma: 0,
-                    stop: i,
+            let ints =
+                (i >= look_at && matches!(s[i], b'-' | b'0'..=b'9')).then(|| scan::integers(s, i));
+            let comma = match ints {
+                Some(ints) if ints.count > 0 => {
+                    last_integers(run, s, i, m, ints);
+                    m += ints.count;
+                    (look_at, gap) = (ints.stop, MIN_GAP);
+                    end = ints.last_comma;
+                    ints.last_comma
+                }
+                _ => {
+                    if let Some(ints) = ints {
+                        (look_at, gap) = (ints.stop + gap, (gap * 2).min(MAX_GAP));
+                    }
+                    let Some(e) = scalar_end(s, i, self.keep) else {
+                        break;
+                    };
+                    end = e;
+                    run[m % ENDS] = (i, end);
+                    m += 1;
+                    let comma = scan::skip_ws(s, end);
+                    if s.get(comma) != Some(&b',') {
+                        break;
+                    }
+                    comma
                 }
             };
-            if ints.count > 0 {
-                // The last `ENDS` of those elements, found back from the last comma.
-                let mut element_end = ints.last_comma;
-                for q in (ints.count.saturating_sub(ENDS)..ints.count).rev() {
-                    let before = memchr::memrchr(b',', &s[i..element_end]).map(|c| i + c);
-                    let start = before.map_or(i, |c| c + 1 + usize::from(s[c + 1] == b' '));
-                    run[(m + q) % ENDS] = (start, element_end);
-                    element_end = before.unwrap_or(i);
-                }
-                m += ints.count;
-                (end, comma) = (ints.last_comma, ints.last_comma);
-                (look_at, gap) = (ints.stop, MIN_GAP);
-            } else {
-                if i >= look_at && ints.stop > i {
-                    // Blocks were read, none whole: the element at `i` is longer than them.
-                    look_at = ints.stop;
-                } else if i >= look_at {
-                    (look_at, gap) = (i + gap, (gap * 2).min(MAX_GAP));
-                }
-                let Some(e) = scalar_end(s, i, self.keep) else {
-                    break;
-                };
-                end = e;
-                run[m % ENDS] = (i, end);
-                m += 1;
-                comma = scan::skip_ws(s, end);
-                if s.get(comma) != Some(&b',') {
-                    break;
-                }
-            }
             i = scan::skip_ws(s, comma + 1);
             if !matches!(
                 s.get(i),
