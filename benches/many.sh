@@ -7,12 +7,13 @@
 # Prints, for each side, the wall time of the whole batch, the CPU seconds (user + system) of
 # the N smart-tee or tee processes, and the sum and the largest of their peak RSS (GNU time).
 # Usage: benches/many.sh [N] [SIZE] [REPS]     (defaults: 32, 20M, 3; medians of REPS)
+# BIN=path/to/smart-tee measures another build (a worktree's, for a before/after pair).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n="${1:-32}"; size="${2:-20M}"; reps="${3:-3}"
 work="${TMPDIR:-/tmp}/smart-tee-many"; mkdir -p "$work"
 cargo build --release -q --bin smart-tee --examples
-st="$PWD/target/release/smart-tee"
+st="${BIN:-$PWD/target/release/smart-tee}"
 for ((i = 0; i < n; i++)); do
   [ -s "$work/stream-$size-$i.jsonl" ] ||
     target/release/examples/gen_corpus "$size" "$((100 + i))" > "$work/stream-$size-$i.jsonl"

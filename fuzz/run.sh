@@ -19,6 +19,9 @@ for t in "${targets[@]}"; do
   done
   printf '\x00\x00[[[[[[[[[[{"a":"\\ud83d\\ude00\\n"}]]]]]]]]]]' > "corpus/$t/seed-deep"
   printf '\x00\x00\xef\xbb\xbf{"x":1e400,"y":-0}\r\n\xff\xfe NaN\n' > "corpus/$t/seed-odd"
+  # Giant arrays of integers, read sixty-four bytes at a time past the first 128 elements.
+  { printf '\xff\x00{"ids":['; seq -s, -50 400 | tr -d '\n'; printf '],"d":[0'
+    seq -f ', %g' -300 300 | tr -d '\n'; printf ']}'; } > "corpus/$t/seed-integers"
   echo "== $t for ${secs}s"
   # A finding stops only its own target; the others still run. Findings land in artifacts/$t.
   if cargo +nightly fuzz run "$t" "corpus/$t" -- -max_total_time="$secs" -max_len=16384 \
