@@ -10,7 +10,8 @@
 # on a generated 200 MB stream-json corpus; then one million 300-byte lines, giant lines of
 # every shape synth.rs writes (256 MiB and 1 GiB), and
 # the latency of a line when input pauses. Prints median wall time and peak RSS of each.
-# Every run writes a new log: the last run's is removed before the clock starts, since
+# Every run writes a new log, after a `sync` (what the runs before wrote goes to disk then, not
+# during this run): the last run's log is removed before the clock starts, since
 # overwriting a 287 MB log costs any tool file system work the pipe floor never does (0.03-0.06 s
 # to truncate it and, on ext4, a flush at close of 0.09 s: see the README's Performance).
 # Usage: benches/compare.sh [REPS] [SIZE]     (defaults: 5, 200M)
@@ -34,6 +35,8 @@ measure() {
   for log in st.log tee.log jq.log; do
     case "$cmd" in *"$work/$log"*) rm -f "$work/$log" ;; esac
   done
+  # The last runs' logs written back now, not by the kernel's flusher during this run.
+  sync
   t0=$(date +%s.%N)
   bash -c "$cmd"
   t1=$(date +%s.%N)
@@ -97,6 +100,7 @@ for spec in string:1024 string:256 escapes:256 image:256 array:256 spaced:256 re
   [ -s "$giant" ] || target/release/examples/gen_corpus giant "$kind" "${mib}M" > "$giant"
   # Read once first, so that smart-tee, timed first, does not read it from disk and tee warm.
   cat "$giant" > /dev/null
+  sync
   t0=$(date +%s.%N)
   /usr/bin/time -f %M -o "$work/rss" "$st" "$work/giant.log" < "$giant" | cat > /dev/null
   t1=$(date +%s.%N)
