@@ -22,6 +22,10 @@ for t in "${targets[@]}"; do
   # Giant arrays of integers, read sixty-four bytes at a time past the first 128 elements.
   { printf '\xff\x00{"ids":['; seq -s, -50 400 | tr -d '\n'; printf '],"d":[0'
     seq -f ', %g' -300 300 | tr -d '\n'; printf ']}'; } > "corpus/$t/seed-integers"
+  # Giant arrays of small containers, read a run at a time past the first 128 elements.
+  { printf '\xff\x00{"items":[{}'; for i in $(seq 300); do printf ',{"n":%d,"t":[%d, "x"]}' "$i" "$i"; done
+    printf '],"u":[[]'; for i in $(seq 200); do printf ', [ %d ]' "$i"; done; printf ']}'; } \
+    > "corpus/$t/seed-containers"
   echo "== $t for ${secs}s"
   # A finding stops only its own target; the others still run. Findings land in artifacts/$t.
   if cargo +nightly fuzz run "$t" "corpus/$t" -- -max_total_time="$secs" -max_len=16384 \

@@ -36,9 +36,12 @@ pub(super) struct Scratch {
     elided: Vec<(usize, Elided)>,
     /// Whether the last container read was compact already (then `copy` is empty).
     compact: bool,
-    /// The last [`ENDS`] scalars of a run read in one go ([`Reducer::scalar_run`]), where
-    /// each starts and ends in the piece, at the index of its number in the run modulo `ENDS`.
+    /// The last [`ENDS`] elements of a run read in one go ([`Reducer::scalar_run`],
+    /// [`Reducer::container_run`]): where each starts and ends in the piece, at the index of
+    /// its number in the run modulo `ENDS`.
     run: Vec<(usize, usize)>,
+    /// The values of each container in `run` (a scalar is one value: not noted).
+    run_values: Vec<usize>,
 }
 
 /// The end of the scalar (a string of at most `max` bytes, a number or a literal) at `i` when
@@ -229,6 +232,9 @@ impl Reducer {
     pub(super) fn whole_value(&mut self, s: &[u8]) -> usize {
         let mut i = 0;
         loop {
+            if self.writing() && self.in_back() {
+                return i + self.container_run(&s[i..], i as u64);
+            }
             match self.one_whole_value(&s[i..], i as u64) {
                 0 => return i,
                 n => i += n,
@@ -352,8 +358,18 @@ impl Reducer {
                 break;
             }
         }
+        self.commit_run(s, m, false);
+        end
+    }
+
+    /// Ends a run of `m` array elements read in one go (`self.whole.run` holds the last
+    /// [`ENDS`]): the others, and the back elements before them, are counted as dropped
+    /// without being copied, since `ENDS` elements follow each; the last are copied. Scalars,
+    /// or (`containers`) containers copied as read, to be compacted when the array closes.
+    #[inline(always)]
+    fn commit_run(&mut self, s: &[u8], m: usize, containers: bool) {
         if m == 0 {
-            return 0;
+            return;
         }
         let writing = self.writing();
         let early = m.saturating_sub(ENDS);
@@ -373,10 +389,61 @@ impl Reducer {
             self.element_start(writing);
             if writing {
                 self.out.extend_from_slice(&s[start..end]);
-                self.values += 1;
+                if containers {
+                    self.values += self.whole.run_values[k % ENDS];
+                    if let Some(back) = self.frames.last_mut().and_then(|f| f.back.last_mut()) {
+                        back.raw = true;
+                    }
+                } else {
+                    self.values += 1;
+                }
             }
             self.value_done();
         }
+    }
+
+    /// Reads the containers that follow one another as elements of an array past its first
+    /// [`ENDS`] (the first at the start of `s`, `at` bytes into the piece), each as
+    /// [`Reducer::one_whole_value`] would read it there: only the last `ENDS` are copied (see
+    /// [`Reducer::commit_run`]), so that a giant array of small objects costs a scan and a
+    /// count per element. Returns the bytes consumed (0: none read).
+    fn container_run(&mut self, s: &[u8], at: u64) -> usize {
+        self.whole.run.resize(ENDS, (0, 0));
+        self.whole.run_values.resize(ENDS, 0);
+        let (mut i, mut m, mut end) = (0, 0, 0);
+        loop {
+            let pos = self.pos + at + i as u64;
+            if pos < self.whole_after {
+                break;
+            }
+            let element = &s[i..s.len().min(i + self.keep)];
+            let mut counter = Counter::default();
+            match scan::first_value(element, &mut counter, &mut self.whole.stack) {
+                Ok(n)
+                    if counter.values <= MAX_VALUES_WHOLE
+                        && self.frames.len() + counter.depth <= MAX_DEPTH =>
+                {
+                    end = i + n;
+                    self.whole.run[m % ENDS] = (i, end);
+                    self.whole.run_values[m % ENDS] = counter.values;
+                    m += 1;
+                }
+                _ => {
+                    self.whole_after = pos + (element.len() / SKIP).max(1) as u64;
+                    break;
+                }
+            }
+            let comma = scan::skip_ws(s, end);
+            if s.get(comma) != Some(&b',') {
+                break;
+            }
+            let next = scan::skip_ws(s, comma + 1);
+            if !matches!(s.get(next), Some(b'{' | b'[')) {
+                break;
+            }
+            i = next;
+        }
+        self.commit_run(s, m, true);
         end
     }
 
@@ -592,6 +659,80 @@ mod tests {
                     reduces_as_bytes_do(&line, &[cut, 1 << 20], &label);
                 }
             }
+        }
+    }
+
+    /// Containers read a run at a time past an array's first `ENDS` elements (all but the last
+    /// `ENDS` of a run counted as dropped, never copied; the last copied as read and compacted
+    /// when the array closes) reduce as a byte at a time does: compact and spaced, nested, with
+    /// runs longer than `ENDS` cut by scalars, by containers too long to read in one go and by
+    /// piece ends, in arrays and as members' values.
+    #[test]
+    fn container_runs_reduce_as_bytes_do() {
+        let long = format!(r#"{{"big": [{}]}}"#, vec!["7"; 300].join(", "));
+        let containers = [
+            r#"{"type":"text","n":1}"#,
+            r#"{"type": "text", "text": "an item", "n": 12345}"#,
+            r#"[1, [2, {"a" : [ ]}], "x"]"#,
+            "{ }",
+            "[]",
+            r#"{"deep":[[[[{"e":null}]]]]}"#,
+        ];
+        for n in [127, 128, 129, 257, 300, 1000, 3000] {
+            for cut_every in [0, 50, 200, 999] {
+                for sep in [",", ", ", " ,\n"] {
+                    let elements: Vec<&str> = (1..=n)
+                        .map(|k| match cut_every {
+                            every if every > 0 && k % every == 0 && k % 2 == 0 => "42",
+                            every if every > 0 && k % every == 0 => &long,
+                            _ => containers[k % containers.len()],
+                        })
+                        .collect();
+                    let line = format!(
+                        r#"{{"items": [{}], "more": {{"x": [{}]}}}}"#,
+                        elements.join(sep),
+                        elements[..n / 2].join(sep)
+                    );
+                    let label = format!("{n} {cut_every} {sep:?}");
+                    reduces_as_bytes_do(&line, &[7, 64, 1000, 1 << 20], &label);
+                }
+            }
+        }
+    }
+
+    /// A run of containers stops at one that may not be read in one go: one of more than
+    /// `MAX_VALUES_WHOLE` values (its own middle must be dropped), or one that would nest
+    /// past `MAX_DEPTH` (the line must fail as too big), as a byte at a time does.
+    #[test]
+    fn container_runs_stop_where_one_go_may_not_read() {
+        let wide = format!("[{}]", vec!["0"; MAX_VALUES_WHOLE + 44].join(","));
+        let line = format!("[{}]", vec![wide.as_str(); 400].join(","));
+        let reduce = |chunk: usize| {
+            let mut r = Reducer::new(5000);
+            for piece in line.as_bytes().chunks(chunk) {
+                r.feed(piece);
+            }
+            r.finish().unwrap().unwrap()
+        };
+        let (one, whole) = (reduce(1), reduce(1 << 20));
+        assert_eq!(one.doc, whole.doc);
+        assert_eq!(one.elided, whole.elided);
+
+        let depth = MAX_DEPTH - 1;
+        // Scalars first, so that no container is read before the array's back.
+        let deep = format!(
+            "{}{},{}{}",
+            "[".repeat(depth),
+            vec!["1"; 200].join(","),
+            vec!["[[1]]"; 300].join(","),
+            "]".repeat(depth)
+        );
+        for chunk in [1, 1 << 20] {
+            let mut r = Reducer::new(200);
+            for piece in deep.as_bytes().chunks(chunk) {
+                r.feed(piece);
+            }
+            assert_eq!(r.finish().err(), Some(Failure::TooBig), "{chunk}");
         }
     }
 
