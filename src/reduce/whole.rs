@@ -76,6 +76,22 @@ fn last_integers(run: &mut [(usize, usize)], s: &[u8], i: usize, m: usize, ints:
     }
 }
 
+/// Where the next element of the array starts when the one that ends at `end` is followed, in
+/// `s`, by a comma and an element whose first byte is one of `first`.
+#[inline(always)]
+fn next_element(s: &[u8], end: usize, first: impl Fn(u8) -> bool) -> Option<usize> {
+    let comma = scan::skip_ws(s, end);
+    if s.get(comma) != Some(&b',') {
+        return None;
+    }
+    let next = scan::skip_ws(s, comma + 1);
+    s.get(next).is_some_and(|&b| first(b)).then_some(next)
+}
+
+fn is_container(b: u8) -> bool {
+    matches!(b, b'{' | b'[')
+}
+
 /// The visitor that makes the compact copy of the container the scanner reads, counts its
 /// values and its depth.
 struct Copier<'a> {
@@ -226,9 +242,8 @@ impl Reducer {
     /// the bytes consumed, or 0 to read it a byte at a time. The elements of an array that
     /// follow it whole in `s` are read in the same call.
     ///
-    /// An element that goes among an array's back ones (past the first [`ENDS`]) is most
-    /// likely dropped with them: it is only counted and copied as read, whitespace and all,
-    /// and compacted when the array closes if it is still there ([`Reducer::compact_back`]).
+    /// Elements that go among an array's back ones (past the first [`ENDS`]) are read a run
+    /// at a time ([`Reducer::container_run`]): most are dropped with them.
     pub(super) fn whole_value(&mut self, s: &[u8]) -> usize {
         let mut i = 0;
         loop {
@@ -243,64 +258,61 @@ impl Reducer {
             if self.frames.last().is_none_or(|f| f.object) {
                 return i;
             }
-            let comma = scan::skip_ws(s, i);
-            if s.get(comma) != Some(&b',') {
+            let Some(next) = next_element(s, i, is_container) else {
                 return i;
-            }
-            let next = scan::skip_ws(s, comma + 1);
-            if !matches!(s.get(next), Some(b'{' | b'[')) {
-                return i;
-            }
+            };
             self.st = St::Value;
             i = next;
         }
     }
 
-    /// Reads one container as [`Reducer::whole_value`] does; `at` is its offset in the piece.
+    /// Reads one container as [`Reducer::whole_value`] does, not among an array's back
+    /// elements; `at` is its offset in the piece.
     fn one_whole_value(&mut self, s: &[u8], at: u64) -> usize {
-        let pos = self.pos + at;
-        if pos < self.whole_after {
-            return 0;
-        }
-        let s = &s[..s.len().min(self.keep)];
         let writing = self.writing();
-        let raw = !writing || self.in_back();
-        // The piece's UTF-8 is checked already. A container that is not whole here, not valid
-        // or too big is read a byte at a time (to be reduced, or to fail where the grammar
-        // does).
-        let read = if raw {
-            let mut counter = Counter::default();
-            scan::first_value(s, &mut counter, &mut self.whole.stack)
-                .map(|end| (end, counter.values, counter.depth))
-        } else {
-            self.whole.compact(s)
-        };
-        let (end, values) = match read {
-            Ok((end, values, depth))
-                if values <= MAX_VALUES_WHOLE && self.frames.len() + depth <= MAX_DEPTH =>
-            {
-                (end, values)
-            }
-            _ => {
-                self.whole_after = pos + (s.len() / SKIP).max(1) as u64;
-                return 0;
-            }
+        let Some((end, values)) = self.read_whole(s, at, writing) else {
+            return 0;
         };
         self.element_start(writing);
         if writing {
-            if raw {
-                self.out.extend_from_slice(&s[..end]);
-                if let Some(back) = self.frames.last_mut().and_then(|f| f.back.last_mut()) {
-                    back.raw = true;
-                }
-            } else {
-                self.whole
-                    .append_to(&s[..end], &mut self.out, &mut self.elided);
-            }
+            self.whole
+                .append_to(&s[..end], &mut self.out, &mut self.elided);
             self.values += values;
         }
         self.value_done();
         end
+    }
+
+    /// Scans the container at the start of `s` (`at` bytes into the piece), making its
+    /// compact copy in `self.whole` when `compact`; returns its end and its values when it may
+    /// be read in one go. The piece's UTF-8 is checked already. A container that is not whole
+    /// here, not valid or too big is read a byte at a time (to be reduced, or to fail where
+    /// the grammar does), and so is what follows it for a while.
+    #[inline(always)]
+    fn read_whole(&mut self, s: &[u8], at: u64, compact: bool) -> Option<(usize, usize)> {
+        let pos = self.pos + at;
+        if pos < self.whole_after {
+            return None;
+        }
+        let s = &s[..s.len().min(self.keep)];
+        let read = if compact {
+            self.whole.compact(s)
+        } else {
+            let mut counter = Counter::default();
+            scan::first_value(s, &mut counter, &mut self.whole.stack)
+                .map(|end| (end, counter.values, counter.depth))
+        };
+        match read {
+            Ok((end, values, depth))
+                if values <= MAX_VALUES_WHOLE && self.frames.len() + depth <= MAX_DEPTH =>
+            {
+                Some((end, values))
+            }
+            _ => {
+                self.whole_after = pos + (s.len() / SKIP).max(1) as u64;
+                None
+            }
+        }
     }
 
     /// Reads the array elements that are scalars of at most `keep` bytes (copied unchanged),
@@ -325,13 +337,12 @@ impl Reducer {
         loop {
             let ints =
                 (i >= look_at && matches!(s[i], b'-' | b'0'..=b'9')).then(|| scan::integers(s, i));
-            let comma = match ints {
+            match ints {
                 Some(ints) if ints.count > 0 => {
                     last_integers(run, s, i, m, ints);
                     m += ints.count;
                     (look_at, gap) = (ints.stop, MIN_GAP);
                     end = ints.last_comma;
-                    ints.last_comma
                 }
                 _ => {
                     if let Some(ints) = ints {
@@ -343,20 +354,13 @@ impl Reducer {
                     end = e;
                     run[m % ENDS] = (i, end);
                     m += 1;
-                    let comma = scan::skip_ws(s, end);
-                    if s.get(comma) != Some(&b',') {
-                        break;
-                    }
-                    comma
                 }
-            };
-            i = scan::skip_ws(s, comma + 1);
-            if !matches!(
-                s.get(i),
-                Some(b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n')
-            ) {
-                break;
             }
+            let scalar = |b| matches!(b, b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n');
+            let Some(next) = next_element(s, end, scalar) else {
+                break;
+            };
+            i = next;
         }
         self.commit_run(s, m, false);
         end
@@ -407,40 +411,20 @@ impl Reducer {
     /// [`Reducer::one_whole_value`] would read it there: only the last `ENDS` are copied (see
     /// [`Reducer::commit_run`]), so that a giant array of small objects costs a scan and a
     /// count per element. Returns the bytes consumed (0: none read).
+    // Out of line: inlined into `feed` it ran 13% more instructions (bounds checks).
+    #[inline(never)]
     fn container_run(&mut self, s: &[u8], at: u64) -> usize {
         self.whole.run.resize(ENDS, (0, 0));
         self.whole.run_values.resize(ENDS, 0);
         let (mut i, mut m, mut end) = (0, 0, 0);
-        loop {
-            let pos = self.pos + at + i as u64;
-            if pos < self.whole_after {
+        while let Some((n, values)) = self.read_whole(&s[i..], at + i as u64, false) {
+            end = i + n;
+            self.whole.run[m % ENDS] = (i, end);
+            self.whole.run_values[m % ENDS] = values;
+            m += 1;
+            let Some(next) = next_element(s, end, is_container) else {
                 break;
-            }
-            let element = &s[i..s.len().min(i + self.keep)];
-            let mut counter = Counter::default();
-            match scan::first_value(element, &mut counter, &mut self.whole.stack) {
-                Ok(n)
-                    if counter.values <= MAX_VALUES_WHOLE
-                        && self.frames.len() + counter.depth <= MAX_DEPTH =>
-                {
-                    end = i + n;
-                    self.whole.run[m % ENDS] = (i, end);
-                    self.whole.run_values[m % ENDS] = counter.values;
-                    m += 1;
-                }
-                _ => {
-                    self.whole_after = pos + (element.len() / SKIP).max(1) as u64;
-                    break;
-                }
-            }
-            let comma = scan::skip_ws(s, end);
-            if s.get(comma) != Some(&b',') {
-                break;
-            }
-            let next = scan::skip_ws(s, comma + 1);
-            if !matches!(s.get(next), Some(b'{' | b'[')) {
-                break;
-            }
+            };
             i = next;
         }
         self.commit_run(s, m, true);
