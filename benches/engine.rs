@@ -1,7 +1,7 @@
 //! The line engine alone, beside the naive serde_json `Value` parse → cut → serialize, so the
 //! ratio shows. Inputs come from the project's own generator (`smart_tee::synth`), grouped:
 //! lines that fit, typical over-budget stream-json lines, a 1 MB line with base64 images, and
-//! tiny 300-byte lines.
+//! tiny 300-byte lines; each also with `--redact`.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 #[path = "support/synth.rs"]
@@ -62,6 +62,21 @@ fn bench(c: &mut Criterion) {
         group.sample_size(20);
         group.bench_function(BenchmarkId::new("smart-tee", bytes), |b| {
             let mut engine = LineEngine::new(EngineConfig::default());
+            let mut out = Vec::with_capacity(1 << 20);
+            b.iter(|| {
+                for line in input {
+                    out.clear();
+                    engine.process(line, &mut out);
+                }
+                out.len()
+            })
+        });
+        // `--redact`, beside the run without it: its cost, as a ratio (#16 asks for +10% at most).
+        group.bench_function(BenchmarkId::new("smart-tee-redact", bytes), |b| {
+            let mut engine = LineEngine::new(EngineConfig {
+                redact: true,
+                ..EngineConfig::default()
+            });
             let mut out = Vec::with_capacity(1 << 20);
             b.iter(|| {
                 for line in input {
