@@ -8,8 +8,9 @@
 #                                            until jq has finished)
 #   smart-tee --redact LOG < corpus | cat > /dev/null
 # on a generated 200 MB stream-json corpus; then one million 300-byte lines, giant lines of
-# every shape synth.rs writes (256 MiB and 1 GiB), and
-# the latency of a line when input pauses. Prints median wall time and peak RSS of each.
+# every shape synth.rs writes (256 MiB and 1 GiB; smart-tee and tee alternating, REPS runs
+# each), and the latency of a line when input pauses (smart-tee's, then tee's). Prints median
+# wall time and peak RSS of each.
 # Every run writes a new log, after a `sync` (what the runs before wrote goes to disk then, not
 # during this run): the last run's log is removed before the clock starts, since
 # overwriting a 287 MB log costs any tool file system work the pipe floor never does (0.03-0.06 s
@@ -92,7 +93,10 @@ run_set "$corpus" corpus piped
 run_set "$tiny" tiny
 run_set "$tiny" tiny piped
 
-echo "== giant lines (one JSON line each, read once first; smart-tee then tee on the same file)"
+# The median of the numbers in file $1.
+gmed() { sort -n "$1" | awk '{t[NR]=$1} END {print t[int((NR+1)/2)]}'; }
+echo "== giant lines (one JSON line each, read once first; then smart-tee and tee on the same file,"
+echo "   alternating, $reps runs each: medians)"
 for spec in string:1024 string:256 escapes:256 image:256 array:256 spaced:256 records:256 floats:256 \
     integers:256 deltas:256 strings:256 nested:256; do
   kind="${spec%%:*}"; mib="${spec##*:}"
@@ -100,18 +104,24 @@ for spec in string:1024 string:256 escapes:256 image:256 array:256 spaced:256 re
   [ -s "$giant" ] || target/release/examples/gen_corpus giant "$kind" "${mib}M" > "$giant"
   # Read once first, so that smart-tee, timed first, does not read it from disk and tee warm.
   cat "$giant" > /dev/null
-  sync
-  t0=$(date +%s.%N)
-  /usr/bin/time -f %M -o "$work/rss" "$st" "$work/giant.log" < "$giant" | cat > /dev/null
-  t1=$(date +%s.%N)
-  tee "$work/tee.log" < "$giant" | cat > /dev/null
-  t2=$(date +%s.%N)
+  rm -f "$work"/giant-st.times "$work"/giant-tee.times
+  for ((i = 0; i < reps; i++)); do
+    rm -f "$work/tee.log"
+    sync
+    t0=$(date +%s.%N)
+    /usr/bin/time -f %M -o "$work/rss" "$st" "$work/giant.log" < "$giant" | cat > /dev/null
+    t1=$(date +%s.%N)
+    tee "$work/tee.log" < "$giant" | cat > /dev/null
+    t2=$(date +%s.%N)
+    echo "$t1 - $t0" | bc >> "$work/giant-st.times"
+    echo "$t2 - $t1" | bc >> "$work/giant-tee.times"
+  done
   printf "%-8s %5d MiB: smart-tee %.2f s (tee %.2f s), peak RSS %3.0f MiB, log %5s bytes, record type %s\n" \
-    "$kind" "$mib" "$(echo "$t1 - $t0" | bc)" "$(echo "$t2 - $t1" | bc)" \
+    "$kind" "$mib" "$(gmed "$work/giant-st.times")" "$(gmed "$work/giant-tee.times")" \
     "$(echo "$(cat "$work/rss") / 1024" | bc)" "$(wc -c < "$work/giant.log")" \
     "$(head -c 30 "$work/giant.log" | sed 's/^{"type":"\([a-z_]*\)".*/\1/')"
   rm -f "$work/tee.log"
 done
 
-echo "== latency (a line every 20 ms)"
+echo "== latency (a line every 20 ms; then tee's, the same way)"
 target/release/examples/latency "$st" 200
