@@ -1,7 +1,8 @@
 //! Command-line flags, parsed with clap and checked into a [`Config`].
 //!
 //! Every rejected value exits with status 2 and a message that names the flag and the reason
-//! (clap's convention); nothing here panics on any input.
+//! (clap's convention); for the tee, standard input is copied to standard output first
+//! ([`Mode::Refused`]). Nothing here panics on any input.
 
 use std::path::PathBuf;
 
@@ -35,7 +36,8 @@ pub use crate::tee::{Config, OutputError};
                   their paths (for logrotate).\n\n\
                   Exit status: 0 on success; 1 if a log could not be opened or written, stdin \
                   could not be read, or stdout failed (closed, or a diagnosed error); 2 for bad \
-                  flags or values; 128+N when ended by signal N (SIGHUP 129, SIGINT 130, \
+                  flags or values (no log is written; unless stdin is a terminal, it is still \
+                  copied to stdout); 128+N when ended by signal N (SIGHUP 129, SIGINT 130, \
                   SIGQUIT 131, SIGTERM 143)."
 )]
 struct Cli {
@@ -311,7 +313,7 @@ struct Cli {
 }
 
 /// What smart-tee was asked to do.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub enum Mode {
     /// `smart-tee mcp [--root DIR]...`: serve the logs under the roots over MCP (stdio).
     Mcp {
@@ -328,12 +330,17 @@ pub enum Mode {
         engine: EngineConfig,
         dry_run: bool,
     },
+    /// A malformed command line for the tee (not for `--view`, `--compact` or a subcommand):
+    /// the caller says why, copies stdin to stdout all the same (a typo in a pipeline must not
+    /// cost the stream), and exits with status 2.
+    Refused(Box<clap::Error>),
 }
 
 /// The environment variable that gives the budget when `-b` does not.
 pub const BUDGET_VAR: &str = "SMART_TEE_MAX_LINE_BYTES";
 
-/// Parses the process's arguments; on a bad flag or value, prints why and exits with status 2.
+/// Parses the process's arguments. On a bad flag or value: for the tee, [`Mode::Refused`];
+/// for the other modes, prints why and exits with status 2.
 pub fn parse() -> Mode {
     parse_from(std::env::args_os())
 }
@@ -351,14 +358,35 @@ where
         Some("man") if args.len() == 2 => return Mode::Man,
         _ => {}
     }
-    let matches = Cli::command().get_matches_from(args);
-    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let reads = reads_logs(&args);
+    let refuse = |e: clap::Error| match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => e.exit(),
+        _ if reads => e.exit(),
+        _ => Mode::Refused(Box::new(e)),
+    };
+    let matches = match Cli::command().try_get_matches_from(args) {
+        Ok(m) => m,
+        Err(e) => return refuse(e),
+    };
+    let mut cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => return refuse(e),
+    };
     cli.budget_from_default =
         matches.value_source("max_line_bytes") == Some(clap::parser::ValueSource::DefaultValue);
     match cli.into_mode() {
         Ok(mode) => mode,
-        Err(msg) => Cli::command().error(ErrorKind::ValueValidation, msg).exit(),
+        Err(msg) => refuse(Cli::command().error(ErrorKind::ValueValidation, msg)),
     }
+}
+
+/// True when the command line asks for a mode that reads logs (`--view`, `--compact`) rather
+/// than the tee: there, a malformed command line copies nothing.
+fn reads_logs(args: &[std::ffi::OsString]) -> bool {
+    args.iter()
+        .skip(1)
+        .take_while(|a| *a != "--")
+        .any(|a| a == "--view" || a == "--compact")
 }
 
 /// `smart-tee mcp [--root DIR]...`.

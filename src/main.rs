@@ -28,6 +28,26 @@ fn print_all(what: &str, bytes: &[u8]) -> ExitCode {
     }
 }
 
+/// A malformed command line for the tee: says why, then copies stdin to stdout as `cat`
+/// would, so that a typo in `agent | smart-tee --bad LOG | next` costs the log, not the stream.
+/// Not from a terminal: there the user reads the message and types again. Status 2.
+fn refused(error: &clap::Error) -> ExitCode {
+    use std::io::IsTerminal;
+    let _ = error.print();
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return ExitCode::from(2);
+    }
+    eprintln!("smart-tee: no log is written; standard input is copied to standard output");
+    match std::io::copy(&mut stdin.lock(), &mut std::io::stdout().lock()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            eprintln!("smart-tee: copying standard input to standard output: {e}");
+        }
+        _ => {}
+    }
+    ExitCode::from(2)
+}
+
 fn main() -> ExitCode {
     let mode = cli::parse();
     if !matches!(mode, Mode::Tee(_)) {
@@ -35,6 +55,7 @@ fn main() -> ExitCode {
     }
     match mode {
         Mode::Tee(config) => smart_tee::tee::run(config),
+        Mode::Refused(error) => refused(&error),
         #[cfg(feature = "mcp")]
         Mode::Mcp { roots } => smart_tee::mcp::run(roots),
         #[cfg(not(feature = "mcp"))]

@@ -184,7 +184,8 @@ fn bad_values_exit_2_with_a_message() {
         &["--no-such-flag"],
         &["--marker", &"m".repeat(200), "-b", "128"],
     ] {
-        let out = run(bin().args(args), b"");
+        let input = b"{\"a\":1}\nnot json\n";
+        let out = run(bin().args(args), input);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         let err = stderr(&out);
         assert!(err.contains("error"), "{args:?}: {err}");
@@ -192,6 +193,10 @@ fn bad_values_exit_2_with_a_message() {
             !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
             "{err}"
         );
+        // The tee still copies the stream; the modes that read logs copy nothing.
+        let reads_logs = args.contains(&"--view") || args.contains(&"--compact");
+        let copied: &[u8] = if reads_logs { b"" } else { input };
+        assert_eq!(out.stdout, copied, "{args:?}");
     }
     // #11.6: a bad environment value is reported, naming the variable, and the default used:
     // the stream is not lost to it.
@@ -214,6 +219,37 @@ fn bad_values_exit_2_with_a_message() {
     }
     let out = run(bin().args(["-b", "100"]), b"");
     assert!(stderr(&out).contains("below 128"), "{}", stderr(&out));
+}
+
+/// A typo in `agent | smart-tee --bad LOG | next` used to exit at once with nothing on stdout:
+/// the agent's stream was lost to it, and the agent itself met a closed pipe.
+#[test]
+fn a_malformed_command_line_still_copies_the_stream() {
+    let dir = tempdir("cli-malformed");
+    let log = dir.join("agent.jsonl");
+    let input = sample();
+    for args in [
+        &["--max-line-byte", "4K"][..],
+        &["-b", "4X"],
+        &["--marker", ""],
+    ] {
+        let out = run(bin().args(args).arg(&log), &input);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout == input, "{args:?}: stdout is not the input");
+        let err = stderr(&out);
+        assert!(
+            err.contains(args[0]),
+            "{args:?}: the flag is not named: {err}"
+        );
+        assert!(err.contains("no log is written"), "{err}");
+        assert!(
+            !log.exists(),
+            "{args:?}: a log was written with a refused config"
+        );
+    }
+    // A path after `--` that looks like a mode is a log, not a mode.
+    let out = run(bin().arg("--bogus").arg("--").arg("--view"), b"x\n");
+    assert_eq!((out.status.code(), &out.stdout[..]), (Some(2), &b"x\n"[..]));
 }
 
 #[test]
