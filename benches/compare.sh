@@ -43,6 +43,8 @@ measure() {
   t1=$(date +%s.%N)
   echo "$(echo "$t1 - $t0" | bc) $(cat "$work/rss")" >> "$work/$name.times"
 }
+# The median of the numbers in file $1 (the first field of each line).
+median() { sort -n "$1" | awk '{t[NR]=$1} END {print t[int((NR+1)/2)]}'; }
 T="/usr/bin/time -f %M -o $work/rss"
 jq_prog='walk(if type == "string" and (.|utf8bytelength) > 2000 then .[:1000] + "[TRUNCATED]" + .[-1000:] else . end)'
 
@@ -75,7 +77,7 @@ run_set() {
     sort -n "$work/$name.times" | awk -v n="$name" '{t[NR]=$1; r[NR]=$2} END {
       m = t[int((NR+1)/2)]; printf "%-11s median %.3f s   peak RSS %6.1f MiB\n", n, m, r[int((NR+1)/2)]/1024 }'
   done
-  med() { sort -n "$work/$1.times" | awk '{t[NR]=$1} END {print t[int((NR+1)/2)]}'; }
+  med() { median "$work/$1.times"; }
   echo "ratios: smart-tee/tee $(echo "scale=2; $(med smart-tee) / $(med tee)" | bc)" \
        " smart-tee/pipe-floor $(echo "scale=2; $(med smart-tee) / $(med pipe-floor)" | bc)"
   if [ -f "$work/redact.times" ]; then
@@ -93,8 +95,6 @@ run_set "$corpus" corpus piped
 run_set "$tiny" tiny
 run_set "$tiny" tiny piped
 
-# The median of the numbers in file $1.
-gmed() { sort -n "$1" | awk '{t[NR]=$1} END {print t[int((NR+1)/2)]}'; }
 echo "== giant lines (one JSON line each, read once first; then smart-tee and tee on the same file,"
 echo "   alternating, $reps runs each: medians)"
 for spec in string:1024 string:256 escapes:256 image:256 array:256 spaced:256 records:256 floats:256 \
@@ -117,7 +117,7 @@ for spec in string:1024 string:256 escapes:256 image:256 array:256 spaced:256 re
     echo "$t2 - $t1" | bc >> "$work/giant-tee.times"
   done
   printf "%-8s %5d MiB: smart-tee %.2f s (tee %.2f s), peak RSS %3.0f MiB, log %5s bytes, record type %s\n" \
-    "$kind" "$mib" "$(gmed "$work/giant-st.times")" "$(gmed "$work/giant-tee.times")" \
+    "$kind" "$mib" "$(median "$work/giant-st.times")" "$(median "$work/giant-tee.times")" \
     "$(echo "$(cat "$work/rss") / 1024" | bc)" "$(wc -c < "$work/giant.log")" \
     "$(head -c 30 "$work/giant.log" | sed 's/^{"type":"\([a-z_]*\)".*/\1/')"
   rm -f "$work/tee.log"

@@ -333,7 +333,7 @@ pub enum Mode {
     /// A malformed command line for the tee (not for `--view`, `--compact` or a subcommand):
     /// the caller says why, copies stdin to stdout all the same (a typo in a pipeline must not
     /// cost the stream), and exits with status 2.
-    Refused(Box<clap::Error>),
+    Refused(clap::Error),
 }
 
 /// The environment variable that gives the budget when `-b` does not.
@@ -362,7 +362,7 @@ where
     let refuse = |e: clap::Error| match e.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => e.exit(),
         _ if reads => e.exit(),
-        _ => Mode::Refused(Box::new(e)),
+        _ => Mode::Refused(e),
     };
     let matches = match Cli::command().try_get_matches_from(args) {
         Ok(m) => m,
