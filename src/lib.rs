@@ -16,7 +16,7 @@
 //! assert!(String::from_utf8_lossy(&out).contains("[TRUNCATED: 1000 → "));
 //! ```
 //!
-//! The data path and the modules by phase are drawn in the README's "How it works"; in short:
+//! The data path and the modules by phase are drawn in docs/design.md; in short:
 //! `tee` reads and writes stdout, `log` splits lines (`split`) and batches log writes to the
 //! `sink`s; `engine` handles one line: `scan` validates (`strings` finds where strings end, with
 //! SIMD: with `early`'s start-up check, the crate's only unsafe code), `index` records the values, `plan` decides the cuts,

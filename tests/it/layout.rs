@@ -1,4 +1,4 @@
-//! The code's layout, as the README's map draws it: each module belongs to one phase of the
+//! The code's layout, as docs/design.md's map draws it: each module belongs to one phase of the
 //! data path, and no module uses a module of a later phase (`crate::name` outside comments).
 
 /// The phases, in data-path order; a module may use its own phase and earlier ones.
@@ -53,7 +53,7 @@ fn no_module_uses_a_later_phase() {
     for (module, path) in &files {
         let Some(own) = phase_of(module) else {
             wrong.push(format!(
-                "{module}: in no phase (add it to PHASES and the README's map)"
+                "{module}: in no phase (add it to PHASES and the map in docs/design.md)"
             ));
             continue;
         };
