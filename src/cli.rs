@@ -390,8 +390,9 @@ fn reads_logs(args: &[std::ffi::OsString]) -> bool {
 }
 
 /// `smart-tee mcp [--root DIR]...`.
-fn parse_mcp(args: &[std::ffi::OsString]) -> Mode {
-    let cmd = clap::Command::new("smart-tee mcp")
+fn mcp_command() -> clap::Command {
+    clap::Command::new("mcp")
+        .bin_name("smart-tee mcp")
         .about(
             "Serve the agent logs under the roots to MCP clients over stdio, read-only: tools \
              list_logs, read_log, log_summary and wait_for_log. Only files under the roots can \
@@ -403,9 +404,13 @@ fn parse_mcp(args: &[std::ffi::OsString]) -> Mode {
                 .value_name("DIR")
                 .action(clap::ArgAction::Append)
                 .value_parser(clap::value_parser!(PathBuf))
+                .value_hint(clap::ValueHint::DirPath)
                 .help("A directory whose logs may be read (repeatable) [default: the current directory]"),
-        );
-    let m = cmd.get_matches_from(args);
+        )
+}
+
+fn parse_mcp(args: &[std::ffi::OsString]) -> Mode {
+    let m = mcp_command().get_matches_from(args);
     let roots = m
         .get_many::<PathBuf>("root")
         .map(|r| r.cloned().collect())
@@ -414,24 +419,39 @@ fn parse_mcp(args: &[std::ffi::OsString]) -> Mode {
 }
 
 /// `smart-tee completions SHELL`.
-fn parse_completions(args: &[std::ffi::OsString]) -> Mode {
-    let cmd = clap::Command::new("smart-tee completions")
+fn completions_command() -> clap::Command {
+    clap::Command::new("completions")
+        .bin_name("smart-tee completions")
         .about("Print the completion script of SHELL (bash, zsh, fish, elvish, powershell)")
         .arg(
             clap::Arg::new("shell")
                 .required(true)
                 .value_parser(clap::value_parser!(clap_complete::Shell)),
-        );
-    let m = cmd.get_matches_from(args);
+        )
+}
+
+fn parse_completions(args: &[std::ffi::OsString]) -> Mode {
+    let m = completions_command().get_matches_from(args);
     match m.get_one::<clap_complete::Shell>("shell") {
         Some(&shell) => Mode::Completions(shell),
         None => Mode::Man, // unreachable: the argument is required
     }
 }
 
-/// The command's definition, for completions and the man page.
+/// The command's definition, for completions and the man page: the tee's flags, the FILEs
+/// (any number), and the subcommands, which `parse_from` handles before clap sees the rest.
 pub fn command() -> clap::Command {
     Cli::command()
+        // clap_mangen writes a positional's value name without clap's `...`.
+        .mut_arg("files", |a| {
+            a.value_name("FILE...")
+                .value_hint(clap::ValueHint::FilePath)
+        })
+        .subcommand(mcp_command())
+        .subcommand(completions_command())
+        .subcommand(clap::Command::new("man").about("Print the man page (roff)"))
+        .args_conflicts_with_subcommands(true)
+        .disable_help_subcommand(true)
 }
 
 impl Cli {

@@ -699,6 +699,33 @@ fn pretty_printed_input_is_noticed_once() {
     assert_eq!(lines(&std::fs::read(&log).unwrap()).len(), 6);
 }
 
+/// #34: `smart-tee m<TAB>` offered nothing, `smart-tee mcp --help` said "Usage: mcp" and the
+/// man page's synopsis said `[FILE]` for any number of FILEs.
+#[test]
+fn completions_offer_the_subcommands_and_the_man_page_any_number_of_files() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = run(bin().args(["completions", shell]), b"");
+        let script = String::from_utf8_lossy(&out.stdout);
+        for sub in ["mcp", "completions", "man"] {
+            assert!(script.contains(sub), "{shell} completion lacks {sub}");
+        }
+    }
+    let help = run(bin().args(["mcp", "--help"]), b"");
+    assert!(help.status.success());
+    assert!(
+        String::from_utf8_lossy(&help.stdout).contains("Usage: smart-tee mcp [OPTIONS]"),
+        "{}",
+        String::from_utf8_lossy(&help.stdout)
+    );
+    let man = String::from_utf8(run(bin().arg("man"), b"").stdout).unwrap();
+    assert!(man.contains("[\\fIFILE...\\fR]"), "{man}");
+    // `help` is not a subcommand: it is a log's name, as with tee.
+    let dir = common::tempdir("help-log");
+    let out = run(bin().arg(dir.join("help")), b"{\"a\":1}\n");
+    assert!(out.status.success());
+    assert_eq!(std::fs::read(dir.join("help")).unwrap(), b"{\"a\":1}\n");
+}
+
 /// `smart-tee completions SHELL` and `smart-tee man`: a bash script that parses, zsh and fish
 /// scripts that name the flags, and a man page with every flag that groff renders.
 #[test]
