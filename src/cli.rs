@@ -259,8 +259,9 @@ struct Cli {
     #[arg(long, requires = "view", help_heading = "Reading logs (--view)")]
     errors: bool,
 
-    /// Only events at or after TIME (e.g. 2026-11-20 or 2026-11-20T10:30; compared with the
-    /// event's time as written; events without a time are left out).
+    /// Only events at or after TIME: an RFC 3339 date or date-time (2026-11-20,
+    /// 2026-11-20T10:30:00Z, 2026-11-20 10:30+02:00; UTC when no offset is given) or an age
+    /// (90s, 15m, 2h, 3d). Compared as instants; events without a time are left out.
     #[arg(
         long,
         value_name = "TIME",
@@ -318,6 +319,10 @@ pub enum Mode {
     /// `smart-tee mcp [--root DIR]...`: serve the logs under the roots over MCP (stdio).
     Mcp {
         roots: Vec<PathBuf>,
+        /// Serve logs in hidden folders (`--hidden`).
+        hidden: bool,
+        /// Serve files that have other hard links (`--hard-links`).
+        hard_links: bool,
     },
     /// `smart-tee completions SHELL`: the shell's completion script on stdout.
     Completions(clap_complete::Shell),
@@ -404,13 +409,29 @@ fn parse_mcp(args: &[std::ffi::OsString]) -> Mode {
                 .action(clap::ArgAction::Append)
                 .value_parser(clap::value_parser!(PathBuf))
                 .help("A directory whose logs may be read (repeatable) [default: the current directory]"),
+        )
+        .arg(
+            clap::Arg::new("hidden")
+                .long("hidden")
+                .action(clap::ArgAction::SetTrue)
+                .help("Also serve logs in hidden folders (names starting with '.'), skipped by default"),
+        )
+        .arg(
+            clap::Arg::new("hard-links")
+                .long("hard-links")
+                .action(clap::ArgAction::SetTrue)
+                .help("Also serve files that have other hard links (refused by default: another name may be outside the roots)"),
         );
     let m = cmd.get_matches_from(args);
     let roots = m
         .get_many::<PathBuf>("root")
         .map(|r| r.cloned().collect())
         .unwrap_or_default();
-    Mode::Mcp { roots }
+    Mode::Mcp {
+        roots,
+        hidden: m.get_flag("hidden"),
+        hard_links: m.get_flag("hard-links"),
+    }
 }
 
 /// `smart-tee completions SHELL`.
@@ -469,7 +490,16 @@ impl Cli {
             );
         }
         let exclude_types = std::mem::take(&mut self.exclude_types);
-        let (errors, since, until) = (self.errors, self.since.take(), self.until.take());
+        let now = std::time::SystemTime::now();
+        let bound = |flag: &str, v: Option<String>| {
+            v.map(|v| crate::when::parse_bound(flag, &v, now))
+                .transpose()
+        };
+        let (errors, since, until) = (
+            self.errors,
+            bound("--since", self.since.take())?,
+            bound("--until", self.until.take())?,
+        );
         let summary = self.summary;
         let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
         let color = match self.color.as_str() {
@@ -492,8 +522,8 @@ impl Cli {
                 types,
                 exclude_types,
                 errors,
-                since: since.as_deref().map(crate::view::normalize_time),
-                until: until.as_deref().map(crate::view::normalize_time),
+                since,
+                until,
                 format,
                 max_tokens: max_tokens.map(|t| t as usize),
                 bytes_per_token,
@@ -502,6 +532,7 @@ impl Cli {
                 width,
                 summary,
                 engine: config.engine,
+                ..crate::view::ViewOptions::new(Vec::new())
             })
         } else if compact {
             Mode::Compact {

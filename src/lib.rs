@@ -27,6 +27,7 @@
 
 pub mod cli;
 pub mod compact;
+pub mod confine;
 pub mod early;
 pub mod emit;
 pub mod engine;
@@ -53,6 +54,7 @@ pub mod strings;
 pub mod summary;
 pub mod tee;
 pub mod view;
+pub mod when;
 
 pub use engine::{EngineConfig, LineEngine, Outcome};
 pub use error::Error;
