@@ -519,3 +519,36 @@ fn wait_for_log(cx: &Context, log: OpenedLog, after: Option<u64>, timeout: Durat
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// #28.1: the path was checked, then opened again, so a folder swapped for a symlink out
+    /// between the two served the outside file. By construction there is one resolution: the
+    /// log is opened once, and the view reads that descriptor. Here the swap happens right
+    /// after the open, where a second resolution would have read the outside file.
+    #[test]
+    fn a_folder_swapped_for_a_symlink_out_after_the_open_is_not_read() {
+        let base = std::env::temp_dir().join(format!("smart-tee-swap-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let root = base.join("root");
+        std::fs::create_dir_all(root.join("d")).unwrap();
+        std::fs::create_dir_all(base.join("out")).unwrap();
+        std::fs::write(root.join("d/x.jsonl"), "{\"type\":\"inside\"}\n").unwrap();
+        std::fs::write(base.join("out/x.jsonl"), "{\"type\":\"secret\"}\n").unwrap();
+        let roots = Roots::open(std::slice::from_ref(&root), false, false).unwrap();
+        let log = roots.open_log("d/x.jsonl").unwrap();
+        std::fs::rename(root.join("d"), base.join("was-d")).unwrap();
+        std::os::unix::fs::symlink(base.join("out"), root.join("d")).unwrap();
+        let opts = ViewOptions {
+            format: Format::Jsonl,
+            ..ViewOptions::new(Vec::new())
+        };
+        let text = view(log, opts, 75_000).unwrap().join("\n");
+        assert_eq!(text, "{\"type\":\"inside\"}\n");
+        let refused = roots.open_log("d/x.jsonl").unwrap_err();
+        assert!(refused.contains("outside the roots"), "{refused}");
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+}
