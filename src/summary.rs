@@ -429,11 +429,33 @@ impl Summary {
             let end = out[..end].rfind('\n').map_or(0, |p| p + 1);
             return format!("{}… (cut to fit)\n", &out[..end]);
         }
+        // The least form: members dropped, the least telling first; type, events, errors and
+        // how the run ended go last.
+        const DROP: [&str; 16] = [
+            "first_errors",
+            "files_written",
+            "tools",
+            "tools_used",
+            "first_event",
+            "last_event",
+            "duration_ms",
+            "input_tokens",
+            "output_tokens",
+            "model",
+            "session_id",
+            "turns",
+            "cost_usd",
+            "ended",
+            "errors",
+            "events",
+        ];
         let mut v = self.to_json_within(0, 16);
-        if let Some(obj) = v.as_object_mut() {
-            while obj.len() > 1 && json_text(&Value::Object(obj.clone())).len() > budget {
-                let last = obj.keys().last().cloned().unwrap_or_default();
-                obj.remove(&last);
+        for key in DROP {
+            if json_text(&v).len() <= budget {
+                break;
+            }
+            if let Some(obj) = v.as_object_mut() {
+                obj.shift_remove(key);
             }
         }
         json_text(&v)
@@ -519,6 +541,10 @@ mod tests {
             assert!(out.len() <= budget, "{budget}: {}", out.len());
             let v: Value = serde_json::from_str(&out).unwrap();
             assert_eq!(v["type"], "summary");
+            assert!(
+                v.get("errors").is_some() && v.get("ended").is_some(),
+                "{out}"
+            );
             assert!(!out.contains('\u{9b}'));
             let text = s.render_within(Format::Text, budget);
             assert!(text.len() <= budget, "{budget}: {}", text.len());

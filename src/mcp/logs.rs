@@ -241,15 +241,16 @@ impl Roots {
                         }
                         ft => *ft,
                     };
-                    if ft == FileType::Directory && depth < MAX_DEPTH {
-                        if let Ok(sub) = rustix::fs::openat(
+                    if ft == FileType::Directory
+                        && depth < MAX_DEPTH
+                        && let Ok(sub) = rustix::fs::openat(
                             &dir,
                             name,
                             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
                             Mode::empty(),
-                        ) {
-                            stack.push((sub, rel.join(name), depth + 1));
-                        }
+                        )
+                    {
+                        stack.push((sub, rel.join(name), depth + 1));
                     }
                 }
                 for (name, ft) in &names {
