@@ -45,11 +45,6 @@ impl Root {
     pub fn fd(&self) -> BorrowedFd<'_> {
         self.dir.as_fd()
     }
-
-    /// Opens `rel` (a relative path without `..`) beneath the root, read-only and non-blocking.
-    pub fn open_beneath(&self, rel: &Path, flags: OFlags) -> io::Result<OwnedFd> {
-        open_beneath(self.fd(), rel, flags)
-    }
 }
 
 /// The flags every read under a root is opened with.
@@ -153,8 +148,8 @@ pub fn kind_of(fd: BorrowedFd<'_>) -> io::Result<Kind> {
     })
 }
 
-/// Opens `rel` beneath `dir` as a regular file: anything else (a FIFO, a device, a directory,
-/// a socket) is refused with `None`, after an open that could not block.
+/// Opens `rel` beneath `dir` for reading, without blocking (a FIFO or a device opens at once),
+/// and says what it is: the caller reads only a [`Kind::Regular`].
 pub fn open_regular(dir: BorrowedFd<'_>, rel: &Path) -> io::Result<(File, Kind)> {
     let fd = open_beneath(dir, rel, read_flags())?;
     let kind = kind_of(fd.as_fd())?;
