@@ -22,8 +22,10 @@ use rustix::fs::{FileType, Mode, OFlags};
 #[derive(Debug)]
 pub struct Root {
     dir: OwnedFd,
-    /// The directory's canonical path (absolute paths given by a client are matched against it).
+    /// The directory's canonical path, and the absolute path it was given as (absolute paths
+    /// from a client are matched against both, by their text).
     pub path: PathBuf,
+    pub given: PathBuf,
 }
 
 impl Root {
@@ -38,6 +40,7 @@ impl Root {
         Ok(Root {
             dir,
             path: canonical,
+            given: std::path::absolute(path)?,
         })
     }
 

@@ -119,7 +119,12 @@ impl Roots {
                 .roots
                 .iter()
                 .enumerate()
-                .filter_map(|(i, r)| p.strip_prefix(&r.path).ok().map(|rel| (i, rel.to_owned())))
+                .filter_map(|(i, r)| {
+                    let rel = p
+                        .strip_prefix(&r.path)
+                        .or_else(|_| p.strip_prefix(&r.given));
+                    rel.ok().map(|rel| (i, rel.to_owned()))
+                })
                 .collect();
             if found.is_empty() {
                 return Err(outside());

@@ -43,15 +43,11 @@ pub struct Context {
     pub max_wait: Duration,
 }
 
-fn schema(v: Value) -> Value {
-    v
-}
-
 /// The tools' descriptions, as `tools/list` gives them.
 pub fn list() -> Value {
     let path = json!({"type": "string", "description": "The log's path, relative to a root (as list_logs gives it)."});
     let max_tokens = json!({"type": "integer", "minimum": MIN_TOKENS, "maximum": MAX_TOKENS, "description": "The response's budget in tokens (bytes / 3); default 25000."});
-    let tool = |name: &str, description: &str, input: Value| json!({"name": name, "description": description, "inputSchema": schema(input)});
+    let tool = |name: &str, description: &str, input: Value| json!({"name": name, "description": description, "inputSchema": input});
     json!([
         tool(
             "list_logs",
@@ -328,7 +324,7 @@ fn view(log: OpenedLog, mut opts: ViewOptions, budget: usize) -> Answer {
     let mut out = Vec::new();
     let problems = crate::view::run_to(&opts, &mut out).map_err(|e| e.to_string())?;
     if let Some(p) = problems.into_iter().next() {
-        return Err(p);
+        return Err(crate::view::escape_controls(&p));
     }
     let mut blocks = vec![String::from_utf8_lossy(&out).into_owned()];
     if opts.decompress.hit.load(Ordering::Relaxed) {
