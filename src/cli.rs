@@ -399,8 +399,10 @@ fn parse_mcp(args: &[std::ffi::OsString]) -> Mode {
     let cmd = clap::Command::new("smart-tee mcp")
         .about(
             "Serve the agent logs under the roots to MCP clients over stdio, read-only: tools \
-             list_logs, read_log, log_summary and wait_for_log. Only files under the roots can \
-             be read.",
+             list_logs, read_log, log_summary and wait_for_log. Only logs under the roots are \
+             served: regular files named .jsonl, .ndjson or .log (and rotated .N/.gz/.zst \
+             forms) whose first line is a JSON object, outside hidden folders, opened once \
+             beneath the root without following symlinks out.",
         )
         .arg(
             clap::Arg::new("root")
