@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 secs="${1:-60}"; shift || true
-targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(engine_line validity stream reduce)
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(engine_line validity stream reduce mcp_request)
 corpus_src="${SMART_TEE_CORPUS:-../tests/data/real}"
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz
 for t in "${targets[@]}"; do
@@ -26,6 +26,13 @@ for t in "${targets[@]}"; do
   { printf '\xff\x00{"items":[{}'; for i in $(seq 300); do printf ',{"n":%d,"t":[%d, "x"]}' "$i" "$i"; done
     printf '],"u":[[]'; for i in $(seq 200); do printf ', [ %d ]' "$i"; done; printf ']}'; } \
     > "corpus/$t/seed-containers"
+  if [ "$t" = mcp_request ]; then
+    # JSON-RPC requests for each tool (the target's root holds a.jsonl, d/b.log, notes.txt).
+    rpc='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":'
+    printf '%s"read_log","arguments":{"path":"a.jsonl","format":"json","max_tokens":100,"tail":2}}}\n' "$rpc" > "corpus/$t/seed-read"
+    printf '%s"log_summary","arguments":{"path":"d/b.log"}}}\n%s"list_logs","arguments":{}}}\n' "$rpc" "$rpc" > "corpus/$t/seed-summary"
+    printf '%s"wait_for_log","arguments":{"path":"a.jsonl","timeout_seconds":1}}}\n{"jsonrpc":"2.0","id":"p","method":"ping"}\n' "$rpc" > "corpus/$t/seed-wait"
+  fi
   echo "== $t for ${secs}s"
   # A finding stops only its own target; the others still run. Findings land in artifacts/$t.
   if cargo +nightly fuzz run "$t" "corpus/$t" -- -max_total_time="$secs" -max_len=16384 \

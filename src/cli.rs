@@ -259,8 +259,9 @@ struct Cli {
     #[arg(long, requires = "view", help_heading = "Reading logs (--view)")]
     errors: bool,
 
-    /// Only events at or after TIME (e.g. 2026-11-20 or 2026-11-20T10:30; compared with the
-    /// event's time as written; events without a time are left out).
+    /// Only events at or after TIME: an RFC 3339 date or date-time (2026-11-20,
+    /// 2026-11-20T10:30:00Z, 2026-11-20 10:30+02:00; UTC when no offset is given) or an age
+    /// (90s, 15m, 2h, 3d). Compared as instants; events without a time are left out.
     #[arg(
         long,
         value_name = "TIME",
@@ -318,6 +319,10 @@ pub enum Mode {
     /// `smart-tee mcp [--root DIR]...`: serve the logs under the roots over MCP (stdio).
     Mcp {
         roots: Vec<PathBuf>,
+        /// Serve logs in hidden folders (`--hidden`).
+        hidden: bool,
+        /// Serve files that have other hard links (`--hard-links`).
+        hard_links: bool,
     },
     /// `smart-tee completions SHELL`: the shell's completion script on stdout.
     Completions(clap_complete::Shell),
@@ -395,8 +400,10 @@ fn mcp_command() -> clap::Command {
         .bin_name("smart-tee mcp")
         .about(
             "Serve the agent logs under the roots to MCP clients over stdio, read-only: tools \
-             list_logs, read_log, log_summary and wait_for_log. Only files under the roots can \
-             be read.",
+             list_logs, read_log, log_summary and wait_for_log. Only logs under the roots are \
+             served: regular files named .jsonl, .ndjson or .log (and rotated .N/.gz/.zst \
+             forms) whose first line is a JSON object, outside hidden folders, opened once \
+             beneath the root without following symlinks out.",
         )
         .arg(
             clap::Arg::new("root")
@@ -407,6 +414,18 @@ fn mcp_command() -> clap::Command {
                 .value_hint(clap::ValueHint::DirPath)
                 .help("A directory whose logs may be read (repeatable) [default: the current directory]"),
         )
+        .arg(
+            clap::Arg::new("hidden")
+                .long("hidden")
+                .action(clap::ArgAction::SetTrue)
+                .help("Also serve logs in hidden folders (names starting with '.'), skipped by default"),
+        )
+        .arg(
+            clap::Arg::new("hard-links")
+                .long("hard-links")
+                .action(clap::ArgAction::SetTrue)
+                .help("Also serve files that have other hard links (refused by default: another name may be outside the roots)"),
+        )
 }
 
 fn parse_mcp(args: &[std::ffi::OsString]) -> Mode {
@@ -415,7 +434,11 @@ fn parse_mcp(args: &[std::ffi::OsString]) -> Mode {
         .get_many::<PathBuf>("root")
         .map(|r| r.cloned().collect())
         .unwrap_or_default();
-    Mode::Mcp { roots }
+    Mode::Mcp {
+        roots,
+        hidden: m.get_flag("hidden"),
+        hard_links: m.get_flag("hard-links"),
+    }
 }
 
 /// `smart-tee completions SHELL`.
@@ -489,7 +512,16 @@ impl Cli {
             );
         }
         let exclude_types = std::mem::take(&mut self.exclude_types);
-        let (errors, since, until) = (self.errors, self.since.take(), self.until.take());
+        let now = std::time::SystemTime::now();
+        let bound = |flag: &str, v: Option<String>| {
+            v.map(|v| crate::when::parse_bound(flag, &v, now))
+                .transpose()
+        };
+        let (errors, since, until) = (
+            self.errors,
+            bound("--since", self.since.take())?,
+            bound("--until", self.until.take())?,
+        );
         let summary = self.summary;
         let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
         let color = match self.color.as_str() {
@@ -512,8 +544,8 @@ impl Cli {
                 types,
                 exclude_types,
                 errors,
-                since: since.as_deref().map(crate::view::normalize_time),
-                until: until.as_deref().map(crate::view::normalize_time),
+                since,
+                until,
                 format,
                 max_tokens: max_tokens.map(|t| t as usize),
                 bytes_per_token,
@@ -522,6 +554,7 @@ impl Cli {
                 width,
                 summary,
                 engine: config.engine,
+                ..crate::view::ViewOptions::new(Vec::new())
             })
         } else if compact {
             Mode::Compact {

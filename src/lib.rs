@@ -21,12 +21,15 @@
 //! `sink`s; `engine` handles one line: `scan` validates (`strings` finds where strings end, with
 //! SIMD: with `early`'s start-up check, the crate's only unsafe code), `index` records the values, `plan` decides the cuts,
 //! `emit` writes the cut line or the record; `reduce` shrinks a line past 8 MiB while it is
-//! read. `view` and `compact` read logs back; `cli` turns flags into a checked configuration.
+//! read. `view` and `compact` read logs back (`when` reads `--since`/`--until`); `mcp` serves
+//! them to agents, opening each once beneath a root (`confine`); `cli` turns flags into a
+//! checked configuration.
 #![deny(unsafe_code)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod cli;
 pub mod compact;
+pub mod confine;
 pub mod early;
 pub mod emit;
 pub mod engine;
@@ -53,6 +56,7 @@ pub mod strings;
 pub mod summary;
 pub mod tee;
 pub mod view;
+pub mod when;
 
 pub use engine::{EngineConfig, LineEngine, Outcome};
 pub use error::Error;

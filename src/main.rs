@@ -57,7 +57,15 @@ fn main() -> ExitCode {
         Mode::Tee(config) => smart_tee::tee::run(config),
         Mode::Refused(error) => refused(&error),
         #[cfg(feature = "mcp")]
-        Mode::Mcp { roots } => smart_tee::mcp::run(roots),
+        Mode::Mcp {
+            roots,
+            hidden,
+            hard_links,
+        } => smart_tee::mcp::run(smart_tee::mcp::McpOptions {
+            roots,
+            hidden,
+            hard_links,
+        }),
         #[cfg(not(feature = "mcp"))]
         Mode::Mcp { .. } => {
             eprintln!(

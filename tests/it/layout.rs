@@ -25,7 +25,10 @@ const PHASES: &[(&str, &[&str])] = &[
             "tee",
         ],
     ),
-    ("reading logs back", &["gist", "summary", "view", "compact"]),
+    (
+        "reading logs back",
+        &["when", "confine", "gist", "summary", "view", "compact"],
+    ),
     ("serving logs over MCP", &["mcp"]),
     ("the command line", &["cli"]),
 ];

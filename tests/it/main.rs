@@ -14,5 +14,7 @@ mod hostile;
 mod layout;
 #[cfg(feature = "mcp")]
 mod mcp;
+#[cfg(feature = "mcp")]
+mod reading;
 mod synth;
 mod view;

@@ -45,6 +45,7 @@ fn setup(root: &Path) -> std::path::PathBuf {
     std::os::unix::fs::symlink(root.join("outside.jsonl"), logs.join("link-out.jsonl")).unwrap();
     std::fs::write(logs.join("notes.txt"), "shopping list\nmilk\n").unwrap();
     std::fs::write(logs.join("blob.bin"), [0u8, 1, 2, 3, 0, 0]).unwrap();
+    std::fs::write(logs.join("blob.jsonl"), [0u8, 1, 2, 3, 0, 0]).unwrap();
     let fifo = logs.join("pipe.jsonl");
     let made = common::run_cmd(std::process::Command::new("mkfifo").arg(&fifo), b"");
     assert!(made.status.success());
@@ -175,7 +176,8 @@ fn mcp_server_serves_logs_to_a_real_client_and_refuses_escapes() {
             ("link-out.jsonl", "outside the roots"),
             ("pipe.jsonl", "not a regular file"),
             ("notes.txt", "not a log"),
-            ("blob.bin", "binary"),
+            ("blob.bin", "not a log name"),
+            ("blob.jsonl", "binary"),
             ("missing.jsonl", "no such log"),
         ] {
             let (text, error) = call(&client, "read_log", json!({"path": path})).await;

@@ -1,0 +1,550 @@
+//! The four tools: `list_logs`, `read_log` (the `--view` engine), `log_summary` and
+//! `wait_for_log`. Arguments are checked first (a wrong one is a JSON-RPC invalid-params
+//! error); a log that cannot be served is a tool error result saying why. Every answer fits
+//! its budget: `max_tokens` (default 25,000, at least 100, at most [`MAX_TOKENS`]) × 3 bytes.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+
+use super::logs::{MAX_LISTED, OpenedLog, Roots, reopen};
+use crate::view::{DecompressLimit, Format, ReverseLines, ViewOptions, inert_json};
+
+/// The token budget of a response when the caller gives none: MCP tool results are capped at
+/// 25,000 tokens by common clients.
+pub const DEFAULT_MAX_TOKENS: u64 = 25_000;
+/// The least and the most budget a caller may ask for, in tokens.
+pub const MIN_TOKENS: u64 = 100;
+pub const MAX_TOKENS: u64 = 1_000_000;
+/// The most bytes decompressed from a compressed log by one request.
+pub const MAX_DECOMPRESSED: u64 = 256 << 20;
+/// Room kept in a budget for a note on what a bound cut.
+const NOTE_ROOM: usize = 200;
+/// The longest `wait_for_log` may wait.
+pub const MAX_WAIT: Duration = Duration::from_secs(300);
+/// How often `wait_for_log` looks at the log.
+const POLL: Duration = Duration::from_millis(200);
+
+/// A tool's answer: text blocks, or a tool error.
+pub type Answer = Result<Vec<String>, String>;
+
+/// Arguments that break the tool's schema: answered with JSON-RPC's invalid-params error.
+#[derive(Debug)]
+pub struct InvalidParams(pub String);
+
+/// What the tools share.
+pub struct Context {
+    pub roots: Roots,
+    /// Set when the server is stopping: waits end.
+    pub stopping: Arc<AtomicBool>,
+    /// The longest a wait may be.
+    pub max_wait: Duration,
+}
+
+/// The tools' descriptions, as `tools/list` gives them.
+pub fn list() -> Value {
+    let path = json!({"type": "string", "description": "The log's path, relative to a root (as list_logs gives it)."});
+    let max_tokens = json!({"type": "integer", "minimum": MIN_TOKENS, "maximum": MAX_TOKENS, "description": "The response's budget in tokens (bytes / 3); default 25000."});
+    let tool = |name: &str, description: &str, input: Value| json!({"name": name, "description": description, "inputSchema": input});
+    json!([
+        tool(
+            "list_logs",
+            "List the agent logs under the server's roots: path, size, lines, first and last \
+             event time, which agent's format, whether the run has finished (a final result / \
+             turn.completed event) and when the log was last written. Only files named like \
+             logs (.jsonl, .ndjson, .log, and their rotated .N/.gz/.zst forms) whose first line \
+             is a JSON object; hidden folders are skipped.",
+            json!({"type": "object", "properties": {"max_tokens": max_tokens}}),
+        ),
+        tool(
+            "read_log",
+            "Read events of one log, newest kept first, within a token budget (default 25000): \
+             long fields are cut head + marker + tail, images become descriptors, and a first \
+             line says how many earlier events were left out. Filter with tail/head (event \
+             counts), grep (a regular expression), type / exclude_type (event types) and \
+             errors_only. format: text (one readable line per event, the default), jsonl or json.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "path": path,
+                    "tail": {"type": "integer", "minimum": 0, "description": "Only the last N events."},
+                    "head": {"type": "integer", "minimum": 0, "description": "Only the first N events."},
+                    "grep": {"type": "string", "description": "Only events matching this regular expression."},
+                    "type": {"type": "array", "items": {"type": "string"}, "description": "Only events of these types."},
+                    "exclude_type": {"type": "array", "items": {"type": "string"}, "description": "Leave out events of these types (e.g. progress)."},
+                    "errors_only": {"type": "boolean", "description": "Only events that report a failure."},
+                    "format": {"type": "string", "enum": ["text", "jsonl", "json"]},
+                    "max_tokens": max_tokens
+                },
+                "required": ["path"]
+            }),
+        ),
+        tool(
+            "log_summary",
+            "One screen about a run: session id, model, time, turns, cost, tokens, tools used \
+             with counts, errors with their first line, files written, and how the run ended. \
+             As JSON.",
+            json!({
+                "type": "object",
+                "properties": {"path": path, "max_tokens": max_tokens},
+                "required": ["path"]
+            }),
+        ),
+        tool(
+            "wait_for_log",
+            "Wait until a log grows past a size (default: its size now) or reaches its final \
+             event, or until the timeout (seconds, default 30, at most 300). Returns the new \
+             size and whether the run has finished: call read_log with a tail next.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "path": path,
+                    "after_bytes": {"type": "integer", "minimum": 0, "description": "Return once the log is larger than this."},
+                    "timeout_seconds": {"type": "number", "minimum": 0, "maximum": 300}
+                },
+                "required": ["path"]
+            }),
+        ),
+    ])
+}
+
+/// True for a tool this server has.
+pub fn exists(name: &str) -> bool {
+    matches!(
+        name,
+        "list_logs" | "read_log" | "log_summary" | "wait_for_log"
+    )
+}
+
+/// A tool's checked arguments.
+pub struct Args<'a>(&'a Map<String, Value>);
+
+impl<'a> Args<'a> {
+    fn bad(key: &str, want: &str) -> InvalidParams {
+        InvalidParams(format!("argument {key:?}: {want}"))
+    }
+
+    fn uint(&self, key: &str) -> Result<Option<u64>, InvalidParams> {
+        match self.0.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v
+                .as_u64()
+                .map(Some)
+                .ok_or_else(|| Self::bad(key, "a non-negative integer")),
+        }
+    }
+
+    fn string(&self, key: &str) -> Result<Option<&'a str>, InvalidParams> {
+        match self.0.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(_) => Err(Self::bad(key, "a string")),
+        }
+    }
+
+    fn path(&self) -> Result<&'a str, InvalidParams> {
+        match self.string("path")? {
+            Some(p) if !p.is_empty() => Ok(p),
+            _ => Err(Self::bad(
+                "path",
+                "required: the log's path, a non-empty string",
+            )),
+        }
+    }
+
+    fn strings(&self, key: &str) -> Result<Vec<String>, InvalidParams> {
+        match self.0.get(key) {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::String(s)) => Ok(vec![s.clone()]),
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|x| x.as_str().map(str::to_string))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| Self::bad(key, "a string or an array of strings")),
+            Some(_) => Err(Self::bad(key, "a string or an array of strings")),
+        }
+    }
+
+    fn flag(&self, key: &str) -> Result<bool, InvalidParams> {
+        match self.0.get(key) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(_) => Err(Self::bad(key, "a boolean")),
+        }
+    }
+
+    /// The budget in bytes: `max_tokens` clamped to its bounds, times 3 (no overflow).
+    fn budget(&self) -> Result<usize, InvalidParams> {
+        let tokens = self
+            .uint("max_tokens")?
+            .unwrap_or(DEFAULT_MAX_TOKENS)
+            .clamp(MIN_TOKENS, MAX_TOKENS);
+        Ok(usize::try_from(tokens.saturating_mul(3)).unwrap_or(usize::MAX))
+    }
+}
+
+/// A tool call checked and ready to run.
+pub enum Call {
+    List {
+        budget: usize,
+    },
+    Read {
+        path: String,
+        opts: Box<ViewOptions>,
+        budget: usize,
+    },
+    Summary {
+        path: String,
+        budget: usize,
+    },
+    Wait {
+        path: String,
+        after: Option<u64>,
+        timeout: Duration,
+    },
+}
+
+impl Call {
+    /// Checks `name`'s arguments.
+    pub fn new(name: &str, args: &Map<String, Value>) -> Result<Call, InvalidParams> {
+        let a = Args(args);
+        Ok(match name {
+            "list_logs" => Call::List {
+                budget: a.budget()?,
+            },
+            "read_log" => {
+                let grep = match a.string("grep")? {
+                    Some(p) => Some(
+                        regex::bytes::RegexBuilder::new(p)
+                            .size_limit(1 << 20)
+                            .build()
+                            .map_err(|e| InvalidParams(format!("argument \"grep\": {e}")))?,
+                    ),
+                    None => None,
+                };
+                let format = match a.string("format")?.unwrap_or("text") {
+                    "text" => Format::Text,
+                    "jsonl" => Format::Jsonl,
+                    "json" => Format::Json,
+                    _ => return Err(Args::bad("format", "text, jsonl or json")),
+                };
+                let count = |k: &str| -> Result<Option<usize>, InvalidParams> {
+                    Ok(a.uint(k)?.map(|n| usize::try_from(n).unwrap_or(usize::MAX)))
+                };
+                let opts = ViewOptions {
+                    head: count("head")?,
+                    tail: count("tail")?,
+                    grep,
+                    types: a.strings("type")?,
+                    exclude_types: a.strings("exclude_type")?,
+                    errors: a.flag("errors_only")?,
+                    format,
+                    ..ViewOptions::new(Vec::new())
+                };
+                Call::Read {
+                    path: a.path()?.to_string(),
+                    opts: Box::new(opts),
+                    budget: a.budget()?,
+                }
+            }
+            "log_summary" => Call::Summary {
+                path: a.path()?.to_string(),
+                budget: a.budget()?,
+            },
+            "wait_for_log" => {
+                let timeout = match args.get("timeout_seconds") {
+                    None | Some(Value::Null) => Duration::from_secs(30),
+                    Some(v) => match v.as_f64() {
+                        Some(s) if s >= 0.0 => Duration::from_secs_f64(s.min(300.0)),
+                        _ => return Err(Args::bad("timeout_seconds", "a number from 0 to 300")),
+                    },
+                };
+                Call::Wait {
+                    path: a.path()?.to_string(),
+                    after: a.uint("after_bytes")?,
+                    timeout,
+                }
+            }
+            other => return Err(InvalidParams(format!("unknown tool {other:?}"))),
+        })
+    }
+
+    /// True for a call that may wait long (run apart from the reads).
+    pub fn waits(&self) -> bool {
+        matches!(self, Call::Wait { .. })
+    }
+
+    /// Runs the call.
+    pub fn run(self, cx: &Context) -> Answer {
+        match self {
+            Call::List { budget } => Ok(vec![list_logs(cx, budget)]),
+            Call::Read { path, opts, budget } => {
+                let log = cx.roots.open_log(&path)?;
+                view(log, *opts, budget)
+            }
+            Call::Summary { path, budget } => {
+                let log = cx.roots.open_log(&path)?;
+                let opts = ViewOptions {
+                    summary: true,
+                    format: Format::Json,
+                    ..ViewOptions::new(Vec::new())
+                };
+                view(log, opts, budget)
+            }
+            Call::Wait {
+                path,
+                after,
+                timeout,
+            } => {
+                let log = cx.roots.open_log(&path)?;
+                Ok(vec![wait_for_log(cx, log, after, timeout.min(cx.max_wait))])
+            }
+        }
+    }
+}
+
+/// The `--view` engine on an opened log, within `budget` bytes; a second block says when the
+/// bound on decompressed bytes cut the log.
+fn view(log: OpenedLog, mut opts: ViewOptions, budget: usize) -> Answer {
+    let compressed = crate::view::is_compressed(&log.file).unwrap_or(false);
+    let budget = if compressed {
+        budget.saturating_sub(NOTE_ROOM)
+    } else {
+        budget
+    };
+    opts.files = vec![log.rel.clone()];
+    opts.opened = vec![Arc::new(log.file)];
+    opts.max_tokens = Some(budget / 3);
+    opts.decompress = DecompressLimit {
+        bytes: Some(MAX_DECOMPRESSED),
+        ..DecompressLimit::default()
+    };
+    let mut out = Vec::new();
+    let problems = crate::view::run_to(&opts, &mut out).map_err(|e| e.to_string())?;
+    if let Some(p) = problems.into_iter().next() {
+        return Err(crate::view::escape_controls(&p));
+    }
+    let mut blocks = vec![String::from_utf8_lossy(&out).into_owned()];
+    if opts.decompress.hit.load(Ordering::Relaxed) {
+        blocks.push(format!(
+            "note: only the first {} MiB of the decompressed log were read (a bound per \
+             request); events after them are not shown",
+            MAX_DECOMPRESSED >> 20
+        ));
+    }
+    Ok(blocks)
+}
+
+/// True for the type of an event that ends a run, in any agent's stream.
+fn is_final(kind: &str) -> bool {
+    matches!(
+        kind,
+        "result" | "turn.completed" | "turn.failed" | "complete"
+    )
+}
+
+fn kind_of(line: &[u8]) -> Option<String> {
+    let v: Value = serde_json::from_slice(line).ok()?;
+    v.get("type").and_then(Value::as_str).map(str::to_string)
+}
+
+/// What `list_logs` says of one log: lines are counted (not parsed); only the first and the
+/// last are parsed.
+fn describe(log: OpenedLog) -> Value {
+    let modified = log
+        .file
+        .metadata()
+        .ok()
+        .and_then(|m| m.modified().ok())
+        .map(crate::stamp::rfc3339_millis);
+    let limit = DecompressLimit {
+        bytes: Some(MAX_DECOMPRESSED),
+        ..DecompressLimit::default()
+    };
+    let compressed = crate::view::is_compressed(&log.file).unwrap_or(false);
+    let mut first: Option<Vec<u8>> = None;
+    let mut last: Option<Vec<u8>> = None;
+    let mut lines = 0u64;
+    if let Ok(f) = log.file.try_clone() {
+        let _ = crate::view::for_each_line_in(f, &limit, |line| {
+            lines += 1;
+            if first.is_none() {
+                first = Some(line.to_vec());
+            } else if compressed {
+                last = Some(line.to_vec());
+            } else {
+                return false; // counted below, in blocks
+            }
+            true
+        });
+    }
+    if !compressed {
+        lines = count_lines(&log.file);
+        last = log
+            .file
+            .try_clone()
+            .ok()
+            .and_then(|f| ReverseLines::new(f).ok())
+            .and_then(|mut r| r.prev().ok().flatten());
+    }
+    let parse = |l: &Option<Vec<u8>>| {
+        l.as_ref()
+            .and_then(|l| serde_json::from_slice::<Value>(l).ok())
+    };
+    let (first, last) = (parse(&first), parse(&last).or_else(|| parse(&first)));
+    let time = |v: &Option<Value>| v.as_ref().and_then(crate::gist::time_of);
+    let finished = last
+        .as_ref()
+        .and_then(|v| v.get("type").and_then(Value::as_str))
+        .is_some_and(is_final);
+    let mut d = json!({
+        "path": log.rel.to_string_lossy(),
+        "size": log.size,
+        "lines": lines,
+        "first_event": time(&first),
+        "last_event": time(&last),
+        "format": first.as_ref().map(|v| format!("{:?}", crate::gist::format_of(v))),
+        "finished": finished,
+        "last_write": modified,
+    });
+    if limit.hit.load(Ordering::Relaxed) {
+        d["cut"] = json!(format!(
+            "read the first {} MiB decompressed only",
+            MAX_DECOMPRESSED >> 20
+        ));
+    }
+    d
+}
+
+/// Whole lines of a file, counted in blocks.
+fn count_lines(f: &std::fs::File) -> u64 {
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; 1 << 20];
+    let (mut at, mut n) = (0u64, 0u64);
+    while let Ok(k) = f.read_at(&mut buf, at) {
+        if k == 0 {
+            break;
+        }
+        n += memchr::memchr_iter(b'\n', &buf[..k]).count() as u64;
+        at += k as u64;
+    }
+    n
+}
+
+/// One JSON value as inert text.
+fn json_text(v: &Value) -> String {
+    let s = v.to_string();
+    String::from_utf8_lossy(&inert_json(s.as_bytes())).into_owned()
+}
+
+fn list_logs(cx: &Context, budget: usize) -> String {
+    let (candidates, more) = cx.roots.candidates();
+    let mut logs: Vec<Value> = Vec::new();
+    let mut used = 80;
+    let mut left_out = 0;
+    let mut full = false;
+    for (i, rel) in &candidates {
+        if full {
+            left_out += 1;
+            continue;
+        }
+        let Some(log) = cx.roots.open_candidate(*i, rel) else {
+            continue; // not plainly a log
+        };
+        let d = describe(log);
+        let len = json_text(&d).len() + 1;
+        if used + len > budget {
+            // The budget is spent: the rest are counted, not read.
+            full = true;
+            left_out += 1;
+            continue;
+        }
+        used += len;
+        logs.push(d);
+    }
+    let mut answer = json!({"logs": logs, "left_out": left_out});
+    if more {
+        answer["more_not_looked_at"] = json!(format!(
+            "the listing stops at {MAX_LISTED} logs or 100000 directory entries"
+        ));
+    }
+    json_text(&answer)
+}
+
+/// The log's size and whether its last event is a final one.
+fn state(log: &OpenedLog) -> (u64, bool) {
+    let finished = log
+        .file
+        .try_clone()
+        .ok()
+        .and_then(|f| ReverseLines::new(f).ok())
+        .and_then(|mut r| r.prev().ok().flatten())
+        .and_then(|l| kind_of(&l))
+        .is_some_and(|t| is_final(&t));
+    (log.size, finished)
+}
+
+fn wait_for_log(cx: &Context, log: OpenedLog, after: Option<u64>, timeout: Duration) -> String {
+    let started = Instant::now();
+    let (mut size, mut finished) = state(&log);
+    let after = after.unwrap_or(size);
+    let mut seen = log;
+    loop {
+        let grew = size > after;
+        let stopping = cx.stopping.load(Ordering::Relaxed);
+        if grew || finished || stopping || started.elapsed() >= timeout {
+            return json!({
+                "size": size,
+                "grew": grew,
+                "finished": finished,
+                "timed_out": !grew && !finished,
+                "waited_seconds": started.elapsed().as_secs_f64(),
+            })
+            .to_string();
+        }
+        std::thread::sleep(POLL.min(timeout.saturating_sub(started.elapsed())));
+        // The path again: the log may have been rotated, or swapped for what is not a log
+        // (then its last state stands).
+        if let Some(now) = reopen(&cx.roots, &seen) {
+            if now.size != seen.size {
+                (size, finished) = state(&now);
+            }
+            seen = now;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// #28.1: the path was checked, then opened again, so a folder swapped for a symlink out
+    /// between the two served the outside file. By construction there is one resolution: the
+    /// log is opened once, and the view reads that descriptor. Here the swap happens right
+    /// after the open, where a second resolution would have read the outside file.
+    #[test]
+    fn a_folder_swapped_for_a_symlink_out_after_the_open_is_not_read() {
+        let base = std::env::temp_dir().join(format!("smart-tee-swap-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let root = base.join("root");
+        std::fs::create_dir_all(root.join("d")).unwrap();
+        std::fs::create_dir_all(base.join("out")).unwrap();
+        std::fs::write(root.join("d/x.jsonl"), "{\"type\":\"inside\"}\n").unwrap();
+        std::fs::write(base.join("out/x.jsonl"), "{\"type\":\"secret\"}\n").unwrap();
+        let roots = Roots::open(std::slice::from_ref(&root), false, false).unwrap();
+        let log = roots.open_log("d/x.jsonl").unwrap();
+        std::fs::rename(root.join("d"), base.join("was-d")).unwrap();
+        std::os::unix::fs::symlink(base.join("out"), root.join("d")).unwrap();
+        let opts = ViewOptions {
+            format: Format::Jsonl,
+            ..ViewOptions::new(Vec::new())
+        };
+        let text = view(log, opts, 75_000).unwrap().join("\n");
+        assert_eq!(text, "{\"type\":\"inside\"}\n");
+        let refused = roots.open_log("d/x.jsonl").unwrap_err();
+        assert!(refused.contains("outside the roots"), "{refused}");
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+}

@@ -1,0 +1,174 @@
+//! `--follow`: printing events as they are written, in bounded memory: new bytes are read a
+//! block at a time and each finished event is printed as soon as its block is read.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::{Printer, Renderer, ViewOptions, read_error};
+use crate::error::Error;
+use crate::log::LINE_CAP;
+use crate::split::{Piece, Splitter};
+
+/// The block read at a time.
+const BLOCK: usize = 1 << 20;
+
+/// A file being followed.
+pub(super) struct Followed {
+    path: PathBuf,
+    /// Bytes read, and the file's identity when they were.
+    pos: u64,
+    ino: Option<u64>,
+    /// Whole lines read so far (a compaction keeps them all, rewritten).
+    lines: u64,
+    pending: Splitter,
+}
+
+impl Followed {
+    /// Following from the end of the file's whole lines (or from its start once it appears).
+    pub(super) fn at_end(path: &Path) -> Followed {
+        let (pos, ino, lines) = match File::open(path) {
+            Ok(f) => {
+                let pos = crate::sink::whole_lines_len(&f).unwrap_or(0);
+                let ino = f.metadata().ok().map(|m| m.ino());
+                (pos, ino, count_lines(&f, pos).unwrap_or(0))
+            }
+            Err(_) => (0, None, 0),
+        };
+        Followed {
+            path: path.to_owned(),
+            pos,
+            ino,
+            lines,
+            pending: Splitter::new(LINE_CAP),
+        }
+    }
+}
+
+fn count_lines(f: &File, upto: u64) -> io::Result<u64> {
+    let mut r = f.try_clone()?;
+    r.seek(SeekFrom::Start(0))?;
+    let mut r = r.take(upto);
+    let mut buf = vec![0u8; 1 << 20];
+    let mut n = 0;
+    loop {
+        let k = r.read(&mut buf)?;
+        if k == 0 {
+            return Ok(n);
+        }
+        n += memchr::memchr_iter(b'\n', &buf[..k]).count() as u64;
+    }
+}
+
+/// `--follow`: polls every 200 ms and prints each new finished event. A file that does not
+/// exist yet, or is deleted, is waited for (like `tail -F`). A file replaced by a compaction
+/// (a new file holding at least the lines already read) goes on after those lines; a file
+/// replaced otherwise (rotation) or truncated is read from its start. Ends when stdout's
+/// reader goes away.
+pub(super) fn follow_files<W: Write>(
+    opts: &ViewOptions,
+    files: &mut [Followed],
+    r: &mut Renderer,
+    printer: &mut Printer<W>,
+) -> Result<(), Error> {
+    let write_err = |source: io::Error| Error::WriteStdout { source };
+    loop {
+        for (k, f) in files.iter_mut().enumerate() {
+            let Ok(file) = File::open(&f.path) else {
+                continue; // not there (yet, or any more): wait
+            };
+            let Ok(meta) = file.metadata() else { continue };
+            let (len, ino) = (meta.len(), meta.ino());
+            if f.ino.is_some_and(|i| i != ino) {
+                // Replaced: a compaction keeps every line already read; anything else is new.
+                let whole = crate::sink::whole_lines_len(&file).unwrap_or(0);
+                let lines = count_lines(&file, whole).unwrap_or(0);
+                if lines >= f.lines && f.lines > 0 {
+                    f.pos = skip_lines(&file, f.lines).unwrap_or(whole);
+                } else {
+                    f.pos = 0;
+                    f.lines = 0;
+                }
+                f.pending = Splitter::new(LINE_CAP);
+            } else if len < f.pos {
+                // Truncated: read again from the start, with nothing pending.
+                f.pos = 0;
+                f.lines = 0;
+                f.pending = Splitter::new(LINE_CAP);
+            }
+            f.ino = Some(ino);
+            if len == f.pos {
+                continue;
+            }
+            let mut reader = file;
+            reader
+                .seek(SeekFrom::Start(f.pos))
+                .map_err(|e| read_error(&f.path, e))?;
+            let mut reader = reader.take(len - f.pos);
+            let mut block = vec![0u8; BLOCK];
+            let mut printed = false;
+            loop {
+                let n = reader
+                    .read(&mut block)
+                    .map_err(|e| read_error(&f.path, e))?;
+                if n == 0 {
+                    break;
+                }
+                f.pos += n as u64;
+                let mut at = 0;
+                while let Some(piece) = f.pending.next(&block[..n], &mut at) {
+                    // A line past the cap while following is left out, like a torn one.
+                    if let Piece::Line(line) = piece {
+                        f.lines += 1;
+                        if opts.wants(line) {
+                            printer.event(&r.render(k, line)).map_err(write_err)?;
+                            printed = true;
+                        }
+                    }
+                }
+            }
+            if printed {
+                printer.out.flush().map_err(write_err)?;
+            }
+        }
+        if stdout_gone() {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// The offset just past the first `n` lines of the file.
+fn skip_lines(f: &File, n: u64) -> io::Result<u64> {
+    let mut r = f.try_clone()?;
+    r.seek(SeekFrom::Start(0))?;
+    let mut buf = vec![0u8; 1 << 20];
+    let (mut seen, mut pos) = (0u64, 0u64);
+    loop {
+        let k = r.read(&mut buf)?;
+        if k == 0 {
+            return Ok(pos);
+        }
+        for nl in memchr::memchr_iter(b'\n', &buf[..k]) {
+            seen += 1;
+            if seen == n {
+                return Ok(pos + nl as u64 + 1);
+            }
+        }
+        pos += k as u64;
+    }
+}
+
+/// True when stdout is a pipe or socket whose reader has gone (`--follow | head -1`), seen
+/// without writing: poll reports an error or hang-up on it.
+fn stdout_gone() -> bool {
+    use rustix::event::{PollFd, PollFlags, poll};
+    let stdout = rustix::stdio::stdout();
+    let mut fds = [PollFd::new(&stdout, PollFlags::OUT)];
+    match poll(&mut fds, Some(&rustix::event::Timespec::default())) {
+        Ok(_) => fds[0].revents().intersects(PollFlags::ERR | PollFlags::HUP),
+        Err(_) => false,
+    }
+}

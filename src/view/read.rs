@@ -1,0 +1,293 @@
+//! Reading a log's lines: forward (decompressed when gzip or zstd, within a bound on the bytes
+//! decompressed when one is set) and backward from its end for `--tail`, in fixed blocks.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::error::Error;
+use crate::log::LINE_CAP;
+use crate::split::{Piece, Splitter};
+
+/// The block read at a time, backward and forward.
+const BLOCK: usize = 64 * 1024;
+
+/// Lines of a file from its end. Line starts are found by one backward `memrchr` scan over
+/// fixed blocks, and a line is read once its start is known: the cost of the last N lines is
+/// about the bytes of those N lines (twice), however long they are.
+pub struct ReverseLines {
+    file: File,
+    /// Offset just past the newline that ends the next line to give (0: none left).
+    end: u64,
+    /// The last block read, and its offset in the file.
+    buf: Vec<u8>,
+    buf_start: u64,
+    /// Bytes read from the file so far.
+    pub bytes_read: u64,
+}
+
+impl ReverseLines {
+    /// Lines of `file` from the end of its last whole line: an unfinished last line is a line
+    /// in progress (or torn by a kill), not an event.
+    pub fn new(file: File) -> io::Result<ReverseLines> {
+        let end = crate::sink::whole_lines_len(&file)?;
+        Ok(ReverseLines {
+            file,
+            end,
+            buf: Vec::new(),
+            buf_start: 0,
+            bytes_read: 0,
+        })
+    }
+
+    /// Lines of the file at `path`, from its end.
+    pub fn open(path: &Path) -> io::Result<ReverseLines> {
+        ReverseLines::new(File::open(path)?)
+    }
+
+    fn read_at(&mut self, at: u64, len: usize, into: &mut Vec<u8>) -> io::Result<()> {
+        into.resize(len, 0);
+        self.file.read_exact_at(into, at)?;
+        self.bytes_read += len as u64;
+        Ok(())
+    }
+
+    /// Where the line that ends (its newline excluded) at `stop` starts.
+    fn line_start(&mut self, stop: u64) -> io::Result<u64> {
+        let mut pos = stop;
+        loop {
+            if pos == 0 {
+                return Ok(0);
+            }
+            let buf_end = self.buf_start + self.buf.len() as u64;
+            if !(self.buf_start < pos && pos <= buf_end) {
+                let lo = pos.saturating_sub(BLOCK as u64);
+                let mut block = std::mem::take(&mut self.buf);
+                self.read_at(lo, (pos - lo) as usize, &mut block)?;
+                self.buf = block;
+                self.buf_start = lo;
+            }
+            let upto = (pos - self.buf_start) as usize;
+            if let Some(nl) = memchr::memrchr(b'\n', &self.buf[..upto]) {
+                return Ok(self.buf_start + nl as u64 + 1);
+            }
+            pos = self.buf_start;
+        }
+    }
+
+    /// The previous line (without its newline), or None at the start of the file. A line past
+    /// [`LINE_CAP`] is given as its first `LINE_CAP` bytes.
+    pub fn prev(&mut self) -> io::Result<Option<Vec<u8>>> {
+        if self.end == 0 {
+            return Ok(None);
+        }
+        let stop = self.end - 1; // the newline that ends the line
+        let start = self.line_start(stop)?;
+        self.end = start;
+        let len = ((stop - start) as usize).min(LINE_CAP);
+        let buf_end = self.buf_start + self.buf.len() as u64;
+        if self.buf_start <= start && start + len as u64 <= buf_end {
+            let at = (start - self.buf_start) as usize;
+            return Ok(Some(self.buf[at..at + len].to_vec()));
+        }
+        let mut line = Vec::new();
+        self.read_at(start, len, &mut line)?;
+        Ok(Some(line))
+    }
+}
+
+pub(crate) fn read_error(path: &Path, source: io::Error) -> Error {
+    Error::ReadLog {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// How much may be decompressed from one compressed log, and whether the bound cut one.
+#[derive(Clone, Debug, Default)]
+pub struct DecompressLimit {
+    /// The most decompressed bytes read from one log (`None`: no bound).
+    pub bytes: Option<u64>,
+    /// Set when a log was cut by the bound.
+    pub hit: Arc<AtomicBool>,
+}
+
+/// A decompressing reader that ends after its bound, saying so.
+struct Bounded<R> {
+    inner: R,
+    left: u64,
+    hit: Arc<AtomicBool>,
+}
+
+impl<R: Read> Read for Bounded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.left == 0 {
+            if self.inner.read(&mut [0u8; 1])? > 0 {
+                self.hit.store(true, Ordering::Relaxed);
+            }
+            return Ok(0);
+        }
+        let want = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..want])?;
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
+/// The first bytes of `file` (up to 4), read at offset 0.
+fn magic(file: &File) -> io::Result<([u8; 4], usize)> {
+    let mut magic = [0u8; 4];
+    let mut n = 0;
+    while n < 4 {
+        match file.read_at(&mut magic[n..], n as u64)? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok((magic, n))
+}
+
+/// True when `file` is gzip or zstd, told by its first bytes whatever its name.
+pub fn is_compressed(file: &File) -> io::Result<bool> {
+    let (m, n) = magic(file)?;
+    Ok(n >= 2 && m[..2] == [0x1f, 0x8b] || n == 4 && m == [0x28, 0xb5, 0x2f, 0xfd])
+}
+
+/// A log's bytes: decompressed when it is gzip or zstd, within `limit`, else its whole lines
+/// (an unfinished last line is in progress).
+pub fn open_log(mut file: File, limit: &DecompressLimit) -> io::Result<Box<dyn Read>> {
+    let (m, n) = magic(&file)?;
+    file.seek(SeekFrom::Start(0))?;
+    let bound = |r: Box<dyn Read>| -> Box<dyn Read> {
+        match limit.bytes {
+            Some(left) => Box::new(Bounded {
+                inner: r,
+                left,
+                hit: Arc::clone(&limit.hit),
+            }),
+            None => r,
+        }
+    };
+    if n >= 2 && m[..2] == [0x1f, 0x8b] {
+        let gz = flate2::read::MultiGzDecoder::new(io::BufReader::new(file));
+        return Ok(bound(Box::new(gz)));
+    }
+    if n == 4 && m == [0x28, 0xb5, 0x2f, 0xfd] {
+        let zst = ruzstd::decoding::StreamingDecoder::new(io::BufReader::new(file))
+            .map_err(io::Error::other)?;
+        return Ok(bound(Box::new(zst)));
+    }
+    let whole = crate::sink::whole_lines_len(&file)?;
+    Ok(Box::new(file.take(whole)))
+}
+
+/// Calls `each` with every whole line of `file` in order (decompressed, within `limit`), until
+/// it returns false. A line past [`LINE_CAP`] is given as its first `LINE_CAP` bytes; an
+/// unfinished last line is left out.
+pub fn for_each_line_in(
+    file: File,
+    limit: &DecompressLimit,
+    mut each: impl FnMut(&[u8]) -> bool,
+) -> io::Result<()> {
+    let mut reader = open_log(file, limit)?;
+    let mut lines = Splitter::new(LINE_CAP);
+    let mut long = Vec::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = reader.read(&mut buf)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let mut at = 0;
+        while let Some(piece) = lines.next(&buf[..n], &mut at) {
+            let line = match piece {
+                Piece::Line(line) => line,
+                Piece::Start(first) => {
+                    long = first.to_vec();
+                    continue;
+                }
+                Piece::Part(_) => continue,
+                Piece::End(_) => &long[..],
+            };
+            if !each(line) {
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// [`for_each_line_in`] the file at `path`, without a bound.
+pub fn for_each_line(path: &Path, each: impl FnMut(&[u8]) -> bool) -> io::Result<()> {
+    for_each_line_in(File::open(path)?, &DecompressLimit::default(), each)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn temp(name: &str, content: &[u8]) -> (std::path::PathBuf, File) {
+        let dir = std::env::temp_dir().join(format!("smart-tee-read-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        File::create(&path).unwrap().write_all(content).unwrap();
+        let f = File::open(&path).unwrap();
+        (path, f)
+    }
+
+    #[test]
+    fn reverse_lines_reads_only_the_end() {
+        let line = format!("{{\"n\":\"{}\"}}\n", "x".repeat(1000));
+        let mut content = line.repeat(20_000).into_bytes();
+        content.extend_from_slice(b"{\"last\":1}\n{\"last\":2}\n{\"in progress");
+        let (path, f) = temp("big.jsonl", &content);
+        let mut r = ReverseLines::new(f).unwrap();
+        // The unfinished last line is not an event yet.
+        assert_eq!(r.prev().unwrap().unwrap(), b"{\"last\":2}");
+        assert_eq!(r.prev().unwrap().unwrap(), b"{\"last\":1}");
+        assert_eq!(r.prev().unwrap().unwrap(), line.trim_end().as_bytes());
+        assert!(r.bytes_read <= 64 * 1024, "read {} of 20 MB", r.bytes_read);
+        std::fs::remove_file(path).unwrap();
+    }
+
+    /// #28.4: a long last line was read back in time growing as its square (each block was
+    /// prepended to all that was read). It is scanned once, then read once.
+    #[test]
+    fn a_long_last_line_is_read_back_in_linear_bytes() {
+        let long = format!("{{\"n\":\"{}\"}}", "y".repeat(5 << 20));
+        let content = format!("{{\"a\":1}}\n\n{long}\n");
+        let (path, f) = temp("long.jsonl", content.as_bytes());
+        let mut r = ReverseLines::new(f).unwrap();
+        assert_eq!(r.prev().unwrap().unwrap(), long.as_bytes());
+        assert!(r.bytes_read <= 2 * long.len() as u64 + 2 * BLOCK as u64);
+        assert_eq!(r.prev().unwrap().unwrap(), b"");
+        assert_eq!(r.prev().unwrap().unwrap(), b"{\"a\":1}");
+        assert_eq!(r.prev().unwrap(), None);
+        std::fs::remove_file(path).unwrap();
+    }
+
+    #[test]
+    fn reverse_lines_agree_with_forward_lines() {
+        for content in [&b""[..], b"\n", b"a\nb\n", b"a\n\nb", b"\n\n\nx\n", b"only"] {
+            let (path, f) = temp("agree.jsonl", content);
+            let mut back = Vec::new();
+            let mut r = ReverseLines::new(f).unwrap();
+            while let Some(l) = r.prev().unwrap() {
+                back.push(l);
+            }
+            back.reverse();
+            let mut forward = Vec::new();
+            for_each_line(&path, |l| {
+                forward.push(l.to_vec());
+                true
+            })
+            .unwrap();
+            assert_eq!(back, forward, "{:?}", String::from_utf8_lossy(content));
+        }
+    }
+}

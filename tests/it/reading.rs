@@ -1,0 +1,736 @@
+//! Reading logs back under hostile logs, file systems and clients (#28): `smart-tee mcp`
+//! driven line by line as a raw JSON-RPC client, and `--view` / `--summary` on the same logs.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::common::{self, bin, strict_parse, tempdir, wait_timeout};
+
+/// How long a test waits for an answer before it fails (a guard, not an outcome).
+const ANSWER: Duration = Duration::from_secs(120);
+
+/// `smart-tee mcp` and its answers.
+struct Mcp {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    answers: Receiver<String>,
+    early: HashMap<String, Value>,
+}
+
+impl Mcp {
+    fn start(root: &Path, flags: &[&str]) -> Mcp {
+        let mut child = bin()
+            .arg("mcp")
+            .arg("--root")
+            .arg(root)
+            .args(flags)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        let (tx, answers) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in out.lines() {
+                let Ok(line) = line else { return };
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        let mut m = Mcp {
+            child,
+            stdin,
+            answers,
+            early: HashMap::new(),
+        };
+        let init = m.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}),
+        );
+        assert_eq!(init["result"]["serverInfo"]["name"], "smart-tee");
+        m.send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        m
+    }
+
+    fn send(&mut self, line: &[u8]) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(line).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Sends a request with a fresh id; returns the id.
+    fn post(&mut self, method: &str, params: Value) -> String {
+        let id = format!("r{}", self.early.len() + rand_id());
+        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.send(line.to_string().as_bytes());
+        id
+    }
+
+    /// The answer to request `id`: every answer line must be one valid JSON-RPC message.
+    fn answer(&mut self, id: &str) -> Value {
+        if let Some(v) = self.early.remove(id) {
+            return v;
+        }
+        loop {
+            let line = match self.answers.recv_timeout(ANSWER) {
+                Ok(l) => l,
+                Err(RecvTimeoutError::Timeout) => panic!("no answer to {id} in {ANSWER:?}"),
+                Err(RecvTimeoutError::Disconnected) => panic!("the server ended before {id}"),
+            };
+            let v = strict_parse(line.as_bytes()).expect("an answer is JSON");
+            assert!(!line.chars().any(smart_tee::view::is_unsafe_char), "{line}");
+            let got = match &v["id"] {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            if got == id {
+                return v;
+            }
+            self.early.insert(got, v);
+        }
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.post(method, params);
+        self.answer(&id)
+    }
+
+    /// A tool's text (blocks joined) and whether it is an error result.
+    fn call(&mut self, tool: &str, args: Value) -> (String, bool) {
+        let v = self.request("tools/call", json!({"name": tool, "arguments": args}));
+        tool_text(&v)
+    }
+
+    /// Closes stdin and waits for the server to exit.
+    fn close(mut self) -> std::process::ExitStatus {
+        drop(self.stdin.take());
+        wait_timeout(&mut self.child)
+    }
+}
+
+fn rand_id() -> usize {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
+}
+
+fn tool_text(v: &Value) -> (String, bool) {
+    let result = &v["result"];
+    assert!(result.is_object(), "not a result: {v}");
+    let text = result["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["text"].as_str().unwrap().to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
+    (text, result["isError"] == true)
+}
+
+fn write(path: &Path, content: impl AsRef<[u8]>) -> PathBuf {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, content).unwrap();
+    path.to_owned()
+}
+
+/// #28.5: a huge max_tokens wrapped to a 2-byte budget, head 0 showed one event, a
+/// non-object `arguments` got "method not found", a missing path a '..' message, and a 100 MB
+/// request line no answer.
+#[test]
+fn mcp_answers_keep_their_contract() {
+    let root = tempdir("reading-contract");
+    let lines: Vec<String> = (0..50)
+        .map(|i| json!({"type": "user", "n": i, "text": "word ".repeat(100)}).to_string() + "\n")
+        .collect();
+    write(&root.join("a.jsonl"), lines.concat());
+    let mut m = Mcp::start(&root, &[]);
+    let (text, error) = m.call(
+        "read_log",
+        json!({"path": "a.jsonl", "max_tokens": 6148914691236517206u64, "format": "jsonl"}),
+    );
+    assert!(!error, "{text}");
+    assert_eq!(text.lines().count(), 50, "the whole log fits a huge budget");
+    let (text, error) = m.call("read_log", json!({"path": "a.jsonl", "head": 0}));
+    assert!(!error && text.is_empty(), "{text}");
+    let (text, _) = m.call("read_log", json!({"path": "a.jsonl", "tail": 0}));
+    assert!(text.is_empty(), "{text}");
+    for (params, want) in [
+        (
+            json!({"name": "read_log", "arguments": "a.jsonl"}),
+            "arguments",
+        ),
+        (json!({"name": "read_log", "arguments": [1]}), "arguments"),
+        (json!({"name": "read_log", "arguments": {}}), "path"),
+        (
+            json!({"name": "read_log", "arguments": {"path": 7}}),
+            "path",
+        ),
+        (
+            json!({"name": "read_log", "arguments": {"path": "a.jsonl", "tail": "x"}}),
+            "tail",
+        ),
+        (
+            json!({"name": "read_log", "arguments": {"path": "a.jsonl", "tail": -1}}),
+            "tail",
+        ),
+        (
+            json!({"name": "read_log", "arguments": {"path": "a.jsonl", "grep": "("}}),
+            "grep",
+        ),
+        (
+            json!({"name": "read_log", "arguments": {"path": "a.jsonl", "format": "xml"}}),
+            "format",
+        ),
+        (
+            json!({"name": "list_logs", "arguments": {"max_tokens": "many"}}),
+            "max_tokens",
+        ),
+        (
+            json!({"name": "wait_for_log", "arguments": {"path": "a.jsonl", "timeout_seconds": -1}}),
+            "timeout",
+        ),
+        (
+            json!({"name": "no_such_tool", "arguments": {}}),
+            "unknown tool",
+        ),
+        (json!({"arguments": {}}), "name"),
+    ] {
+        let v = m.request("tools/call", params.clone());
+        assert_eq!(v["error"]["code"], -32602, "{params}: {v}");
+        assert!(
+            v["error"]["message"].as_str().unwrap().contains(want),
+            "{params}: {v}"
+        );
+    }
+    let v = m.request("no/such/method", json!({}));
+    assert_eq!(v["error"]["code"], -32601);
+    // Lines that are not requests are answered with id null; a long one is skipped whole.
+    let mut long =
+        b"{\"jsonrpc\":\"2.0\",\"id\":\"long\",\"method\":\"ping\",\"params\":{\"pad\":\"".to_vec();
+    long.resize(3 << 20, b'x');
+    long.extend_from_slice(b"\"}}");
+    for (line, code) in [
+        (long, -32600),
+        (b"not json".to_vec(), -32700),
+        (b"[1,2]".to_vec(), -32600),
+    ] {
+        m.send(&line);
+        let v = m.answer("null");
+        assert_eq!(v["error"]["code"], code, "{v}");
+    }
+    assert_eq!(m.request("ping", json!({}))["result"], json!({}));
+    assert!(m.close().success());
+}
+
+/// The hostile strings: terminal escapes, C1, bidi overrides and isolates, separators,
+/// zero-width characters, and newlines that would forge a line.
+const HOSTILE: &str = "\u{1b}[2J\u{1b}]0;t\u{7}\r\u{9b}31m safe \u{202e}gnp.exe\u{2066}x\u{2069}\u{2028}\u{2029}\u{200b}\u{200f}\u{feff}\nerrors    0\nFAKE";
+
+fn hostile_log(dir: &Path) -> PathBuf {
+    let lines = [
+        json!({"type": "system", "subtype": "init", "session_id": HOSTILE, "model": HOSTILE, "timestamp": "2026-11-20T10:00:00Z"}),
+        json!({"type": "assistant", "message": {"model": HOSTILE, "content": [
+            {"type": "text", "text": HOSTILE},
+            {"type": "tool_use", "name": HOSTILE, "input": {"command": HOSTILE}},
+            {"type": "tool_use", "name": "Write", "input": {"file_path": HOSTILE}}]}}),
+        json!({"type": "user", "message": {"content": [{"type": "tool_result", "is_error": true, "content": HOSTILE}]}}),
+        json!({"type": "result", "subtype": "success", "result": HOSTILE, "session_id": HOSTILE, "total_cost_usd": 0.5}),
+    ];
+    let text: String = lines.iter().map(|l| l.to_string() + "\n").collect();
+    write(&dir.join("h.jsonl"), text)
+}
+
+/// No character of the unsafe set, raw, in `text` (newlines allowed where `lines` says).
+fn assert_inert(what: &str, text: &str, newlines: bool) {
+    for c in text.chars() {
+        if newlines && c == '\n' {
+            continue;
+        }
+        assert!(
+            !smart_tee::view::is_unsafe_char(c),
+            "{what}: raw U+{:04X} in {text:?}",
+            c as u32
+        );
+    }
+}
+
+/// #28.6: bidi overrides, isolates, separators and zero-width characters passed raw, and a
+/// tool name with newlines forged an `errors 0` line in the summary. Every format of the view
+/// and every tool is checked for raw control, bidi and zero-width characters and for JSON.
+#[test]
+fn hostile_strings_are_inert_in_every_format_and_every_tool() {
+    let dir = tempdir("reading-hostile");
+    let log = hostile_log(&dir);
+    let path = log.to_str().unwrap();
+    for format in ["text", "jsonl", "json"] {
+        for summary in [false, true] {
+            let mut args = vec!["--view", "--color", "never", "--format", format, path];
+            if summary {
+                args.push("--summary");
+            }
+            let out = common::run_cmd(bin().args(&args), b"");
+            assert!(out.status.success(), "{args:?}");
+            let text = String::from_utf8(out.stdout).unwrap();
+            assert_inert(&format!("{args:?}"), &text, true);
+            match (format, summary) {
+                ("text", true) => {
+                    let errors: Vec<&str> =
+                        text.lines().filter(|l| l.starts_with("errors")).collect();
+                    assert_eq!(errors, ["errors    1"], "{text}");
+                    assert!(!text.lines().any(|l| l.starts_with("FAKE")), "{text}");
+                }
+                ("text", false) => assert_eq!(text.lines().count(), 4, "{text}"),
+                ("jsonl", false) => {
+                    for l in text.lines() {
+                        strict_parse(l.as_bytes()).unwrap();
+                    }
+                }
+                _ => {
+                    strict_parse(text.trim_end().as_bytes()).unwrap();
+                }
+            }
+        }
+    }
+    // A file name is a string from the log's folder, too.
+    std::fs::copy(&log, dir.join("\u{202e}lmsj.jsonl")).unwrap();
+    let mut m = Mcp::start(&dir, &[]);
+    let (listed, error) = m.call("list_logs", json!({}));
+    assert!(!error);
+    assert_inert("list_logs", &listed, false);
+    assert_eq!(
+        strict_parse(listed.as_bytes()).unwrap()["logs"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    for format in ["text", "jsonl", "json"] {
+        for tokens in [100, 1000, 25_000] {
+            let (text, error) = m.call(
+                "read_log",
+                json!({"path": "h.jsonl", "format": format, "max_tokens": tokens}),
+            );
+            assert!(!error, "{text}");
+            assert!(
+                text.len() <= tokens * 3,
+                "{format} {tokens}: {}",
+                text.len()
+            );
+            assert_inert(&format!("read_log {format}"), &text, true);
+            if format == "json" {
+                strict_parse(text.trim_end().as_bytes()).unwrap();
+            }
+        }
+    }
+    for tokens in [100, 1000, 25_000] {
+        let (text, error) = m.call(
+            "log_summary",
+            json!({"path": "h.jsonl", "max_tokens": tokens}),
+        );
+        assert!(!error, "{text}");
+        assert!(text.len() <= tokens * 3, "{tokens}: {}", text.len());
+        assert_inert("log_summary", &text, true);
+        assert_eq!(
+            strict_parse(text.trim_end().as_bytes()).unwrap()["type"],
+            "summary"
+        );
+    }
+    let (text, error) = m.call("read_log", json!({"path": "\u{202e}lmsj.jsonl"}));
+    assert!(!error, "{text}");
+    let (text, error) = m.call("read_log", json!({"path": "\u{202e}\u{1b}[2J.txt"}));
+    assert!(error);
+    assert_inert("an error naming a hostile path", &text, false);
+    assert!(m.close().success());
+}
+
+/// #28.5: a model name of 1,200 U+009B came back in 7,454 bytes for a 1,000-token budget, in
+/// Rust's debug escapes; a 5,000-character session id came back as "(cut to fit)", not JSON.
+#[test]
+fn log_summary_of_long_hostile_strings_is_json_within_its_budget() {
+    let dir = tempdir("reading-summary-budget");
+    let lines = [
+        json!({"type": "system", "model": "\u{9b}".repeat(1200), "session_id": "s".repeat(5000)}),
+        json!({"type": "result", "subtype": "success", "result": "\u{202e}".repeat(5000)}),
+    ];
+    write(
+        &dir.join("s.jsonl"),
+        lines
+            .iter()
+            .map(|l| l.to_string() + "\n")
+            .collect::<String>(),
+    );
+    let mut m = Mcp::start(&dir, &[]);
+    for tokens in [100, 1000, 25_000] {
+        let (text, error) = m.call(
+            "log_summary",
+            json!({"path": "s.jsonl", "max_tokens": tokens}),
+        );
+        assert!(!error, "{text}");
+        assert!(text.len() <= tokens * 3, "{tokens}: {}", text.len());
+        let v = strict_parse(text.trim_end().as_bytes()).unwrap();
+        assert_eq!(v["type"], "summary");
+        assert_inert("log_summary", &text, true);
+    }
+    assert!(m.close().success());
+}
+
+/// #28.1 and #28.2: only plain logs under the root are served. FIFOs, devices, directories,
+/// hard links, hidden folders, credentials and symlinks that lead out are refused, and an
+/// outside path that exists is refused in the same words as one that does not.
+#[test]
+fn only_plain_logs_under_the_root_are_served() {
+    let base = tempdir("reading-served");
+    let root = base.join("root");
+    let log = r#"{"type":"system","session_id":"inside"}"#.to_string() + "\n";
+    write(&root.join("d/x.jsonl"), &log);
+    write(&root.join("rotated.jsonl.3"), &log);
+    write(
+        &root.join(".config/gcloud/application_default_credentials.json"),
+        "{\n  \"client_secret\": \"s3cret\"\n}\n",
+    );
+    write(&root.join(".hidden/h.jsonl"), &log);
+    write(&root.join("pretty.jsonl"), "{\n  \"a\": 1\n}\n");
+    write(
+        &base.join("outside/secret.jsonl"),
+        "{\"secret\":\"s3cret\"}\n",
+    );
+    write(&base.join("linked.jsonl"), &log);
+    std::fs::hard_link(base.join("linked.jsonl"), root.join("hard.jsonl")).unwrap();
+    let link = |target: &Path, name: &str| {
+        std::os::unix::fs::symlink(target, root.join(name)).unwrap();
+    };
+    link(&base.join("outside/secret.jsonl"), "out-exists.jsonl");
+    link(&base.join("outside/missing.jsonl"), "out-missing.jsonl");
+    link(&base.join("outside"), "out-dir");
+    link(Path::new("d/x.jsonl"), "inside.jsonl");
+    std::fs::create_dir_all(root.join("dir.jsonl")).unwrap();
+    let made = common::run_cmd(
+        std::process::Command::new("mkfifo").arg(root.join("pipe.jsonl")),
+        b"",
+    );
+    assert!(made.status.success());
+    // A device needs privileges: checked where the test may make one.
+    let device = common::run_cmd(
+        std::process::Command::new("mknod")
+            .arg(root.join("null.jsonl"))
+            .args(["c", "1", "3"]),
+        b"",
+    )
+    .status
+    .success();
+
+    let mut m = Mcp::start(&root, &[]);
+    let (listed, _) = m.call("list_logs", json!({}));
+    let listed = strict_parse(listed.as_bytes()).unwrap();
+    let mut paths: Vec<&str> = listed["logs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["path"].as_str().unwrap())
+        .collect();
+    paths.sort_unstable();
+    assert_eq!(paths, ["d/x.jsonl", "inside.jsonl", "rotated.jsonl.3"]);
+    let (text, error) = m.call("read_log", json!({"path": "inside.jsonl"}));
+    assert!(
+        !error && text.contains("system"),
+        "a symlink inside the root: {text}"
+    );
+    let outside = base.join("outside/secret.jsonl");
+    let missing = base.join("outside/missing.jsonl");
+    let mut cases = vec![
+        ("pipe.jsonl", "not a regular file"),
+        ("dir.jsonl", "not a regular file"),
+        ("hard.jsonl", "hard links"),
+        (".hidden/h.jsonl", "hidden"),
+        (
+            ".config/gcloud/application_default_credentials.json",
+            "hidden",
+        ),
+        ("pretty.jsonl", "not a JSON object"),
+        ("out-exists.jsonl", "outside the roots"),
+        ("out-missing.jsonl", "outside the roots"),
+        ("out-dir/secret.jsonl", "outside the roots"),
+        ("out-dir/missing.jsonl", "outside the roots"),
+        (outside.to_str().unwrap(), "outside the roots"),
+        (missing.to_str().unwrap(), "outside the roots"),
+        ("../outside/secret.jsonl", "'..'"),
+    ];
+    if device {
+        cases.push(("null.jsonl", "not a regular file"));
+    }
+    let mut said = HashMap::new();
+    for (path, why) in cases {
+        let (text, error) = m.call("read_log", json!({"path": path}));
+        assert!(error, "{path} was served: {text}");
+        assert!(text.contains(why), "{path}: {text}");
+        assert!(!text.contains("s3cret"));
+        said.insert(path.to_string(), text.replace(path, "PATH"));
+    }
+    for (a, b) in [
+        ("out-exists.jsonl", "out-missing.jsonl"),
+        ("out-dir/secret.jsonl", "out-dir/missing.jsonl"),
+        (outside.to_str().unwrap(), missing.to_str().unwrap()),
+    ] {
+        assert_eq!(said[a], said[b], "exists and missing told apart");
+    }
+    assert!(m.close().success());
+    // Asked for: hidden folders and hard links.
+    let mut m = Mcp::start(&root, &["--hidden", "--hard-links"]);
+    for path in [".hidden/h.jsonl", "hard.jsonl"] {
+        let (text, error) = m.call("read_log", json!({"path": path}));
+        assert!(!error, "{path}: {text}");
+    }
+    let (text, error) = m.call(
+        "read_log",
+        json!({"path": ".config/gcloud/application_default_credentials.json"}),
+    );
+    assert!(error && text.contains("not a log name"), "{text}");
+    assert!(m.close().success());
+}
+
+/// A gzip log that expands far past the per-request bound: 1 MiB lines, one gzip member
+/// repeated (a multi-member gzip is one stream).
+fn gzip_bomb(path: &Path, mib: usize) {
+    use flate2::{Compression, write::GzEncoder};
+    let line = format!(
+        "{{\"type\":\"user\",\"pad\":\"{}\"}}\n",
+        "z".repeat((1 << 20) - 30)
+    );
+    let mut e = GzEncoder::new(Vec::new(), Compression::best());
+    e.write_all(line.as_bytes()).unwrap();
+    let member = e.finish().unwrap();
+    let mut f = std::fs::File::create(path).unwrap();
+    for _ in 0..mib {
+        f.write_all(&member).unwrap();
+    }
+}
+
+/// #28.3 and #28.7: `wait_for_log` on a log a FIFO was renamed over froze the server (no
+/// `ping`, no exit when stdin closed); a 60 MB last line and a gzip bomb held it for minutes.
+/// Every worker is kept busy on purpose (waits that cannot end while the test runs, reads of
+/// the long line and of the bomb), and `ping` is still answered; the bomb's answer says the
+/// bound cut it; closing stdin ends the server and its waits.
+#[test]
+fn ping_is_answered_while_the_tools_work_on_a_fifo_a_long_line_and_a_gzip_bomb() {
+    let root = tempdir("reading-busy");
+    write(&root.join("waited.jsonl"), "{\"type\":\"system\"}\n");
+    let mut long = b"{\"type\":\"user\"}\n{\"type\":\"user\",\"pad\":\"".to_vec();
+    long.resize(60 << 20, b'p');
+    long.extend_from_slice(b"\"}\n");
+    write(&root.join("long.jsonl"), &long);
+    drop(long);
+    let bomb_mib = (smart_tee::mcp::MAX_DECOMPRESSED >> 20) as usize + 16;
+    gzip_bomb(&root.join("bomb.jsonl.gz"), bomb_mib);
+    let mut m = Mcp::start(&root, &[]);
+    write(&root.join("swapped.jsonl"), "{\"type\":\"system\"}\n");
+    // Every waiter waits: three on a log that does not change, one on a log a FIFO is then
+    // renamed over (refused if its wait opens it after the swap, else waited on unchanged).
+    let waits: Vec<String> = [
+        "waited.jsonl",
+        "waited.jsonl",
+        "waited.jsonl",
+        "swapped.jsonl",
+    ]
+    .iter()
+    .map(|path| {
+        m.post(
+            "tools/call",
+            json!({"name": "wait_for_log", "arguments": {"path": path, "timeout_seconds": 300}}),
+        )
+    })
+    .collect();
+    let fifo = root.join("fifo.tmp");
+    assert!(
+        common::run_cmd(std::process::Command::new("mkfifo").arg(&fifo), b"")
+            .status
+            .success()
+    );
+    std::fs::rename(&fifo, root.join("swapped.jsonl")).unwrap();
+    let tail = m.post(
+        "tools/call",
+        json!({"name": "read_log", "arguments": {"path": "long.jsonl", "tail": 1}}),
+    );
+    let bomb = m.post(
+        "tools/call",
+        json!({"name": "read_log", "arguments": {"path": "bomb.jsonl.gz", "max_tokens": 100}}),
+    );
+    let listed = m.post(
+        "tools/call",
+        json!({"name": "list_logs", "arguments": {"max_tokens": 100}}),
+    );
+    let fifo_read = m.post(
+        "tools/call",
+        json!({"name": "read_log", "arguments": {"path": "swapped.jsonl"}}),
+    );
+    assert_eq!(m.request("ping", json!({}))["result"], json!({}));
+    let (text, error) = tool_text(&m.answer(&tail));
+    assert!(
+        !error && text.contains("user"),
+        "{}",
+        &text[..text.len().min(200)]
+    );
+    let (text, error) = tool_text(&m.answer(&bomb));
+    assert!(!error, "{text}");
+    assert!(text.contains("note: only the first"), "{text}");
+    assert!(text.len() <= 300, "{}", text.len());
+    let (text, _) = tool_text(&m.answer(&listed));
+    assert!(text.len() <= 300, "{text}");
+    strict_parse(text.as_bytes()).unwrap();
+    let (text, error) = tool_text(&m.answer(&fifo_read));
+    assert!(error && text.contains("not a regular file"), "{text}");
+    // Stdin closes: the waits end and are answered, and the server exits.
+    drop(m.stdin.take());
+    for (k, id) in waits.iter().enumerate() {
+        let (text, error) = tool_text(&m.answer(id));
+        if k == 3 && error {
+            assert!(text.contains("not a regular file"), "{text}");
+            continue;
+        }
+        assert!(!error, "{text}");
+        assert_eq!(strict_parse(text.as_bytes()).unwrap()["grew"], false);
+    }
+    assert!(wait_timeout(&mut m.child).success());
+}
+
+/// #28.8: one event whose timestamp is not ASCII made `--since 2020` panic (status 101), and
+/// `--since banana` printed nothing with status 0.
+#[test]
+fn since_and_until_take_instants_and_refuse_what_is_not_a_time() {
+    let dir = tempdir("reading-since");
+    let log = write(
+        &dir.join("t.jsonl"),
+        [
+            r#"{"type":"x","timestamp":"ééééééééééé"}"#,
+            r#"{"type":"a","timestamp":"2026-11-20T11:59:59+02:00"}"#,
+            r#"{"type":"b","timestamp":"2026-11-20T10:00:00.5Z"}"#,
+            r#"{"type":"c","timestamp":"2026-11-20T12:30:00+02:00"}"#,
+            r#"{"type":"d","timestamp":1795183200000}"#,
+        ]
+        .join("\n")
+            + "\n",
+    );
+    let log = log.to_str().unwrap();
+    let types = |args: &[&str]| {
+        let out = common::run_cmd(
+            bin()
+                .args(["--view", "--format", "jsonl"])
+                .args(args)
+                .arg(log),
+            b"",
+        );
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        common::lines(&out.stdout)
+            .iter()
+            .map(|l| {
+                strict_parse(l).unwrap()["type"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(types(&["--since", "2026-11-20T10:00:00Z"]), ["b", "c", "d"]);
+    assert_eq!(types(&["--since", "2026-11-20 10:00:00.6"]), ["c", "d"]);
+    assert_eq!(types(&["--until", "2026-11-20T12:00+02:00"]), ["a"]);
+    assert_eq!(types(&["--since", "2020-01-01"]), ["a", "b", "c", "d"]);
+    assert!(
+        types(&["--since", "1d"]).is_empty(),
+        "all of them are older"
+    );
+    for bad in ["banana", "yesterday", "2026-2-11", "2020"] {
+        let out = common::run_cmd(bin().args(["--view", "--since", bad, log]), b"");
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("RFC 3339") && err.contains("90s"),
+            "{bad}: {err}"
+        );
+    }
+}
+
+/// #28.7: `--summary` kept every distinct tool name (500,000 names took 583 MB) and its cut
+/// text dropped the errors and ended lines.
+#[test]
+fn summary_caps_what_it_keeps_per_tool_and_keeps_its_last_lines_when_cut() {
+    let dir = tempdir("reading-summary-caps");
+    let mut text = String::new();
+    for i in 0..5000 {
+        let line = json!({"type": "assistant", "message": {"content": [
+            {"type": "tool_use", "name": format!("tool-{i}-{}", "n".repeat(300)), "input": {}}]}});
+        text.push_str(&line.to_string());
+        text.push('\n');
+    }
+    text.push_str(
+        "{\"type\":\"error\",\"error\":\"boom\"}\n{\"type\":\"result\",\"subtype\":\"success\"}\n",
+    );
+    let log = write(&dir.join("many.jsonl"), text);
+    for format in ["text", "json"] {
+        let out = common::run_cmd(
+            bin()
+                .args([
+                    "--view",
+                    "--summary",
+                    "--max-tokens",
+                    "400",
+                    "--format",
+                    format,
+                ])
+                .arg(&log),
+            b"",
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.len() <= 1200, "{format}: {}", text.len());
+        if format == "text" {
+            assert!(text.contains("\nerrors    1\n"), "{text}");
+            assert!(text.contains("\nended     success"), "{text}");
+        } else {
+            let v = strict_parse(text.trim_end().as_bytes()).unwrap();
+            assert_eq!(v["tools_used"], 501, "{v}");
+            assert_eq!(v["errors"], 1);
+        }
+    }
+}
+
+/// #28.4: a long last line was read back in time growing as its square. `--tail 1` on a log
+/// whose last line is 60 MB returns that line (cut to its budget) and the event before it.
+#[test]
+fn tail_reads_a_60_megabyte_last_line() {
+    let dir = tempdir("reading-tail");
+    let mut long = b"{\"type\":\"first\"}\n{\"type\":\"user\",\"pad\":\"".to_vec();
+    long.resize(60 << 20, b'q');
+    long.extend_from_slice(b"\"}\n");
+    let log = write(&dir.join("long.jsonl"), &long);
+    drop(long);
+    let out = common::run_cmd(
+        bin()
+            .args([
+                "--view",
+                "--format",
+                "jsonl",
+                "--tail",
+                "2",
+                "--max-tokens",
+                "1000",
+            ])
+            .arg(&log),
+        b"",
+    );
+    let lines = common::lines(&out.stdout);
+    assert_eq!(lines.len(), 2);
+    assert_eq!(strict_parse(lines[0]).unwrap()["type"], "first");
+    assert_eq!(strict_parse(lines[1]).unwrap()["type"], "user");
+}
