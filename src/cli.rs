@@ -171,11 +171,12 @@ struct Cli {
     #[arg(long, help_heading = "Reading logs (--view)", conflicts_with_all = ["compact", "append", "ignore_interrupts", "pipe", "output_error", "stats", "stats_json", "stdout_max_line_bytes", "add_timestamp"])]
     view: bool,
 
-    /// Only the last N events (lines). Large files are read from their end.
+    /// Only the last N events (lines). Large files are read from their end. Not with --head.
     #[arg(
         long,
         value_name = "N",
         requires = "view",
+        conflicts_with = "head",
         help_heading = "Reading logs (--view)"
     )]
     tail: Option<usize>,
@@ -221,7 +222,7 @@ struct Cli {
     /// The whole output fits in N tokens, counted as bytes / --bytes-per-token: the oldest
     /// events are dropped first, long fields are cut, and a first line says how many events
     /// were left out. The least is 100.
-    #[arg(long, value_name = "N", requires = "view", value_parser = clap::value_parser!(u64).range(100..), help_heading = "Reading logs (--view)")]
+    #[arg(long, value_name = "N", requires = "view", value_parser = parse_max_tokens, help_heading = "Reading logs (--view)")]
     max_tokens: Option<u64>,
 
     /// Bytes per token for --max-tokens. 3 overestimates tokens for English text and code, so
@@ -363,6 +364,7 @@ where
         Some("man") if args.len() == 2 => return Mode::Man,
         _ => {}
     }
+    let args = summary_implies_view(args);
     let reads = reads_logs(&args);
     let refuse = |e: clap::Error| match e.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => e.exit(),
@@ -383,6 +385,15 @@ where
         Ok(mode) => mode,
         Err(msg) => refuse(Cli::command().error(ErrorKind::ValueValidation, msg)),
     }
+}
+
+/// `--summary` alone means `--view --summary`: a summary is only ever of logs read back.
+fn summary_implies_view(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let flags = || args.iter().skip(1).take_while(|a| *a != "--");
+    if flags().any(|a| a == "--summary") && !flags().any(|a| a == "--view" || a == "--compact") {
+        args.insert(1.min(args.len()), "--view".into());
+    }
+    args
 }
 
 /// True when the command line asks for a mode that reads logs (`--view`, `--compact`) rather
@@ -480,6 +491,21 @@ pub fn command() -> clap::Command {
 impl Cli {
     fn into_mode(mut self) -> Result<Mode, String> {
         let (view, compact) = (self.view, self.compact);
+        if view {
+            // `-` is standard input, as for cat, jq and less; so is no FILE when standard
+            // input is not a terminal (`agent | smart-tee --view`).
+            let stdin_is_terminal = std::io::IsTerminal::is_terminal(&std::io::stdin());
+            if self.files.is_empty() && !stdin_is_terminal {
+                self.files.push("-".into());
+            }
+            if self.follow && self.files.iter().any(|f| f == "-") {
+                return Err(
+                    "--follow waits for files to grow; standard input (-) is read to \
+                            its end: give the log's path"
+                        .into(),
+                );
+            }
+        }
         if (view || compact) && self.files.is_empty() {
             return Err(format!(
                 "--{} needs at least one FILE",
@@ -699,6 +725,18 @@ fn parse_bytes_per_token(s: &str) -> Result<f64, String> {
         Ok(r) if (0.5..=100.0).contains(&r) => Ok(r),
         _ => Err(format!(
             "{s:?} is not a number of bytes per token between 0.5 and 100"
+        )),
+    }
+}
+
+/// `--max-tokens`: a whole number of tokens, at least 100 (a budget that holds a line of
+/// output and the note of what was left out).
+fn parse_max_tokens(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(n) if n >= 100 => Ok(n),
+        Ok(_) => Err(format!("{s:?} is too small: the least is 100 tokens")),
+        Err(_) => Err(format!(
+            "{s:?} is not a whole number of tokens (100 or more)"
         )),
     }
 }

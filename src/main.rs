@@ -88,17 +88,22 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Mode::View(options) => match smart_tee::view::run(&options) {
-            Ok(true) => ExitCode::SUCCESS,
-            // A file could not be read: said, and the others shown.
-            Ok(false) => ExitCode::from(1),
-            // A reader that went away (`| head`) is not an error.
-            Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("smart-tee: {e}");
-                ExitCode::from(1)
+        Mode::View(mut options) => {
+            // `-`: standard input, read to its end into a private file first, since reading
+            // a log back seeks (its end for --tail, its first bytes for the format).
+            let spooled = match spool_stdin(&mut options.files) {
+                Ok(spooled) => spooled,
+                Err(e) => {
+                    eprintln!("smart-tee: reading standard input: {e}");
+                    return ExitCode::from(1);
+                }
+            };
+            let status = view(&options);
+            if let Some(path) = spooled {
+                let _ = std::fs::remove_file(path);
             }
-        },
+            status
+        }
         Mode::Compact {
             files,
             engine,
@@ -117,4 +122,51 @@ fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// `--view`'s run and its exit status.
+fn view(options: &smart_tee::view::ViewOptions) -> ExitCode {
+    match smart_tee::view::run(options) {
+        Ok(true) => ExitCode::SUCCESS,
+        // A file could not be read: said, and the others shown.
+        Ok(false) => ExitCode::from(1),
+        // A reader that went away (`| head`) is not an error.
+        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("smart-tee: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Replaces a `-` among `--view`'s files by a path that reads standard input from its start:
+/// `/dev/stdin` when it is a regular file (`< log`), else a private temporary file (mode
+/// 0600) that standard input is copied into, whose path is returned for removal. Every `-`
+/// stands for the same input.
+fn spool_stdin(files: &mut [std::path::PathBuf]) -> std::io::Result<Option<std::path::PathBuf>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    if !files.iter().any(|f| f.as_os_str() == "-") {
+        return Ok(None);
+    }
+    let stdin = std::io::stdin();
+    let kind = rustix::fs::fstat(&stdin).map(|s| rustix::fs::FileType::from_raw_mode(s.st_mode));
+    let (path, spooled) = if kind.is_ok_and(|k| k == rustix::fs::FileType::RegularFile) {
+        (std::path::PathBuf::from("/dev/stdin"), None)
+    } else {
+        let path = std::env::temp_dir().join(format!("smart-tee-stdin-{}", std::process::id()));
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)?;
+        if let Err(e) = std::io::copy(&mut stdin.lock(), &mut file) {
+            let _ = std::fs::remove_file(&path);
+            return Err(e);
+        }
+        (path.clone(), Some(path))
+    };
+    for f in files.iter_mut().filter(|f| f.as_os_str() == "-") {
+        *f = path.clone();
+    }
+    Ok(spooled)
 }

@@ -17,8 +17,20 @@ pub struct StatsReport {
     pub json: Option<PathBuf>,
 }
 
+/// A byte count in the largest unit that keeps it at 1 or more (B, KiB, MiB, GiB), one
+/// decimal: a small run reads "143.2 KiB saved", not "0.1 MiB".
 fn mib(bytes: u64) -> String {
-    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let (mut value, mut unit) = (bytes as f64, 0);
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
 }
 
 /// Fields by bytes saved, most first.

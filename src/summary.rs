@@ -490,6 +490,11 @@ pub(crate) fn summarize<W: Write>(opts: &ViewOptions, mut out: W) -> Result<Vec<
             problems.push(e.to_string());
         }
     }
+    // No file could be read: the errors say so; an empty summary would read as a run of
+    // nothing.
+    if problems.len() == opts.files.len() {
+        return Ok(problems);
+    }
     let budget = opts.budget().unwrap_or(usize::MAX);
     out.write_all(summary.render_within(opts.format, budget).as_bytes())
         .and_then(|()| out.flush())

@@ -14,6 +14,7 @@ mod hostile;
 mod layout;
 #[cfg(feature = "mcp")]
 mod mcp;
+mod newcomer;
 #[cfg(feature = "mcp")]
 mod reading;
 mod synth;

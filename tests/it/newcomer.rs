@@ -1,0 +1,112 @@
+//! What a new user tripped on (#34): `--view` reading standard input, flags that were silently
+//! ignored or refused, an empty summary of nothing, messages and units that said too little.
+
+use crate::common::{self, bin, run_cmd};
+
+const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/samples/agent-stream.jsonl");
+
+fn sample() -> Vec<u8> {
+    std::fs::read(SAMPLE).unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// `--view -` and `--view` with no FILE on a pipe read standard input, as cat, jq and less do,
+/// with `--tail` (which seeks) and `--summary` too; the same as reading the file.
+#[test]
+fn view_reads_standard_input_from_a_pipe_as_from_the_file() {
+    let from_file = run_cmd(bin().args(["--view", "--tail", "3", SAMPLE]), b"");
+    assert!(from_file.status.success());
+    assert_eq!(text(&from_file.stdout).lines().count(), 3);
+    for args in [
+        &["--view", "--tail", "3", "-"][..],
+        &["--view", "--tail", "3"],
+    ] {
+        let out = run_cmd(bin().args(args), &sample());
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), text(&from_file.stdout), "{args:?}");
+    }
+    // The copy of a piped input goes to TMPDIR and is removed at the end.
+    let tmp = common::tempdir("newcomer-tmpdir");
+    let summary = run_cmd(
+        bin().args(["--view", "--summary", "-"]).env("TMPDIR", &tmp),
+        &sample(),
+    );
+    assert!(text(&summary.stdout).contains("4d5611e5-241a-462a-8d15-5122611a9569"));
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0);
+    // --follow cannot follow standard input: refused, saying why.
+    let follow = run_cmd(bin().args(["--view", "--follow", "-"]), b"");
+    assert_eq!(follow.status.code(), Some(2));
+    assert!(text(&follow.stderr).contains("standard input"));
+}
+
+/// `--view --head 3 --tail 1` silently ignored `--tail`: now refused, naming both.
+#[test]
+fn head_with_tail_is_refused_not_ignored() {
+    let out = run_cmd(
+        bin().args(["--view", "--head", "3", "--tail", "1", SAMPLE]),
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("--head") && err.contains("--tail"), "{err}");
+    assert!(out.stdout.is_empty());
+}
+
+/// `--summary` without `--view` was refused; it means `--view --summary`.
+#[test]
+fn summary_alone_implies_view() {
+    let alone = run_cmd(bin().args(["--summary", SAMPLE]), b"");
+    let with_view = run_cmd(bin().args(["--view", "--summary", SAMPLE]), b"");
+    assert!(alone.status.success(), "{}", text(&alone.stderr));
+    assert_eq!(alone.stdout, with_view.stdout);
+    assert!(text(&alone.stdout).contains("claude-sonnet-4-5-20250929"));
+    // The sample was read, not written: it is unchanged.
+    assert_eq!(std::fs::read(SAMPLE).unwrap(), sample());
+}
+
+/// `--view --summary missing.jsonl` printed the error and then an empty summary.
+#[test]
+fn summary_of_files_that_cannot_be_read_prints_no_summary() {
+    let dir = common::tempdir("newcomer-missing");
+    let missing = dir.join("missing.jsonl");
+    let out = run_cmd(bin().args(["--view", "--summary"]).arg(&missing), b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+    assert!(text(&out.stderr).contains("missing.jsonl"));
+    // With one readable file beside it, the summary is of that file, and the status still 1.
+    let some = run_cmd(
+        bin().args(["--view", "--summary", SAMPLE]).arg(&missing),
+        b"",
+    );
+    assert_eq!(some.status.code(), Some(1));
+    assert!(text(&some.stdout).contains("claude-sonnet-4-5-20250929"));
+}
+
+/// `--max-tokens 99` answered "not in 100..18446744073709551615".
+#[test]
+fn max_tokens_below_the_least_says_the_least() {
+    let out = run_cmd(bin().args(["--view", "--max-tokens", "99", SAMPLE]), b"");
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("the least is 100 tokens"), "{err}");
+    assert!(!err.contains("18446744073709551615"), "{err}");
+}
+
+/// `--stats` rounded to 0.1 MiB: "0.0 MiB saved" on the sample.
+#[test]
+fn stats_give_sizes_in_a_unit_that_shows_them() {
+    let dir = common::tempdir("newcomer-stats");
+    let out = run_cmd(bin().arg("--stats").arg(dir.join("a.log")), &sample());
+    let err = text(&out.stderr);
+    assert!(err.contains("KiB saved"), "{err}");
+    assert!(!err.contains("0.0 MiB"), "{err}");
+    let tiny = run_cmd(bin().arg("--stats").arg(dir.join("b.log")), b"{\"a\":1}\n");
+    assert!(
+        text(&tiny.stderr).contains("8 B in, 8 B logged, 0 B saved"),
+        "{}",
+        text(&tiny.stderr)
+    );
+}
