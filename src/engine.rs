@@ -8,11 +8,12 @@ use std::collections::HashMap;
 use std::mem::take;
 use std::panic::{self, AssertUnwindSafe};
 
-use crate::emit::{self, EmitStyle, NON_JSON, UNPLANNED};
+use crate::emit::{self, EmitStyle};
 use crate::fields::FieldClasses;
 use crate::index::{IndexBuilder, Node};
 use crate::marker::MarkerTemplate;
 use crate::plan::{Costs, DESCRIPTOR, MAX_LOG_DEPTH, Planner, Sizes, State, WHOLE};
+use crate::record::{self, NON_JSON, UNPLANNED};
 use crate::redact::Redactor;
 use crate::reduce::{Elided, Failure, Reduced, Reducer};
 use crate::scan::{self, Kind};
@@ -78,7 +79,7 @@ impl EngineConfig {
     /// whatever the numbers in the marker.
     pub fn min_budget(&self) -> usize {
         let marker = self.marker.len(usize::MAX, usize::MAX);
-        MIN_BUDGET.max(emit::record_overhead(UNPLANNED) + marker + 8)
+        MIN_BUDGET.max(record::record_overhead(UNPLANNED) + marker + 8)
     }
 }
 
@@ -291,7 +292,7 @@ impl LineEngine {
             Failure::TooBig => (UNPLANNED, Outcome::Unplanned),
         };
         let budget = self.config.max_line_bytes;
-        emit::emit_excerpt_record(kind, head, tail, total, budget, &self.style(), out);
+        record::emit_excerpt_record(kind, head, tail, total, budget, &self.style(), out);
         out.push(b'\n');
         outcome
     }
@@ -335,7 +336,10 @@ impl LineEngine {
         let json = json.trim_ascii();
         // A reduced line is always cut: what it left out must be marked.
         let fits = (budget == 0 || json.len() <= budget) && self.reduction.is_empty();
-        let outcome = if fits && self.config.omit_images && self.config.value_aware {
+        // Text, colour codes, binary: most lines that are not JSON say so in their first byte.
+        let outcome = if !json.first().is_some_and(|&b| scan::can_start_value(b)) {
+            self.non_json(line, out)
+        } else if fits && self.config.omit_images && self.config.value_aware {
             self.omit_payloads(line, json, out)
         } else if fits {
             match scan::valid_depth(json, &mut self.stack) {
@@ -354,7 +358,7 @@ impl LineEngine {
             let cut = panic::catch_unwind(AssertUnwindSafe(|| self.cut(line, json, out)));
             cut.unwrap_or_else(|_| {
                 out.truncate(start);
-                emit::emit_record(UNPLANNED, json, budget, &self.style(), out);
+                record::emit_record(UNPLANNED, json, budget, &self.style(), out);
                 Outcome::Unplanned
             })
         };
@@ -415,7 +419,7 @@ impl LineEngine {
 
     #[cold]
     fn non_json(&mut self, line: &[u8], out: &mut Vec<u8>) -> Outcome {
-        emit::emit_record(
+        record::emit_record(
             NON_JSON,
             line,
             self.config.max_line_bytes,
@@ -494,7 +498,7 @@ impl LineEngine {
                 return outcome;
             }
         }
-        emit::emit_record(UNPLANNED, json, budget, &self.style(), out);
+        record::emit_record(UNPLANNED, json, budget, &self.style(), out);
         Outcome::Unplanned
     }
 
@@ -538,7 +542,7 @@ impl LineEngine {
             }
             out.truncate(start);
         }
-        emit::emit_record(UNPLANNED, json, budget, &self.style(), out);
+        record::emit_record(UNPLANNED, json, budget, &self.style(), out);
         Outcome::Unplanned
     }
 }

@@ -95,6 +95,16 @@ pub(crate) fn skip_ws(s: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// True when a JSON value can start with `b` (a line whose first byte past the whitespace is
+/// any other is not JSON, known without reading further).
+#[inline]
+pub fn can_start_value(b: u8) -> bool {
+    matches!(
+        b,
+        b'{' | b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n'
+    )
+}
+
 /// True when `s` is one strict JSON text in valid UTF-8 (surrounding whitespace allowed).
 pub fn is_valid(s: &[u8], stack: &mut Vec<u8>) -> bool {
     scan(s, &mut Validate, stack).is_ok()

@@ -272,7 +272,11 @@ fn escaped_bytes(backslash: u64, carry: u64) -> (u64, u64) {
 /// The `N` bytes at `at`, or, near the end of `s`, the last of them copied to `pad` and padded
 /// with a byte that stops nothing and is no part of an escape (a space).
 #[inline(always)]
-fn block_at<'a, const N: usize>(s: &'a [u8], at: usize, pad: &'a mut [u8; N]) -> &'a [u8; N] {
+pub(crate) fn block_at<'a, const N: usize>(
+    s: &'a [u8],
+    at: usize,
+    pad: &'a mut [u8; N],
+) -> &'a [u8; N] {
     let rest = s.get(at..).unwrap_or_default();
     match rest.first_chunk::<N>() {
         Some(block) => block,
@@ -487,6 +491,92 @@ pub fn masks64(block: &[u8; 64]) -> Masks<u64> {
     m
 }
 
+/// Which bytes of a block are what, for writing text that is not UTF-8 throughout
+/// (`record.rs`): bit `k` for byte `k`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TextMasks<T> {
+    /// Not ASCII (the high bit set).
+    pub high: T,
+    /// UTF-8 continuation bytes, `0x80..=0xBF`; of them `0x80..=0x8F` and `0x90..=0x9F`.
+    pub cont: T,
+    pub cont_8: T,
+    pub cont_9: T,
+    /// The first byte of a two-, three- and four-byte character (`0xC2..=0xDF`,
+    /// `0xE0..=0xEF`, `0xF0..=0xF4`).
+    pub lead2: T,
+    pub lead3: T,
+    pub lead4: T,
+    /// The leads whose second byte has a narrower range.
+    pub e0: T,
+    pub ed: T,
+    pub f0: T,
+    pub f4: T,
+    pub tab: T,
+    pub del: T,
+}
+
+/// The text masks of sixty-four bytes.
+#[inline(always)]
+pub fn text_masks64(block: &[u8; 64]) -> TextMasks<u64> {
+    let mut m = TextMasks::default();
+    for (k, chunk) in block.as_chunks::<16>().0.iter().enumerate() {
+        let p = text_masks16(chunk);
+        let w = |x: u32| u64::from(x) << (16 * k);
+        m.high |= w(p.high);
+        m.cont |= w(p.cont);
+        m.cont_8 |= w(p.cont_8);
+        m.cont_9 |= w(p.cont_9);
+        m.lead2 |= w(p.lead2);
+        m.lead3 |= w(p.lead3);
+        m.lead4 |= w(p.lead4);
+        m.e0 |= w(p.e0);
+        m.ed |= w(p.ed);
+        m.f0 |= w(p.f0);
+        m.f4 |= w(p.f4);
+        m.tab |= w(p.tab);
+        m.del |= w(p.del);
+    }
+    m
+}
+
+/// The text masks of sixteen bytes.
+#[inline(always)]
+pub fn text_masks16(block: &[u8; 16]) -> TextMasks<u32> {
+    #[cfg(all(
+        any(target_arch = "x86_64", target_arch = "x86"),
+        target_feature = "sse2"
+    ))]
+    #[allow(unsafe_code)]
+    // SAFETY: as in `masks16`.
+    return unsafe { sse2::text_masks16(block) };
+    #[cfg(not(all(
+        any(target_arch = "x86_64", target_arch = "x86"),
+        target_feature = "sse2"
+    )))]
+    return portable_text_masks16(block);
+}
+
+/// [`text_masks16`] without SIMD instructions: a byte at a time (the masks of text that is not
+/// UTF-8 are read only on targets without SSE2 and in tests).
+pub fn portable_text_masks16(block: &[u8; 16]) -> TextMasks<u32> {
+    let bits = |f: fn(u8) -> bool| (0..16).fold(0, |m, k| m | u32::from(f(block[k])) << k);
+    TextMasks {
+        high: bits(|b| b >= 0x80),
+        cont: bits(|b| (0x80..=0xBF).contains(&b)),
+        cont_8: bits(|b| (0x80..=0x8F).contains(&b)),
+        cont_9: bits(|b| (0x90..=0x9F).contains(&b)),
+        lead2: bits(|b| (0xC2..=0xDF).contains(&b)),
+        lead3: bits(|b| (0xE0..=0xEF).contains(&b)),
+        lead4: bits(|b| (0xF0..=0xF4).contains(&b)),
+        e0: bits(|b| b == 0xE0),
+        ed: bits(|b| b == 0xED),
+        f0: bits(|b| b == 0xF0),
+        f4: bits(|b| b == 0xF4),
+        tab: bits(|b| b == b'\t'),
+        del: bits(|b| b == 0x7F),
+    }
+}
+
 /// The masks of the bytes of `\u` escapes in sixteen bytes.
 #[inline(always)]
 pub fn u_masks16(block: &[u8; 16]) -> UMasks<u32> {
@@ -654,6 +744,34 @@ mod sse2 {
             letter: mask(_mm_or_si128(eq(b'n'), eq(b't'))),
             // Unsigned `v <= 0x1F`: SSE2 has no unsigned compare, but min(v, 0x1F) == v is one.
             control: mask(_mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v)),
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    pub fn text_masks16(b: &[u8; 16]) -> super::TextMasks<u32> {
+        let v = load(b);
+        let mask = |x| _mm_movemask_epi8(x) as u32;
+        // Signed compares: the bytes from 0x80 are the negative ones, in order.
+        let lt = |n: u8| mask(_mm_cmplt_epi8(v, _mm_set1_epi8(n as i8)));
+        let gt = |n: u8| mask(_mm_cmpgt_epi8(v, _mm_set1_epi8(n as i8)));
+        let eq = |n: u8| mask(_mm_cmpeq_epi8(v, _mm_set1_epi8(n as i8)));
+        let high = mask(v);
+        let below_90 = lt(0x90);
+        super::TextMasks {
+            high,
+            cont: lt(0xC0),
+            cont_8: below_90,
+            cont_9: lt(0xA0) & !below_90,
+            lead2: high & gt(0xC1) & lt(0xE0),
+            lead3: high & gt(0xDF) & lt(0xF0),
+            lead4: high & gt(0xEF) & lt(0xF5),
+            e0: eq(0xE0),
+            ed: eq(0xED),
+            f0: eq(0xF0),
+            f4: eq(0xF4),
+            tab: eq(b'\t'),
+            del: eq(0x7F),
         }
     }
 
@@ -900,6 +1018,7 @@ mod tests {
                     assert_eq!(widen(portable_masks16(block)), reference(block));
                     assert_eq!(u_widen(u_masks16(block)), u_reference(block));
                     assert_eq!(u_widen(portable_u_masks16(block)), u_reference(block));
+                    assert_eq!(text_masks16(block), portable_text_masks16(block));
                 }
             }
         }
@@ -912,7 +1031,7 @@ mod tests {
             let mut block = block;
             for (b, m) in block.iter_mut().zip(mix) {
                 if m % 2 == 0 {
-                    let special = b"\"\\ntudDfFgG09/@`\x00\x1F\x20\x7F\x80\xFF,-:";
+                    let special = b"\"\\ntudDfFgG09/@`\x00\x1F\x20\x7F\x80\xFF,-:\t\x8F\x90\x9F\xA0\xBF\xC0\xC1\xC2\xDF\xE0\xED\xEF\xF0\xF4\xF5";
                     *b = special[usize::from(m / 2) % special.len()];
                 }
             }
@@ -921,6 +1040,7 @@ mod tests {
             prop_assert_eq!(u_masks16(&block), portable_u_masks16(&block));
             prop_assert_eq!(u_widen(u_masks16(&block)), u_reference(&block));
             prop_assert_eq!(num_masks16(&block), portable_num_masks16(&block));
+            prop_assert_eq!(text_masks16(&block), portable_text_masks16(&block));
             prop_assert_eq!(num_widen(num_masks16(&block)), num_reference(&block));
         }
     }
