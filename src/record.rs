@@ -13,7 +13,7 @@
 //! the text is escaped until it passes the budget, so what a cut drops is never escaped.
 
 use crate::emit::EmitStyle;
-use crate::strings::{block_at, masks64, text_masks64};
+use crate::strings::{BlockLoop, Masks, TextMasks, block_at, run_block_loop};
 
 /// The `type` of the record that holds a line that is not JSON.
 pub const NON_JSON: &str = "non_json";
@@ -285,33 +285,88 @@ const BLOCK_MAX: usize = 64 * 6;
 /// a character, not a byte), and the replacement says where such a run was in three bytes,
 /// however long it is.
 pub fn escape_text(raw: &[u8], limit: usize, text: Text, out: &mut Vec<u8>) -> usize {
-    match text {
-        Text::Utf8 => escape_utf8(raw, limit, out),
-        Text::Lossy => escape_lossy(raw, limit, out),
+    run_block_loop(Escape {
+        raw,
+        limit,
+        text,
+        out,
+    })
+}
+
+/// [`escape_text`] as a [`BlockLoop`], so that it runs with the widest SIMD the CPU has.
+struct Escape<'a, 'b> {
+    raw: &'a [u8],
+    limit: usize,
+    text: Text,
+    out: &'b mut Vec<u8>,
+}
+
+impl BlockLoop for Escape<'_, '_> {
+    type Out = usize;
+
+    #[inline(always)]
+    fn run(
+        self,
+        masks64: impl Fn(&[u8; 64]) -> Masks<u64>,
+        text_masks64: impl Fn(&[u8; 64]) -> TextMasks<u64>,
+    ) -> usize {
+        match self.text {
+            Text::Utf8 => escape_utf8(self.raw, self.limit, self.out, masks64),
+            Text::Lossy => escape_lossy(self.raw, self.limit, self.out, masks64, text_masks64),
+        }
     }
 }
 
-/// Appends `raw[from..to]`: a short run as one fixed 64-byte copy cut back to its length (no
-/// call to `memcpy`), a longer one as it is.
-#[inline(always)]
-fn push_run(raw: &[u8], from: usize, to: usize, out: &mut Vec<u8>) {
-    match raw.get(from..from + 64) {
-        Some(chunk) if to - from <= 64 => {
-            let len = out.len();
-            out.extend_from_slice(chunk.first_chunk::<64>().unwrap());
-            out.truncate(len + (to - from));
+/// The text being written, for copying runs of it: a short run is copied as one fixed
+/// 64-byte copy cut back to its length (no call to `memcpy`), from the text or, within 64
+/// bytes of its end, from a padded copy of its last bytes.
+struct Runs<'a> {
+    raw: &'a [u8],
+    /// `raw[end_at..]`, padded.
+    end: [u8; 128],
+    end_at: usize,
+}
+
+impl<'a> Runs<'a> {
+    #[inline(always)]
+    fn new(raw: &'a [u8]) -> Runs<'a> {
+        let end_at = raw.len().saturating_sub(64);
+        let mut end = [b' '; 128];
+        end[..raw.len() - end_at].copy_from_slice(&raw[end_at..]);
+        Runs { raw, end, end_at }
+    }
+
+    /// Appends `raw[from..to]`.
+    #[inline(always)]
+    fn push(&self, from: usize, to: usize, out: &mut Vec<u8>) {
+        if to - from > 64 {
+            out.extend_from_slice(&self.raw[from..to]);
+            return;
         }
-        _ => out.extend_from_slice(&raw[from..to]),
+        let chunk = match self.raw.get(from..from + 64) {
+            Some(chunk) => chunk,
+            None => &self.end[from - self.end_at..from - self.end_at + 64],
+        };
+        let len = out.len();
+        out.extend_from_slice(chunk.first_chunk::<64>().unwrap());
+        out.truncate(len + (to - from));
     }
 }
 
 /// [`escape_text`] of valid UTF-8: only quotes, backslashes and control bytes stop the copy.
-fn escape_utf8(raw: &[u8], limit: usize, out: &mut Vec<u8>) -> usize {
+#[inline(always)]
+fn escape_utf8(
+    raw: &[u8],
+    limit: usize,
+    out: &mut Vec<u8>,
+    masks64: impl Fn(&[u8; 64]) -> Masks<u64>,
+) -> usize {
     debug_assert!(std::str::from_utf8(raw).is_ok());
     let start = out.len();
     // Blocks start at `at`; `raw[..copied]` is written.
     let (mut at, mut copied) = (0, 0);
     let mut pad = [0; 64];
+    let text = Runs::new(raw);
     while at < raw.len() {
         let written = out.len() - start + (at - copied);
         if limit.saturating_sub(written) < BLOCK_MAX {
@@ -324,14 +379,14 @@ fn escape_utf8(raw: &[u8], limit: usize, out: &mut Vec<u8>) -> usize {
         let mut stops = m.quote | m.backslash | m.control;
         while stops != 0 {
             let k = stops.trailing_zeros() as usize;
-            push_run(raw, copied, at + k, out);
+            text.push(copied, at + k, out);
             push_escape(block[k], out);
             copied = at + k + 1;
             stops &= stops - 1;
         }
         at += 64;
     }
-    out.extend_from_slice(&raw[copied..]);
+    text.push(copied, raw.len(), out);
     raw.len()
 }
 
@@ -340,7 +395,14 @@ fn escape_utf8(raw: &[u8], limit: usize, out: &mut Vec<u8>) -> usize {
 /// its length asks for, the narrower range of some second bytes), so random bytes, where most
 /// bytes need attention, take no branch per byte; each run of bytes that are not text is one
 /// stop, written as one U+FFFD.
-fn escape_lossy(raw: &[u8], limit: usize, out: &mut Vec<u8>) -> usize {
+#[inline(always)]
+fn escape_lossy(
+    raw: &[u8],
+    limit: usize,
+    out: &mut Vec<u8>,
+    masks64: impl Fn(&[u8; 64]) -> Masks<u64>,
+    text_masks64: impl Fn(&[u8; 64]) -> TextMasks<u64>,
+) -> usize {
     let start = out.len();
     let (mut at, mut copied) = (0, 0);
     // Where the last U+FFFD written ends: a run of bytes that are not text goes on there.
@@ -350,6 +412,7 @@ fn escape_lossy(raw: &[u8], limit: usize, out: &mut Vec<u8>) -> usize {
     // The block before ended in a run of bytes that are not text.
     let mut carry_run = 0u64;
     let mut pad = [0; 64];
+    let text = Runs::new(raw);
     while at < raw.len() {
         let written = out.len() - start + (at - copied);
         if limit.saturating_sub(written) < BLOCK_MAX {
@@ -396,7 +459,7 @@ fn escape_lossy(raw: &[u8], limit: usize, out: &mut Vec<u8>) -> usize {
         let mut stops = runs | m.quote | m.backslash | t.tab;
         while stops != 0 {
             let k = stops.trailing_zeros() as usize;
-            push_run(raw, copied, at + k, out);
+            text.push(copied, at + k, out);
             // A run of bytes that are not text: as long as the mask says (to the block's end).
             let run = (!(noise >> k)).trailing_zeros() as usize;
             if run > 0 {
@@ -411,7 +474,7 @@ fn escape_lossy(raw: &[u8], limit: usize, out: &mut Vec<u8>) -> usize {
         }
         at += 64;
     }
-    out.extend_from_slice(&raw[copied..]);
+    text.push(copied, raw.len(), out);
     raw.len()
 }
 
@@ -549,6 +612,29 @@ mod tests {
             true
         });
         (out, at)
+    }
+
+    /// [`escape_text`] into a new buffer, as a loop the tests run each way the CPU can.
+    #[derive(Clone)]
+    struct EscapeNew<'a>(&'a [u8], usize, Text);
+
+    impl BlockLoop for EscapeNew<'_> {
+        type Out = (Vec<u8>, usize);
+        fn run(
+            self,
+            masks64: impl Fn(&[u8; 64]) -> Masks<u64>,
+            text_masks64: impl Fn(&[u8; 64]) -> TextMasks<u64>,
+        ) -> (Vec<u8>, usize) {
+            let mut out = Vec::new();
+            let consumed = Escape {
+                raw: self.0,
+                limit: self.1,
+                text: self.2,
+                out: &mut out,
+            }
+            .run(masks64, text_masks64);
+            (out, consumed)
+        }
     }
 
     fn escaped(raw: &[u8]) -> String {
@@ -692,6 +778,10 @@ mod tests {
             let (want, want_consumed) = escape_reference(&raw, limit, text);
             prop_assert_eq!(&out[6..], &want[..]);
             prop_assert_eq!(consumed, want_consumed);
+            for (each, n) in crate::strings::run_block_loop_each_way(EscapeNew(&raw, limit, text)) {
+                prop_assert_eq!(&each, &want);
+                prop_assert_eq!(n, want_consumed);
+            }
             prop_assert_eq!(escaped_text_len(&raw, text) <= limit, consumed == raw.len());
         }
 

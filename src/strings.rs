@@ -539,6 +539,78 @@ pub fn text_masks64(block: &[u8; 64]) -> TextMasks<u64> {
     m
 }
 
+/// A loop over 64-byte blocks that reads their [`Masks`] and [`TextMasks`] (the record
+/// writers of `record.rs`), run by [`run_block_loop`] compiled for the widest SIMD this CPU has.
+pub trait BlockLoop {
+    type Out;
+    /// Runs the loop with these mask functions. Should be `#[inline(always)]`, so that it is
+    /// compiled into each instruction set's caller.
+    fn run(
+        self,
+        masks64: impl Fn(&[u8; 64]) -> Masks<u64>,
+        text_masks64: impl Fn(&[u8; 64]) -> TextMasks<u64>,
+    ) -> Self::Out;
+}
+
+/// Runs `body` with the masks computed by AVX-512BW or AVX2 when the CPU has them (detected at
+/// run time), else by SSE2 or the portable code.
+pub fn run_block_loop<L: BlockLoop>(body: L) -> L::Out {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512bw") {
+        #[allow(unsafe_code)]
+        // SAFETY: `avx512::run_block_loop` is unsafe to call only because it is compiled for
+        // AVX-512BW, and the CPU has it (checked just above).
+        return unsafe { avx512::run_block_loop(body) };
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        #[allow(unsafe_code)]
+        // SAFETY: as above, for AVX2.
+        return unsafe { avx2::run_block_loop(body) };
+    }
+    body.run(masks64, text_masks64)
+}
+
+/// [`run_block_loop`] each way this CPU can run it (for tests).
+#[cfg(test)]
+pub(crate) fn run_block_loop_each_way<L: BlockLoop + Clone>(body: L) -> Vec<L::Out> {
+    let mut outs = vec![body.clone().run(masks64, text_masks64)];
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[allow(unsafe_code)]
+        if is_x86_feature_detected!("avx2") {
+            // SAFETY: as in `run_block_loop`: the CPU has AVX2, checked just above.
+            outs.push(unsafe { avx2::run_block_loop(body.clone()) });
+        }
+        #[allow(unsafe_code)]
+        if is_x86_feature_detected!("avx512bw") {
+            // SAFETY: as in `run_block_loop`: the CPU has AVX-512BW, checked just above.
+            outs.push(unsafe { avx512::run_block_loop(body) });
+        }
+    }
+    outs
+}
+
+/// [`text_masks64`] each way this CPU computes it (for tests).
+#[cfg(test)]
+fn text_masks64_each_way(block: &[u8; 64]) -> Vec<TextMasks<u64>> {
+    let mut masks = vec![text_masks64(block)];
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[allow(unsafe_code)]
+        if is_x86_feature_detected!("avx2") {
+            // SAFETY: as in `run_block_loop`: the CPU has AVX2, checked just above.
+            masks.push(unsafe { avx2::text_masks64(block) });
+        }
+        #[allow(unsafe_code)]
+        if is_x86_feature_detected!("avx512bw") {
+            // SAFETY: as in `run_block_loop`: the CPU has AVX-512BW, checked just above.
+            masks.push(unsafe { avx512::text_masks64(block) });
+        }
+    }
+    masks
+}
+
 /// The text masks of sixteen bytes.
 #[inline(always)]
 pub fn text_masks16(block: &[u8; 16]) -> TextMasks<u32> {
@@ -813,8 +885,45 @@ mod sse2 {
 
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
-    use super::{Invalid, Masks, UMasks};
+    use super::{BlockLoop, Invalid, Masks, TextMasks, UMasks};
     use std::arch::x86_64::*;
+
+    #[target_feature(enable = "avx2")]
+    pub fn run_block_loop<L: BlockLoop>(body: L) -> L::Out {
+        body.run(|block| masks64(block), |block| text_masks64(block))
+    }
+
+    /// [`super::text_masks64`], thirty-two bytes per compare.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) fn text_masks64(block: &[u8; 64]) -> TextMasks<u64> {
+        let mut m = TextMasks::default();
+        for (k, halves) in block.as_chunks::<16>().0.chunks_exact(2).enumerate() {
+            let v = _mm256_set_m128i(super::sse2::load(&halves[1]), super::sse2::load(&halves[0]));
+            let mask = |x| u64::from(_mm256_movemask_epi8(x) as u32) << (32 * k);
+            let n = |b: u8| _mm256_set1_epi8(b as i8);
+            // Signed compares, as in SSE2.
+            let lt = |b: u8| mask(_mm256_cmpgt_epi8(n(b), v));
+            let gt = |b: u8| mask(_mm256_cmpgt_epi8(v, n(b)));
+            let eq = |b: u8| mask(_mm256_cmpeq_epi8(v, n(b)));
+            let high = mask(v);
+            let below_90 = lt(0x90);
+            m.high |= high;
+            m.cont |= lt(0xC0);
+            m.cont_8 |= below_90;
+            m.cont_9 |= lt(0xA0) & !below_90;
+            m.lead2 |= high & gt(0xC1) & lt(0xE0);
+            m.lead3 |= high & gt(0xDF) & lt(0xF0);
+            m.lead4 |= high & gt(0xEF) & lt(0xF5);
+            m.e0 |= eq(0xE0);
+            m.ed |= eq(0xED);
+            m.f0 |= eq(0xF0);
+            m.f4 |= eq(0xF4);
+            m.tab |= eq(b'\t');
+            m.del |= eq(0x7F);
+        }
+        m
+    }
 
     #[target_feature(enable = "avx2")]
     pub fn content_end(s: &[u8], at: usize) -> Result<usize, Invalid> {
@@ -864,8 +973,13 @@ mod avx2 {
 
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::{Invalid, Masks, UMasks};
+    use super::{BlockLoop, Invalid, Masks, TextMasks, UMasks};
     use std::arch::x86_64::*;
+
+    #[target_feature(enable = "avx512bw")]
+    pub fn run_block_loop<L: BlockLoop>(body: L) -> L::Out {
+        body.run(|block| masks64(block), |block| text_masks64(block))
+    }
 
     #[target_feature(enable = "avx512bw")]
     pub fn content_end(s: &[u8], at: usize) -> Result<usize, Invalid> {
@@ -913,6 +1027,35 @@ mod avx512 {
             hex: below(_mm512_sub_epi8(v, _mm512_set1_epi8(b'0' as i8)), 10)
                 | below(_mm512_sub_epi8(lower, _mm512_set1_epi8(b'a' as i8)), 6),
             d: _mm512_cmpeq_epi8_mask(lower, _mm512_set1_epi8(b'd' as i8)),
+        }
+    }
+
+    /// [`super::text_masks64`], all sixty-four bytes in one vector.
+    #[inline]
+    #[target_feature(enable = "avx512bw")]
+    pub(super) fn text_masks64(block: &[u8; 64]) -> TextMasks<u64> {
+        let v = load!(block);
+        let n = |b: u8| _mm512_set1_epi8(b as i8);
+        // Signed compares, as in SSE2.
+        let lt = |b: u8| _mm512_cmplt_epi8_mask(v, n(b));
+        let gt = |b: u8| _mm512_cmpgt_epi8_mask(v, n(b));
+        let eq = |b: u8| _mm512_cmpeq_epi8_mask(v, n(b));
+        let high = _mm512_movepi8_mask(v);
+        let below_90 = lt(0x90);
+        TextMasks {
+            high,
+            cont: lt(0xC0),
+            cont_8: below_90,
+            cont_9: lt(0xA0) & !below_90,
+            lead2: high & gt(0xC1) & lt(0xE0),
+            lead3: high & gt(0xDF) & lt(0xF0),
+            lead4: high & gt(0xEF) & lt(0xF5),
+            e0: eq(0xE0),
+            ed: eq(0xED),
+            f0: eq(0xF0),
+            f4: eq(0xF4),
+            tab: eq(b'\t'),
+            del: eq(0x7F),
         }
     }
 }
@@ -1012,6 +1155,10 @@ mod tests {
                     num_reference(&block),
                     "{b:#x} @ {lane}"
                 );
+                let text = text_masks64(&block);
+                for masks in text_masks64_each_way(&block) {
+                    assert_eq!(masks, text, "{b:#x} @ {lane}");
+                }
                 if let Some(block) = block.first_chunk::<16>().filter(|_| lane < 16) {
                     assert_eq!(num_widen(portable_num_masks16(block)), num_reference(block));
                     assert_eq!(widen(masks16(block)), reference(block));
