@@ -53,10 +53,23 @@ pub fn emit_record(kind: &str, raw: &[u8], budget: usize, style: &EmitStyle, out
     open_record(kind, out);
     let room = budget.saturating_sub(record_overhead(kind));
     let limit = if budget == 0 { usize::MAX } else { room };
-    let text = Text::of(raw);
     let at = out.len();
-    if escape_text(raw, limit, text, out) < raw.len() {
+    // UTF-8 is checked on the way: a byte that is not ends the first try.
+    let (text, written) = match try_escape_text(raw, limit, Text::Utf8, out) {
+        Ok(n) => (Text::Utf8, n),
+        Err(NotUtf8) => {
+            out.truncate(at);
+            (Text::Lossy, escape_text(raw, limit, Text::Lossy, out))
+        }
+    };
+    if written < raw.len() {
         out.truncate(at);
+        // The first try stopped at the budget: whether the rest is UTF-8 is not known yet.
+        let text = if text == Text::Utf8 {
+            Text::of(raw)
+        } else {
+            text
+        };
         let n = raw.len();
         let text_room = room.saturating_sub(style.marker.len(n, n));
         write_head_marker_tail(raw, raw, text, n, text_room, style, out);
@@ -276,15 +289,34 @@ fn utf8_at(s: &[u8], i: usize) -> Result<usize, usize> {
 /// Bytes one block can make at most: six for each byte (`\u0001`).
 const BLOCK_MAX: usize = 64 * 6;
 
+/// [`Text::Utf8`] was asked for and the text is not UTF-8.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NotUtf8;
+
 /// Writes `raw` as the content of a JSON string until the next unit would take the text past
 /// `limit` bytes; returns the raw bytes written (all of `raw` when it fits). With
-/// [`Text::Utf8`] (`raw` must be valid UTF-8) quotes, backslashes and control bytes are escaped
-/// (`\"`, `\n`, `\u001b`) and everything else copied; with [`Text::Lossy`] characters are
-/// kept (quotes, backslashes and tabs escaped) and each run of bytes that are not text
-/// becomes one U+FFFD: a byte that is not UTF-8 has no spelling in JSON (a `\u` escape names
-/// a character, not a byte), and the replacement says where such a run was in three bytes,
-/// however long it is.
+/// [`Text::Utf8`] quotes, backslashes and control bytes are escaped (`\"`, `\n`, `\u001b`) and
+/// everything else copied; with [`Text::Lossy`] characters are kept (quotes, backslashes and
+/// tabs escaped) and each run of bytes that are not text becomes one U+FFFD: a byte that is
+/// not UTF-8 has no spelling in JSON (a `\u` escape names a character, not a byte), and the
+/// replacement says where such a run was in three bytes, however long it is. [`Text::Utf8`]
+/// on text that is not UTF-8 writes it as [`Text::Lossy`] does.
 pub fn escape_text(raw: &[u8], limit: usize, text: Text, out: &mut Vec<u8>) -> usize {
+    let at = out.len();
+    try_escape_text(raw, limit, text, out).unwrap_or_else(|NotUtf8| {
+        out.truncate(at);
+        escape_text(raw, limit, Text::Lossy, out)
+    })
+}
+
+/// [`escape_text`], or `Err` with [`Text::Utf8`] as soon as a byte is found that is not UTF-8
+/// (what was written is then to be dropped): validating the text costs no pass of its own.
+pub fn try_escape_text(
+    raw: &[u8],
+    limit: usize,
+    text: Text,
+    out: &mut Vec<u8>,
+) -> Result<usize, NotUtf8> {
     run_block_loop(Escape {
         raw,
         limit,
@@ -302,17 +334,23 @@ struct Escape<'a, 'b> {
 }
 
 impl BlockLoop for Escape<'_, '_> {
-    type Out = usize;
+    type Out = Result<usize, NotUtf8>;
 
     #[inline(always)]
     fn run(
         self,
         masks64: impl Fn(&[u8; 64]) -> Masks<u64>,
         text_masks64: impl Fn(&[u8; 64]) -> TextMasks<u64>,
-    ) -> usize {
-        match self.text {
-            Text::Utf8 => escape_utf8(self.raw, self.limit, self.out, masks64),
-            Text::Lossy => escape_lossy(self.raw, self.limit, self.out, masks64, text_masks64),
+    ) -> Result<usize, NotUtf8> {
+        let Escape {
+            raw,
+            limit,
+            text,
+            out,
+        } = self;
+        match text {
+            Text::Utf8 => escape_blocks::<false>(raw, limit, out, masks64, text_masks64),
+            Text::Lossy => escape_blocks::<true>(raw, limit, out, masks64, text_masks64),
         }
     }
 }
@@ -353,57 +391,23 @@ impl<'a> Runs<'a> {
     }
 }
 
-/// [`escape_text`] of valid UTF-8: only quotes, backslashes and control bytes stop the copy.
+/// [`escape_text`] sixty-four bytes at a time, `LOSSY` or not. Which bytes are part of a
+/// valid character follows from the block's masks by arithmetic (a lead byte, the continuation
+/// bytes its length asks for, the narrower range of some second bytes), so random bytes, where
+/// most bytes need attention, take no branch per byte: each run of bytes that are not text is
+/// one stop, written as one U+FFFD. Without `LOSSY` a byte that is not UTF-8 ends the loop
+/// (`Err`), and only quotes, backslashes and control bytes stop the copy.
 #[inline(always)]
-fn escape_utf8(
-    raw: &[u8],
-    limit: usize,
-    out: &mut Vec<u8>,
-    masks64: impl Fn(&[u8; 64]) -> Masks<u64>,
-) -> usize {
-    debug_assert!(std::str::from_utf8(raw).is_ok());
-    let start = out.len();
-    // Blocks start at `at`; `raw[..copied]` is written.
-    let (mut at, mut copied) = (0, 0);
-    let mut pad = [0; 64];
-    let text = Runs::new(raw);
-    while at < raw.len() {
-        let written = out.len() - start + (at - copied);
-        if limit.saturating_sub(written) < BLOCK_MAX {
-            // Near the limit: one unit at a time, each checked.
-            let room = limit - (out.len() - start);
-            return escape_units(raw, copied, false, room, Text::Utf8, out);
-        }
-        let block = block_at(raw, at, &mut pad);
-        let m = masks64(block);
-        let mut stops = m.quote | m.backslash | m.control;
-        while stops != 0 {
-            let k = stops.trailing_zeros() as usize;
-            text.push(copied, at + k, out);
-            push_escape(block[k], out);
-            copied = at + k + 1;
-            stops &= stops - 1;
-        }
-        at += 64;
-    }
-    text.push(copied, raw.len(), out);
-    raw.len()
-}
-
-/// [`escape_text`] of text that is not UTF-8 throughout. Which bytes are part of a valid
-/// character follows from the block's masks by arithmetic (a lead byte, the continuation bytes
-/// its length asks for, the narrower range of some second bytes), so random bytes, where most
-/// bytes need attention, take no branch per byte; each run of bytes that are not text is one
-/// stop, written as one U+FFFD.
-#[inline(always)]
-fn escape_lossy(
+fn escape_blocks<const LOSSY: bool>(
     raw: &[u8],
     limit: usize,
     out: &mut Vec<u8>,
     masks64: impl Fn(&[u8; 64]) -> Masks<u64>,
     text_masks64: impl Fn(&[u8; 64]) -> TextMasks<u64>,
-) -> usize {
+) -> Result<usize, NotUtf8> {
+    let mode = if LOSSY { Text::Lossy } else { Text::Utf8 };
     let start = out.len();
+    // Blocks start at `at`; `raw[..copied]` is written.
     let (mut at, mut copied) = (0, 0);
     // Where the last U+FFFD written ends: a run of bytes that are not text goes on there.
     let mut replaced_to = usize::MAX;
@@ -416,9 +420,10 @@ fn escape_lossy(
     while at < raw.len() {
         let written = out.len() - start + (at - copied);
         if limit.saturating_sub(written) < BLOCK_MAX {
+            // Near the limit: one unit at a time, each checked.
             let room = limit - (out.len() - start);
             let merge = replaced_to == copied;
-            return escape_units(raw, copied, merge, room, Text::Lossy, out);
+            return escape_units(raw, copied, merge, room, mode, out);
         }
         let block = block_at(raw, at, &mut pad);
         let m = masks64(block);
@@ -447,39 +452,55 @@ fn escape_lossy(
             chars |= covered as u64;
             carry_chars = (covered >> 64) as u64;
         }
-        let noise = (t.high & !chars) | (m.control & !t.tab) | t.del;
-        let runs = noise & !(noise << 1 | carry_run);
-        carry_run = noise >> 63;
-        if copied == at && noise & 1 != 0 && replaced_to == at {
-            // A run that goes on from the block before: already replaced.
-            let len = (!noise).trailing_zeros() as usize;
-            copied = at + len;
-            replaced_to = copied;
+        let mut stops = m.quote | m.backslash;
+        let noise = if LOSSY {
+            (t.high & !chars) | (m.control & !t.tab) | t.del
+        } else {
+            if t.high & !chars != 0 {
+                return Err(NotUtf8);
+            }
+            stops |= m.control;
+            0
+        };
+        if LOSSY {
+            let runs = noise & !(noise << 1 | carry_run);
+            carry_run = noise >> 63;
+            if copied == at && noise & 1 != 0 && replaced_to == at {
+                // A run that goes on from the block before: already replaced.
+                copied = at + (!noise).trailing_zeros() as usize;
+                replaced_to = copied;
+            }
+            stops |= runs | t.tab;
         }
-        let mut stops = runs | m.quote | m.backslash | t.tab;
         while stops != 0 {
             let k = stops.trailing_zeros() as usize;
             text.push(copied, at + k, out);
             // A run of bytes that are not text: as long as the mask says (to the block's end).
-            let run = (!(noise >> k)).trailing_zeros() as usize;
+            let run = if LOSSY {
+                (!(noise >> k)).trailing_zeros() as usize
+            } else {
+                0
+            };
             if run > 0 {
                 out.extend_from_slice(REPLACEMENT);
                 copied = at + k + run;
                 replaced_to = copied;
+                stops &= u64::MAX.checked_shl((copied - at) as u32).unwrap_or(0);
             } else {
                 push_escape(block[k], out);
                 copied = at + k + 1;
+                stops &= stops - 1;
             }
-            stops &= u64::MAX.checked_shl((copied - at) as u32).unwrap_or(0);
         }
         at += 64;
     }
     text.push(copied, raw.len(), out);
-    raw.len()
+    Ok(raw.len())
 }
 
 /// [`escape_text`] from `raw[i..]`, one unit at a time, into at most `room` bytes; `merge` when
-/// a run of bytes that are not text was replaced just before `i`. Returns where it stopped.
+/// a run of bytes that are not text was replaced just before `i`. Returns where it stopped, or
+/// `Err` with [`Text::Utf8`] at a byte that is not UTF-8.
 #[cold]
 fn escape_units(
     raw: &[u8],
@@ -488,7 +509,7 @@ fn escape_units(
     room: usize,
     text: Text,
     out: &mut Vec<u8>,
-) -> usize {
+) -> Result<usize, NotUtf8> {
     let mut written = 0;
     while i < raw.len() {
         let b = raw[i];
@@ -498,18 +519,19 @@ fn escape_units(
             } else {
                 let len = usize::from(ESCAPES[usize::from(b)].1);
                 if written + len > room {
-                    return i;
+                    return Ok(i);
                 }
                 push_escape(b, out);
                 Ok(len)
             }
         } else {
             match utf8_at(raw, i) {
-                Ok(n) if written + n > room => return i,
+                Ok(n) if written + n > room => return Ok(i),
                 Ok(n) => {
                     out.extend_from_slice(&raw[i..i + n]);
                     Ok(n)
                 }
+                Err(_) if text == Text::Utf8 => return Err(NotUtf8),
                 Err(n) => Err(n),
             }
         };
@@ -522,7 +544,7 @@ fn escape_units(
             Err(n) => {
                 if !merge {
                     if written + REPLACEMENT.len() > room {
-                        return i;
+                        return Ok(i);
                     }
                     out.extend_from_slice(REPLACEMENT);
                     written += REPLACEMENT.len();
@@ -532,7 +554,7 @@ fn escape_units(
             }
         }
     }
-    raw.len()
+    Ok(raw.len())
 }
 
 #[cfg(test)]
@@ -632,7 +654,8 @@ mod tests {
                 text: self.2,
                 out: &mut out,
             }
-            .run(masks64, text_masks64);
+            .run(masks64, text_masks64)
+            .expect("the text is UTF-8 as Text::of says");
             (out, consumed)
         }
     }
@@ -689,6 +712,27 @@ mod tests {
                         .unwrap();
                 assert_eq!(parsed, String::from_utf8_lossy(&raw), "{b:#x} @ {lane}");
             }
+        }
+    }
+
+    #[test]
+    fn the_utf8_writer_gives_up_at_the_first_byte_that_is_not() {
+        for at in [0, 5, 63, 64, 130] {
+            let mut raw = "é".repeat(100).into_bytes();
+            raw[at] = 0xFF;
+            let mut out = Vec::new();
+            assert_eq!(
+                try_escape_text(&raw, usize::MAX, Text::Utf8, &mut out),
+                Err(NotUtf8),
+                "{at}"
+            );
+            out.clear();
+            escape_text(&raw, usize::MAX, Text::Utf8, &mut out);
+            assert_eq!(
+                out,
+                escape_reference(&raw, usize::MAX, Text::Lossy).0,
+                "{at}"
+            );
         }
     }
 
@@ -813,6 +857,12 @@ mod tests {
             prop_assert!(out.len() <= budget, "{} > {}", out.len(), budget);
             let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
             prop_assert_eq!(&v["type"], "non_json");
+            // Without a budget: the whole text, written as the reference writes it.
+            out.clear();
+            emit_record(NON_JSON, &raw, 0, &style(), &mut out);
+            let text = escape_reference(&raw, usize::MAX, Text::of(&raw)).0;
+            let want = [&b"{\"type\":\"non_json\",\"text\":\""[..], &text, b"\"}"].concat();
+            prop_assert_eq!(out, want);
         }
     }
 
