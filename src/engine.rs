@@ -344,7 +344,7 @@ impl LineEngine {
         } else if fits {
             match scan::valid_depth(json, &mut self.stack) {
                 Ok(depth) if depth <= MAX_LOG_DEPTH => {
-                    out.extend_from_slice(json);
+                    copy_verbatim(json, out);
                     Outcome::Verbatim
                 }
                 // Too deep for common readers: planned, so the deepest containers become markers.
@@ -445,7 +445,7 @@ impl LineEngine {
         }
         if index.overflow || (index.depth <= MAX_LOG_DEPTH && !self.nodes.iter().any(|n| n.payload))
         {
-            out.extend_from_slice(json);
+            copy_verbatim(json, out);
             return Outcome::Verbatim;
         }
         self.cut_indexed(json, self.room(json), out)
@@ -544,6 +544,21 @@ impl LineEngine {
         }
         record::emit_record(UNPLANNED, json, budget, &self.style(), out);
         Outcome::Unplanned
+    }
+}
+
+/// Writes a valid JSON line that fits: byte for byte, unless it holds a raw CR. A CR is JSON
+/// whitespace (RFC 8259) and can only stand between tokens (a raw one in a string is invalid),
+/// but a line-based reader (Python's text mode, Node's `readline`) takes it for a line end and
+/// splits the line in two: such a line is written without its CRs, compacted as much as needed.
+/// Other line ends a reader may see (U+2028, U+2029, `\x0b`, `\x0c`) are not JSON whitespace:
+/// raw they are invalid (a control byte) or stand inside a string, where JSON readers and
+/// file-line readers alike keep them.
+#[inline]
+fn copy_verbatim(json: &[u8], out: &mut Vec<u8>) {
+    match memchr::memchr(b'\r', json) {
+        None => out.extend_from_slice(json),
+        Some(_) => out.extend(json.iter().filter(|&&b| b != b'\r')),
     }
 }
 

@@ -2,22 +2,23 @@
 //! (standard or URL-safe alphabet: screenshots, PDFs, signatures), `data:<mime>;base64,` URLs
 //! (opencode attachments), and opaque ciphertext under its own key (Codex `encrypted_content`).
 
-use crate::plan::MIN_CUT_LEN;
-
-/// Keys whose string value is ciphertext or a signature, whatever its alphabet: a payload when
-/// it is longer than [`MIN_CUT_LEN`] and opaque (see [`is_opaque`]).
+/// Keys whose string value is ciphertext or a signature, whatever its alphabet: a payload from
+/// [`CIPHERTEXT_MIN_LEN`] bytes when it is opaque (see [`is_opaque`]).
 pub const CIPHERTEXT_KEYS: &[&[u8]] = &[
     b"\"encrypted_content\"",
     b"\"encryptedContent\"",
     b"\"signature\"",
 ];
 
+/// Ciphertext shorter than this stays as it is: one rule with the planner's, which never cuts a
+/// string of 64 bytes or less (`plan::MIN_CUT_LEN`), so never replaces one either.
+pub const CIPHERTEXT_MIN_LEN: usize = 65;
+
 /// True when the string `s` (raw content between the quotes) under the member key `key` (quotes
-/// included, empty in an array) is a payload. One rule with the planner's: a string of at most
-/// [`MIN_CUT_LEN`] bytes is never cut, so never replaced either.
+/// included, empty in an array) is a payload.
 #[inline]
 pub fn is_payload(key: &[u8], s: &[u8]) -> bool {
-    if s.len() > MIN_CUT_LEN && CIPHERTEXT_KEYS.contains(&key) && is_opaque(s) {
+    if s.len() >= CIPHERTEXT_MIN_LEN && CIPHERTEXT_KEYS.contains(&key) && is_opaque(s) {
         return true;
     }
     s.len() >= PAYLOAD_MIN_LEN && (is_base64_payload(s) || data_url_media(s).is_some())

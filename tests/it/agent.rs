@@ -612,6 +612,11 @@ fn a_signature_of_prose_or_of_64_bytes_is_not_a_payload() {
         "pad": "p".repeat(6000)
     })
     .to_string();
+    assert_eq!(
+        smart_tee::payload::CIPHERTEXT_MIN_LEN,
+        smart_tee::plan::MIN_CUT_LEN + 1,
+        "one rule"
+    );
     let (out, v) = logged(&line, 2048);
     let content = &v["message"]["content"];
     let show = String::from_utf8_lossy(&out);
