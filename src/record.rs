@@ -279,7 +279,7 @@ fn utf8_at(s: &[u8], i: usize) -> Result<usize, usize> {
         return Err(1);
     }
     for k in 2..len {
-        if !s.get(i + k).is_some_and(|&b| b & 0xC0 == 0x80) {
+        if s.get(i + k).is_none_or(|&b| b & 0xC0 != 0x80) {
             return Err(k);
         }
     }
