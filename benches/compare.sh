@@ -15,8 +15,11 @@
 # during this run): the last run's log is removed before the clock starts, since
 # overwriting a 287 MB log costs any tool file system work the pipe floor never does (0.03-0.06 s
 # to truncate it and, on ext4, a flush at close of 0.09 s: see the README's Performance).
+# Then input that is not JSON, 100 MiB each: text lines with ANSI colour codes and accents (a
+# build or an agent run without its JSON flag), and random bytes (a stray binary dump).
 # Usage: benches/compare.sh [REPS] [SIZE]     (defaults: 5, 200M)
 # BIN=path/to/smart-tee measures another build (a worktree's, for a before/after pair).
+# ONLY=non-json runs the not-JSON rows alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps="${1:-5}"; size="${2:-200M}"
@@ -89,11 +92,22 @@ run_set() {
 }
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+non_json() {
+  local text="$work/text-100M.log" noise="$work/random-100M.bin"
+  [ -s "$text" ] || target/release/examples/gen_corpus text 100M > "$text"
+  [ -s "$noise" ] || target/release/examples/gen_corpus binary 100M > "$noise"
+  run_set "$text" "not JSON: text with ANSI colours and accents"
+  echo "log size: $(wc -c < "$work/st.log") bytes for $(wc -c < "$text") of input"
+  run_set "$noise" "not JSON: random bytes"
+  echo "log size: $(wc -c < "$work/st.log") bytes for $(wc -c < "$noise") of input"
+}
+if [ "${ONLY:-}" = non-json ]; then non_json; exit; fi
 run_set "$corpus" corpus
 echo "log sizes: smart-tee $(du -h "$work/st.log" | cut -f1), tee $(du -h "$work/tee.log" | cut -f1)"
 run_set "$corpus" corpus piped
 run_set "$tiny" tiny
 run_set "$tiny" tiny piped
+non_json
 
 echo "== giant lines (one JSON line each, read once first; then smart-tee and tee on the same file,"
 echo "   alternating, $reps runs each: medians)"

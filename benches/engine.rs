@@ -1,7 +1,8 @@
 //! The line engine alone, beside the naive serde_json `Value` parse → cut → serialize, so the
 //! ratio shows. Inputs come from the project's own generator (`smart_tee::synth`), grouped:
 //! lines that fit, typical over-budget stream-json lines, a 1 MB line with base64 images, and
-//! tiny 300-byte lines; each also with `--redact`.
+//! tiny 300-byte lines; each also with `--redact`. The `non-json` group times lines that are not
+//! JSON (text with ANSI colours and accents, random bytes), written as records.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 #[path = "support/synth.rs"]
@@ -89,6 +90,41 @@ fn bench(c: &mut Criterion) {
     }
 }
 
+/// The lines of `input` (split on `\n`, as the log worker splits them).
+fn split_lines(input: &[u8]) -> Vec<Vec<u8>> {
+    input.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect()
+}
+
+/// Lines that are not JSON: 8 MiB of text lines with ANSI colour codes and accents, and 8 MiB
+/// of random bytes (lines of about 256 bytes, most of them not UTF-8), each written as a
+/// `non_json` record. The naive serde_json round trip is left out: it rejects every line.
+fn non_json(c: &mut Criterion) {
+    let mut text = Vec::new();
+    synth::write_text_lines(&mut text, 8 << 20, 5).unwrap();
+    let mut noise = Vec::new();
+    synth::write_random_bytes(&mut noise, 8 << 20, 6).unwrap();
+    let mut group = c.benchmark_group("non-json");
+    group.sample_size(20);
+    for (name, input) in [("text-ansi", text), ("random-bytes", noise)] {
+        let lines = split_lines(&input);
+        group.throughput(Throughput::Bytes(input.len() as u64));
+        group.bench_function(BenchmarkId::new(name, input.len()), |b| {
+            let mut engine = LineEngine::new(EngineConfig::default());
+            let mut out = Vec::with_capacity(1 << 20);
+            b.iter(|| {
+                let mut logged = 0;
+                for line in &lines {
+                    out.clear();
+                    engine.process(line, &mut out);
+                    logged += out.len();
+                }
+                logged
+            })
+        });
+    }
+    group.finish();
+}
+
 /// The excerpt record of a line that is not JSON, escape-dense (control bytes, quotes,
 /// backslashes: six or two escaped bytes each), four times the budget long, at budgets from
 /// 5 KiB to 8 MiB. Time per input byte stays flat: the excerpt writer is linear (it was
@@ -117,5 +153,5 @@ fn excerpt(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench, excerpt);
+criterion_group!(benches, bench, non_json, excerpt);
 criterion_main!(benches);

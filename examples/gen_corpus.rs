@@ -1,10 +1,12 @@
-//! Writes generated stream-json to stdout: a realistic corpus, one giant line, or many tiny
-//! lines.
+//! Writes generated input to stdout: a realistic stream-json corpus, one giant line, many tiny
+//! lines, or input that is not JSON (text with ANSI colours, random bytes).
 //!
 //! ```sh
 //! cargo run --release --example gen_corpus -- 200M 42 > corpus.jsonl
 //! cargo run --release --example gen_corpus -- giant string 1G > giant.jsonl
 //! cargo run --release --example gen_corpus -- tiny 1000000 > tiny.jsonl
+//! cargo run --release --example gen_corpus -- text 100M > text.log     # not JSON: ANSI colours
+//! cargo run --release --example gen_corpus -- binary 100M > noise.bin  # random bytes
 //! ```
 //! SIZE takes K, M and G suffixes (1024-based); SEED defaults to 42. Giant line kinds: string,
 //! escapes, image, array, spaced, records, floats, integers, deltas, strings, nested.
@@ -31,6 +33,15 @@ fn main() {
                 .and_then(|s| s.parse().ok())
                 .unwrap_or(1_000_000);
             synth::write_tiny_lines(&mut out, n)
+        }
+        Some(kind @ ("text" | "binary")) => {
+            let size = parse_size(args.get(1).map(String::as_str).unwrap_or("100M"));
+            let seed = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(42);
+            if kind == "text" {
+                synth::write_text_lines(&mut out, size, seed)
+            } else {
+                synth::write_random_bytes(&mut out, size, seed)
+            }
         }
         size => {
             let size = parse_size(size.unwrap_or("10M"));

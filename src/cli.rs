@@ -19,6 +19,9 @@ pub use crate::tee::{Config, OutputError};
 #[command(
     name = "smart-tee",
     version,
+    // A flag given twice is the flag given once, and for an option the last value counts, as
+    // with GNU tee (`-a -a`); options that add up (`--preserve F`) keep every value.
+    args_override_self = true,
     about = "Copy standard input to standard output unchanged, and to each FILE as a log of \
              valid JSON lines, each within a byte budget.",
     long_about = "Copy standard input to standard output unchanged, and to each FILE as a log of \

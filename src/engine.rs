@@ -8,11 +8,12 @@ use std::collections::HashMap;
 use std::mem::take;
 use std::panic::{self, AssertUnwindSafe};
 
-use crate::emit::{self, EmitStyle, NON_JSON, UNPLANNED};
+use crate::emit::{self, EmitStyle};
 use crate::fields::FieldClasses;
 use crate::index::{IndexBuilder, Node};
 use crate::marker::MarkerTemplate;
 use crate::plan::{Costs, DESCRIPTOR, MAX_LOG_DEPTH, Planner, Sizes, State, WHOLE};
+use crate::record::{self, NON_JSON, UNPLANNED};
 use crate::redact::Redactor;
 use crate::reduce::{Elided, Failure, Reduced, Reducer};
 use crate::scan::{self, Kind};
@@ -78,7 +79,7 @@ impl EngineConfig {
     /// whatever the numbers in the marker.
     pub fn min_budget(&self) -> usize {
         let marker = self.marker.len(usize::MAX, usize::MAX);
-        MIN_BUDGET.max(emit::record_overhead(UNPLANNED) + marker + 8)
+        MIN_BUDGET.max(record::record_overhead(UNPLANNED) + marker + 8)
     }
 }
 
@@ -291,7 +292,7 @@ impl LineEngine {
             Failure::TooBig => (UNPLANNED, Outcome::Unplanned),
         };
         let budget = self.config.max_line_bytes;
-        emit::emit_excerpt_record(kind, head, tail, total, budget, &self.style(), out);
+        record::emit_excerpt_record(kind, head, tail, total, budget, &self.style(), out);
         out.push(b'\n');
         outcome
     }
@@ -335,12 +336,15 @@ impl LineEngine {
         let json = json.trim_ascii();
         // A reduced line is always cut: what it left out must be marked.
         let fits = (budget == 0 || json.len() <= budget) && self.reduction.is_empty();
-        let outcome = if fits && self.config.omit_images && self.config.value_aware {
+        // Text, colour codes, binary: most lines that are not JSON say so in their first byte.
+        let outcome = if !json.first().is_some_and(|&b| scan::can_start_value(b)) {
+            self.non_json(line, out)
+        } else if fits && self.config.omit_images && self.config.value_aware {
             self.omit_payloads(line, json, out)
         } else if fits {
             match scan::valid_depth(json, &mut self.stack) {
                 Ok(depth) if depth <= MAX_LOG_DEPTH => {
-                    out.extend_from_slice(json);
+                    copy_verbatim(json, out);
                     Outcome::Verbatim
                 }
                 // Too deep for common readers: planned, so the deepest containers become markers.
@@ -354,7 +358,7 @@ impl LineEngine {
             let cut = panic::catch_unwind(AssertUnwindSafe(|| self.cut(line, json, out)));
             cut.unwrap_or_else(|_| {
                 out.truncate(start);
-                emit::emit_record(UNPLANNED, json, budget, &self.style(), out);
+                record::emit_record(UNPLANNED, json, budget, &self.style(), out);
                 Outcome::Unplanned
             })
         };
@@ -415,7 +419,7 @@ impl LineEngine {
 
     #[cold]
     fn non_json(&mut self, line: &[u8], out: &mut Vec<u8>) -> Outcome {
-        emit::emit_record(
+        record::emit_record(
             NON_JSON,
             line,
             self.config.max_line_bytes,
@@ -441,7 +445,7 @@ impl LineEngine {
         }
         if index.overflow || (index.depth <= MAX_LOG_DEPTH && !self.nodes.iter().any(|n| n.payload))
         {
-            out.extend_from_slice(json);
+            copy_verbatim(json, out);
             return Outcome::Verbatim;
         }
         self.cut_indexed(json, self.room(json), out)
@@ -494,7 +498,7 @@ impl LineEngine {
                 return outcome;
             }
         }
-        emit::emit_record(UNPLANNED, json, budget, &self.style(), out);
+        record::emit_record(UNPLANNED, json, budget, &self.style(), out);
         Outcome::Unplanned
     }
 
@@ -538,8 +542,23 @@ impl LineEngine {
             }
             out.truncate(start);
         }
-        emit::emit_record(UNPLANNED, json, budget, &self.style(), out);
+        record::emit_record(UNPLANNED, json, budget, &self.style(), out);
         Outcome::Unplanned
+    }
+}
+
+/// Writes a valid JSON line that fits: byte for byte, unless it holds a raw CR. A CR is JSON
+/// whitespace (RFC 8259) and can only stand between tokens (a raw one in a string is invalid),
+/// but a line-based reader (Python's text mode, Node's `readline`) takes it for a line end and
+/// splits the line in two: such a line is written without its CRs, compacted as much as needed.
+/// Other line ends a reader may see (U+2028, U+2029, `\x0b`, `\x0c`) are not JSON whitespace:
+/// raw they are invalid (a control byte) or stand inside a string, where JSON readers and
+/// file-line readers alike keep them.
+#[inline]
+fn copy_verbatim(json: &[u8], out: &mut Vec<u8>) {
+    match memchr::memchr(b'\r', json) {
+        None => out.extend_from_slice(json),
+        Some(_) => out.extend(json.iter().filter(|&&b| b != b'\r')),
     }
 }
 

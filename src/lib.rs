@@ -20,10 +20,10 @@
 //! `tee` reads and writes stdout, `log` splits lines (`split`) and batches log writes to the
 //! `sink`s; `engine` handles one line: `scan` validates (`strings` finds where strings end, with
 //! SIMD: with `early`'s start-up check, the crate's only unsafe code), `index` records the values, `plan` decides the cuts,
-//! `emit` writes the cut line or the record; `reduce` shrinks a line past 8 MiB while it is
-//! read. `view` and `compact` read logs back (`when` reads `--since`/`--until`); `mcp` serves
-//! them to agents, opening each once beneath a root (`confine`); `cli` turns flags into a
-//! checked configuration.
+//! `emit` writes the cut line, `record` the record of a line that is not JSON; `reduce` shrinks
+//! a line past 8 MiB while it is read. `view` and `compact` read logs back (`when` reads
+//! `--since`/`--until`); `mcp` serves them to agents, opening each once beneath a root
+//! (`confine`); `cli` turns flags into a checked configuration.
 #![deny(unsafe_code)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
@@ -43,6 +43,7 @@ pub mod marker;
 pub mod mcp;
 pub mod payload;
 pub mod plan;
+pub mod record;
 pub mod redact;
 pub mod reduce;
 pub mod scan;

@@ -3,24 +3,36 @@
 //! (opencode attachments), and opaque ciphertext under its own key (Codex `encrypted_content`).
 
 /// Keys whose string value is ciphertext or a signature, whatever its alphabet: a payload from
-/// [`CIPHERTEXT_MIN_LEN`] bytes.
+/// [`CIPHERTEXT_MIN_LEN`] bytes when it is opaque (see [`is_opaque`]).
 pub const CIPHERTEXT_KEYS: &[&[u8]] = &[
     b"\"encrypted_content\"",
     b"\"encryptedContent\"",
     b"\"signature\"",
 ];
 
-/// Ciphertext shorter than this stays as it is.
-pub const CIPHERTEXT_MIN_LEN: usize = 64;
+/// Ciphertext shorter than this stays as it is: one rule with the planner's, which never cuts a
+/// string of 64 bytes or less (`plan::MIN_CUT_LEN`), so never replaces one either.
+pub const CIPHERTEXT_MIN_LEN: usize = 65;
 
 /// True when the string `s` (raw content between the quotes) under the member key `key` (quotes
 /// included, empty in an array) is a payload.
 #[inline]
 pub fn is_payload(key: &[u8], s: &[u8]) -> bool {
-    if s.len() >= CIPHERTEXT_MIN_LEN && CIPHERTEXT_KEYS.contains(&key) {
+    if s.len() >= CIPHERTEXT_MIN_LEN && CIPHERTEXT_KEYS.contains(&key) && is_opaque(s) {
         return true;
     }
     s.len() >= PAYLOAD_MIN_LEN && (is_base64_payload(s) || data_url_media(s).is_some())
+}
+
+/// True for a token, not prose: printable ASCII without a space, a quote or a backslash (an
+/// escape), as ciphertext and signatures are in any of their alphabets (base64, base64url, hex,
+/// dotted tokens). Branch-free over blocks, as [`base64_classes`].
+pub fn is_opaque(s: &[u8]) -> bool {
+    s.chunks(64).all(|block| {
+        !block.iter().fold(false, |bad, &b| {
+            bad | !(0x21..=0x7E).contains(&b) | (b == b'"') | (b == b'\\')
+        })
+    })
 }
 
 /// The media type of a `data:<mime>;base64,<base64>` URL, when `s` is one.
@@ -109,5 +121,22 @@ mod tests {
             !is_base64_payload(&[&b64[..], b"\\n"].concat()),
             "an escape"
         );
+    }
+
+    #[test]
+    fn ciphertext_is_a_token_longer_than_the_strings_never_cut() {
+        let key = b"\"signature\"";
+        let token = b"EqMBCkYIBxgCKkBx0+/=_-.".repeat(4);
+        assert!(is_payload(key, &token[..65]));
+        assert!(!is_payload(key, &token[..64]), "64 bytes are never cut");
+        assert!(!is_payload(b"\"text\"", &token[..65]), "another key");
+        let prose = b"I will read the file first, then run the tests and fix what fails.";
+        assert!(prose.len() > 64);
+        assert!(!is_payload(key, prose), "prose with spaces");
+        assert!(
+            !is_payload(key, &[&token[..70], b"\\n"].concat()),
+            "an escape"
+        );
+        assert!(!is_payload(key, "é".repeat(40).as_bytes()), "not ASCII");
     }
 }

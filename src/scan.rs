@@ -95,6 +95,16 @@ pub(crate) fn skip_ws(s: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// True when a JSON value can start with `b` (a line whose first byte past the whitespace is
+/// any other is not JSON, known without reading further).
+#[inline]
+pub fn can_start_value(b: u8) -> bool {
+    matches!(
+        b,
+        b'{' | b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n'
+    )
+}
+
 /// True when `s` is one strict JSON text in valid UTF-8 (surrounding whitespace allowed).
 pub fn is_valid(s: &[u8], stack: &mut Vec<u8>) -> bool {
     scan(s, &mut Validate, stack).is_ok()
@@ -103,10 +113,15 @@ pub fn is_valid(s: &[u8], stack: &mut Vec<u8>) -> bool {
 /// The nesting depth of `s` (`1` is `[1]`, `0` a scalar) if it is one strict JSON text in valid
 /// UTF-8.
 pub fn valid_depth(s: &[u8], stack: &mut Vec<u8>) -> Result<usize, Invalid> {
-    if simdutf8::basic::from_utf8(s).is_err() {
-        return Err(Invalid);
+    // The structure first: a line that is not JSON (text that starts like a value: `fn main`,
+    // `"quoted" words`, `42 tests passed`) is turned away within a few bytes, without a UTF-8
+    // pass over all of it. On bytes that are not UTF-8 the scan's answer is only wrong, and the
+    // UTF-8 check after it settles the line.
+    let depth = scan_with(s, &mut Validate, stack)?;
+    match simdutf8::basic::from_utf8(s) {
+        Ok(_) => Ok(depth),
+        Err(_) => Err(Invalid),
     }
-    scan_with(s, &mut Validate, stack)
 }
 
 /// Scans `s` as one JSON text in valid UTF-8, reporting its structure to `v`.

@@ -272,7 +272,11 @@ fn escaped_bytes(backslash: u64, carry: u64) -> (u64, u64) {
 /// The `N` bytes at `at`, or, near the end of `s`, the last of them copied to `pad` and padded
 /// with a byte that stops nothing and is no part of an escape (a space).
 #[inline(always)]
-fn block_at<'a, const N: usize>(s: &'a [u8], at: usize, pad: &'a mut [u8; N]) -> &'a [u8; N] {
+pub(crate) fn block_at<'a, const N: usize>(
+    s: &'a [u8],
+    at: usize,
+    pad: &'a mut [u8; N],
+) -> &'a [u8; N] {
     let rest = s.get(at..).unwrap_or_default();
     match rest.first_chunk::<N>() {
         Some(block) => block,
@@ -487,6 +491,164 @@ pub fn masks64(block: &[u8; 64]) -> Masks<u64> {
     m
 }
 
+/// Which bytes of a block are what, for writing text that is not UTF-8 throughout
+/// (`record.rs`): bit `k` for byte `k`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TextMasks<T> {
+    /// Not ASCII (the high bit set).
+    pub high: T,
+    /// UTF-8 continuation bytes, `0x80..=0xBF`; of them `0x80..=0x8F` and `0x90..=0x9F`.
+    pub cont: T,
+    pub cont_8: T,
+    pub cont_9: T,
+    /// The first byte of a two-, three- and four-byte character (`0xC2..=0xDF`,
+    /// `0xE0..=0xEF`, `0xF0..=0xF4`).
+    pub lead2: T,
+    pub lead3: T,
+    pub lead4: T,
+    /// The leads whose second byte has a narrower range.
+    pub e0: T,
+    pub ed: T,
+    pub f0: T,
+    pub f4: T,
+    pub tab: T,
+    pub del: T,
+}
+
+/// The text masks of sixty-four bytes.
+#[inline(always)]
+pub fn text_masks64(block: &[u8; 64]) -> TextMasks<u64> {
+    let mut m = TextMasks::default();
+    for (k, chunk) in block.as_chunks::<16>().0.iter().enumerate() {
+        let p = text_masks16(chunk);
+        let w = |x: u32| u64::from(x) << (16 * k);
+        m.high |= w(p.high);
+        m.cont |= w(p.cont);
+        m.cont_8 |= w(p.cont_8);
+        m.cont_9 |= w(p.cont_9);
+        m.lead2 |= w(p.lead2);
+        m.lead3 |= w(p.lead3);
+        m.lead4 |= w(p.lead4);
+        m.e0 |= w(p.e0);
+        m.ed |= w(p.ed);
+        m.f0 |= w(p.f0);
+        m.f4 |= w(p.f4);
+        m.tab |= w(p.tab);
+        m.del |= w(p.del);
+    }
+    m
+}
+
+/// A loop over 64-byte blocks that reads their [`Masks`] and [`TextMasks`] (the record
+/// writers of `record.rs`), run by [`run_block_loop`] compiled for the widest SIMD this CPU has.
+pub trait BlockLoop {
+    type Out;
+    /// Runs the loop with these mask functions. Should be `#[inline(always)]`, so that it is
+    /// compiled into each instruction set's caller.
+    fn run(
+        self,
+        masks64: impl Fn(&[u8; 64]) -> Masks<u64>,
+        text_masks64: impl Fn(&[u8; 64]) -> TextMasks<u64>,
+    ) -> Self::Out;
+}
+
+/// Runs `body` with the masks computed by AVX-512BW or AVX2 when the CPU has them (detected at
+/// run time), else by SSE2 or the portable code.
+pub fn run_block_loop<L: BlockLoop>(body: L) -> L::Out {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512bw") {
+        #[allow(unsafe_code)]
+        // SAFETY: `avx512::run_block_loop` is unsafe to call only because it is compiled for
+        // AVX-512BW, and the CPU has it (checked just above).
+        return unsafe { avx512::run_block_loop(body) };
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        #[allow(unsafe_code)]
+        // SAFETY: as above, for AVX2.
+        return unsafe { avx2::run_block_loop(body) };
+    }
+    body.run(masks64, text_masks64)
+}
+
+/// [`run_block_loop`] each way this CPU can run it (for tests).
+#[cfg(test)]
+pub(crate) fn run_block_loop_each_way<L: BlockLoop + Clone>(body: L) -> Vec<L::Out> {
+    let mut outs = vec![body.clone().run(masks64, text_masks64)];
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[allow(unsafe_code)]
+        if is_x86_feature_detected!("avx2") {
+            // SAFETY: as in `run_block_loop`: the CPU has AVX2, checked just above.
+            outs.push(unsafe { avx2::run_block_loop(body.clone()) });
+        }
+        #[allow(unsafe_code)]
+        if is_x86_feature_detected!("avx512bw") {
+            // SAFETY: as in `run_block_loop`: the CPU has AVX-512BW, checked just above.
+            outs.push(unsafe { avx512::run_block_loop(body) });
+        }
+    }
+    outs
+}
+
+/// [`text_masks64`] each way this CPU computes it (for tests).
+#[cfg(test)]
+fn text_masks64_each_way(block: &[u8; 64]) -> Vec<TextMasks<u64>> {
+    let mut masks = vec![text_masks64(block)];
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[allow(unsafe_code)]
+        if is_x86_feature_detected!("avx2") {
+            // SAFETY: as in `run_block_loop`: the CPU has AVX2, checked just above.
+            masks.push(unsafe { avx2::text_masks64(block) });
+        }
+        #[allow(unsafe_code)]
+        if is_x86_feature_detected!("avx512bw") {
+            // SAFETY: as in `run_block_loop`: the CPU has AVX-512BW, checked just above.
+            masks.push(unsafe { avx512::text_masks64(block) });
+        }
+    }
+    masks
+}
+
+/// The text masks of sixteen bytes.
+#[inline(always)]
+pub fn text_masks16(block: &[u8; 16]) -> TextMasks<u32> {
+    #[cfg(all(
+        any(target_arch = "x86_64", target_arch = "x86"),
+        target_feature = "sse2"
+    ))]
+    #[allow(unsafe_code)]
+    // SAFETY: as in `masks16`.
+    return unsafe { sse2::text_masks16(block) };
+    #[cfg(not(all(
+        any(target_arch = "x86_64", target_arch = "x86"),
+        target_feature = "sse2"
+    )))]
+    return portable_text_masks16(block);
+}
+
+/// [`text_masks16`] without SIMD instructions: a byte at a time (the masks of text that is not
+/// UTF-8 are read only on targets without SSE2 and in tests).
+pub fn portable_text_masks16(block: &[u8; 16]) -> TextMasks<u32> {
+    let bits = |f: fn(u8) -> bool| (0..16).fold(0, |m, k| m | u32::from(f(block[k])) << k);
+    TextMasks {
+        high: bits(|b| b >= 0x80),
+        cont: bits(|b| (0x80..=0xBF).contains(&b)),
+        cont_8: bits(|b| (0x80..=0x8F).contains(&b)),
+        cont_9: bits(|b| (0x90..=0x9F).contains(&b)),
+        lead2: bits(|b| (0xC2..=0xDF).contains(&b)),
+        lead3: bits(|b| (0xE0..=0xEF).contains(&b)),
+        lead4: bits(|b| (0xF0..=0xF4).contains(&b)),
+        e0: bits(|b| b == 0xE0),
+        ed: bits(|b| b == 0xED),
+        f0: bits(|b| b == 0xF0),
+        f4: bits(|b| b == 0xF4),
+        tab: bits(|b| b == b'\t'),
+        del: bits(|b| b == 0x7F),
+    }
+}
+
 /// The masks of the bytes of `\u` escapes in sixteen bytes.
 #[inline(always)]
 pub fn u_masks16(block: &[u8; 16]) -> UMasks<u32> {
@@ -659,6 +821,34 @@ mod sse2 {
 
     #[inline]
     #[target_feature(enable = "sse2")]
+    pub fn text_masks16(b: &[u8; 16]) -> super::TextMasks<u32> {
+        let v = load(b);
+        let mask = |x| _mm_movemask_epi8(x) as u32;
+        // Signed compares: the bytes from 0x80 are the negative ones, in order.
+        let lt = |n: u8| mask(_mm_cmplt_epi8(v, _mm_set1_epi8(n as i8)));
+        let gt = |n: u8| mask(_mm_cmpgt_epi8(v, _mm_set1_epi8(n as i8)));
+        let eq = |n: u8| mask(_mm_cmpeq_epi8(v, _mm_set1_epi8(n as i8)));
+        let high = mask(v);
+        let below_90 = lt(0x90);
+        super::TextMasks {
+            high,
+            cont: lt(0xC0),
+            cont_8: below_90,
+            cont_9: lt(0xA0) & !below_90,
+            lead2: high & gt(0xC1) & lt(0xE0),
+            lead3: high & gt(0xDF) & lt(0xF0),
+            lead4: high & gt(0xEF) & lt(0xF5),
+            e0: eq(0xE0),
+            ed: eq(0xED),
+            f0: eq(0xF0),
+            f4: eq(0xF4),
+            tab: eq(b'\t'),
+            del: eq(0x7F),
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "sse2")]
     pub fn u_masks16(b: &[u8; 16]) -> super::UMasks<u32> {
         let v = load(b);
         let mask = |eq| _mm_movemask_epi8(eq) as u32;
@@ -695,8 +885,45 @@ mod sse2 {
 
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
-    use super::{Invalid, Masks, UMasks};
+    use super::{BlockLoop, Invalid, Masks, TextMasks, UMasks};
     use std::arch::x86_64::*;
+
+    #[target_feature(enable = "avx2")]
+    pub fn run_block_loop<L: BlockLoop>(body: L) -> L::Out {
+        body.run(|block| masks64(block), |block| text_masks64(block))
+    }
+
+    /// [`super::text_masks64`], thirty-two bytes per compare.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) fn text_masks64(block: &[u8; 64]) -> TextMasks<u64> {
+        let mut m = TextMasks::default();
+        for (k, halves) in block.as_chunks::<16>().0.chunks_exact(2).enumerate() {
+            let v = _mm256_set_m128i(super::sse2::load(&halves[1]), super::sse2::load(&halves[0]));
+            let mask = |x| u64::from(_mm256_movemask_epi8(x) as u32) << (32 * k);
+            let n = |b: u8| _mm256_set1_epi8(b as i8);
+            // Signed compares, as in SSE2.
+            let lt = |b: u8| mask(_mm256_cmpgt_epi8(n(b), v));
+            let gt = |b: u8| mask(_mm256_cmpgt_epi8(v, n(b)));
+            let eq = |b: u8| mask(_mm256_cmpeq_epi8(v, n(b)));
+            let high = mask(v);
+            let below_90 = lt(0x90);
+            m.high |= high;
+            m.cont |= lt(0xC0);
+            m.cont_8 |= below_90;
+            m.cont_9 |= lt(0xA0) & !below_90;
+            m.lead2 |= high & gt(0xC1) & lt(0xE0);
+            m.lead3 |= high & gt(0xDF) & lt(0xF0);
+            m.lead4 |= high & gt(0xEF) & lt(0xF5);
+            m.e0 |= eq(0xE0);
+            m.ed |= eq(0xED);
+            m.f0 |= eq(0xF0);
+            m.f4 |= eq(0xF4);
+            m.tab |= eq(b'\t');
+            m.del |= eq(0x7F);
+        }
+        m
+    }
 
     #[target_feature(enable = "avx2")]
     pub fn content_end(s: &[u8], at: usize) -> Result<usize, Invalid> {
@@ -746,8 +973,13 @@ mod avx2 {
 
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::{Invalid, Masks, UMasks};
+    use super::{BlockLoop, Invalid, Masks, TextMasks, UMasks};
     use std::arch::x86_64::*;
+
+    #[target_feature(enable = "avx512bw")]
+    pub fn run_block_loop<L: BlockLoop>(body: L) -> L::Out {
+        body.run(|block| masks64(block), |block| text_masks64(block))
+    }
 
     #[target_feature(enable = "avx512bw")]
     pub fn content_end(s: &[u8], at: usize) -> Result<usize, Invalid> {
@@ -795,6 +1027,35 @@ mod avx512 {
             hex: below(_mm512_sub_epi8(v, _mm512_set1_epi8(b'0' as i8)), 10)
                 | below(_mm512_sub_epi8(lower, _mm512_set1_epi8(b'a' as i8)), 6),
             d: _mm512_cmpeq_epi8_mask(lower, _mm512_set1_epi8(b'd' as i8)),
+        }
+    }
+
+    /// [`super::text_masks64`], all sixty-four bytes in one vector.
+    #[inline]
+    #[target_feature(enable = "avx512bw")]
+    pub(super) fn text_masks64(block: &[u8; 64]) -> TextMasks<u64> {
+        let v = load!(block);
+        let n = |b: u8| _mm512_set1_epi8(b as i8);
+        // Signed compares, as in SSE2.
+        let lt = |b: u8| _mm512_cmplt_epi8_mask(v, n(b));
+        let gt = |b: u8| _mm512_cmpgt_epi8_mask(v, n(b));
+        let eq = |b: u8| _mm512_cmpeq_epi8_mask(v, n(b));
+        let high = _mm512_movepi8_mask(v);
+        let below_90 = lt(0x90);
+        TextMasks {
+            high,
+            cont: lt(0xC0),
+            cont_8: below_90,
+            cont_9: lt(0xA0) & !below_90,
+            lead2: high & gt(0xC1) & lt(0xE0),
+            lead3: high & gt(0xDF) & lt(0xF0),
+            lead4: high & gt(0xEF) & lt(0xF5),
+            e0: eq(0xE0),
+            ed: eq(0xED),
+            f0: eq(0xF0),
+            f4: eq(0xF4),
+            tab: eq(b'\t'),
+            del: eq(0x7F),
         }
     }
 }
@@ -894,12 +1155,17 @@ mod tests {
                     num_reference(&block),
                     "{b:#x} @ {lane}"
                 );
+                let text = text_masks64(&block);
+                for masks in text_masks64_each_way(&block) {
+                    assert_eq!(masks, text, "{b:#x} @ {lane}");
+                }
                 if let Some(block) = block.first_chunk::<16>().filter(|_| lane < 16) {
                     assert_eq!(num_widen(portable_num_masks16(block)), num_reference(block));
                     assert_eq!(widen(masks16(block)), reference(block));
                     assert_eq!(widen(portable_masks16(block)), reference(block));
                     assert_eq!(u_widen(u_masks16(block)), u_reference(block));
                     assert_eq!(u_widen(portable_u_masks16(block)), u_reference(block));
+                    assert_eq!(text_masks16(block), portable_text_masks16(block));
                 }
             }
         }
@@ -912,7 +1178,7 @@ mod tests {
             let mut block = block;
             for (b, m) in block.iter_mut().zip(mix) {
                 if m % 2 == 0 {
-                    let special = b"\"\\ntudDfFgG09/@`\x00\x1F\x20\x7F\x80\xFF,-:";
+                    let special = b"\"\\ntudDfFgG09/@`\x00\x1F\x20\x7F\x80\xFF,-:\t\x8F\x90\x9F\xA0\xBF\xC0\xC1\xC2\xDF\xE0\xED\xEF\xF0\xF4\xF5";
                     *b = special[usize::from(m / 2) % special.len()];
                 }
             }
@@ -921,6 +1187,7 @@ mod tests {
             prop_assert_eq!(u_masks16(&block), portable_u_masks16(&block));
             prop_assert_eq!(u_widen(u_masks16(&block)), u_reference(&block));
             prop_assert_eq!(num_masks16(&block), portable_num_masks16(&block));
+            prop_assert_eq!(text_masks16(&block), portable_text_masks16(&block));
             prop_assert_eq!(num_widen(num_masks16(&block)), num_reference(&block));
         }
     }

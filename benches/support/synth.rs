@@ -548,3 +548,102 @@ pub fn write_tiny_lines(w: &mut impl Write, n: u64) -> io::Result<()> {
     }
     w.write_all(&buf)
 }
+
+/// Words of build and test output: accents, other scripts, punctuation a shell prints.
+const TEXT_WORDS: &[&str] = &[
+    "the",
+    "test",
+    "error:",
+    "warning:",
+    "compiling",
+    "finished",
+    "passed",
+    "failed",
+    "file",
+    "src/main.rs:42:7",
+    "=>",
+    "café",
+    "naïve",
+    "données",
+    "über",
+    "señor",
+    "résumé",
+    "→",
+    "✓",
+    "日本語",
+    "🙂",
+    "Ok(())",
+    "\"quoted\"",
+    "C:\\path",
+    "let",
+    "fn",
+    "{",
+    "}",
+    "(",
+    ")",
+    "42",
+    "0.25s",
+    "--release",
+    "iteration",
+];
+
+/// ANSI colour codes as terminals and build tools print them (`ESC [ … m`).
+const COLOURS: &[&str] = &[
+    "\x1b[31m",
+    "\x1b[32m",
+    "\x1b[1;33m",
+    "\x1b[34m",
+    "\x1b[0;36m",
+];
+
+/// Writes about `bytes` bytes of plain-text lines that are not JSON, as a build or an agent run
+/// without its JSON flag prints them: 5–40 words a line, some in ANSI colours, with accents,
+/// a tab now and then, and `=== Iteration N ===` banners. Deterministic for a seed.
+pub fn write_text_lines(w: &mut impl Write, bytes: u64, seed: u64) -> io::Result<()> {
+    let mut rng = Rng::new(seed);
+    let mut buf = Vec::with_capacity(1 << 20);
+    let mut written = 0u64;
+    let mut iteration = 0;
+    while written < bytes {
+        if rng.chance(2) {
+            iteration += 1;
+            writeln!(buf, "=== Iteration {iteration} ===")?;
+        }
+        for k in 0..rng.range(5, 41) {
+            if k > 0 {
+                buf.push(if rng.chance(3) { b'\t' } else { b' ' });
+            }
+            let word = TEXT_WORDS[rng.range(0, TEXT_WORDS.len())];
+            if rng.chance(12) {
+                buf.extend_from_slice(COLOURS[rng.range(0, COLOURS.len())].as_bytes());
+                buf.extend_from_slice(word.as_bytes());
+                buf.extend_from_slice(b"\x1b[0m");
+            } else {
+                buf.extend_from_slice(word.as_bytes());
+            }
+        }
+        buf.push(b'\n');
+        if buf.len() >= 1 << 20 {
+            w.write_all(&buf)?;
+            written += buf.len() as u64;
+            buf.clear();
+        }
+    }
+    w.write_all(&buf)
+}
+
+/// Writes `bytes` bytes of noise (a stray binary dump), deterministic for a seed.
+pub fn write_random_bytes(w: &mut impl Write, bytes: u64, seed: u64) -> io::Result<()> {
+    let mut rng = Rng::new(seed);
+    let mut buf = vec![0u8; 1 << 20];
+    let mut left = bytes;
+    while left > 0 {
+        let n = left.min(buf.len() as u64) as usize;
+        for word in buf[..n].chunks_mut(8) {
+            word.copy_from_slice(&rng.next_u64().to_le_bytes()[..word.len()]);
+        }
+        w.write_all(&buf[..n])?;
+        left -= n as u64;
+    }
+    Ok(())
+}

@@ -592,3 +592,41 @@ fn redact_with_stats_counts_a_line_cut_twice_once() {
     assert!(twice.saved_by_field()[&b"content".to_vec()] > 5000);
     assert_eq!(twice.saved_by_field(), once.saved_by_field());
 }
+
+/// A 64-byte `signature` of plain prose became `"[BASE64 OMITTED: 64 bytes]"`, against "strings
+/// of 64 bytes or less are never cut"; prose with spaces under `signature` or
+/// `encrypted_content` is no ciphertext at any length, and a token of 65 bytes still is.
+#[test]
+fn a_signature_of_prose_or_of_64_bytes_is_not_a_payload() {
+    let short = "a".repeat(64);
+    let prose = "I read the file, ran the tests and fixed the two that failed here.".repeat(2);
+    let token = b64(65, b"EqMBCkYIBxgCKkBx0+/");
+    let line = serde_json::json!({
+        "type": "assistant",
+        "message": {"content": [
+            {"type": "thinking", "thinking": "t", "signature": short},
+            {"type": "thinking", "thinking": "t", "signature": prose},
+            {"type": "reasoning", "encrypted_content": prose},
+            {"type": "thinking", "thinking": "t", "signature": token},
+        ]},
+        "pad": "p".repeat(6000)
+    })
+    .to_string();
+    assert_eq!(
+        smart_tee::payload::CIPHERTEXT_MIN_LEN,
+        smart_tee::plan::MIN_CUT_LEN + 1,
+        "one rule"
+    );
+    let (out, v) = logged(&line, 2048);
+    let content = &v["message"]["content"];
+    let show = String::from_utf8_lossy(&out);
+    assert_eq!(content[0]["signature"], short, "{show}");
+    // Prose is cut as prose (these fields give way early), never described as base64.
+    for text in [&content[1]["signature"], &content[2]["encrypted_content"]] {
+        assert!(!text.as_str().unwrap().contains("BASE64"), "{show}");
+    }
+    assert_eq!(
+        content[3]["signature"], "[BASE64 OMITTED: 65 bytes]",
+        "{show}"
+    );
+}

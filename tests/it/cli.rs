@@ -906,3 +906,40 @@ fn a_pipe_on_stdin_and_on_stdout_pass_every_byte() {
     assert!(std::fs::read(&to_file).unwrap() == input);
     assert!(std::fs::read(&teed).unwrap() == std::fs::read(&copied).unwrap());
 }
+
+/// `smart-tee -a -a LOG` was refused (status 2, no log) where GNU tee accepts a flag given
+/// twice: every flag of the tee may be repeated, and an option given twice takes its last value.
+#[test]
+fn a_flag_given_twice_is_accepted_as_tee_accepts_it() {
+    let dir = tempdir("repeated-flags");
+    let log = dir.join("log");
+    for flag in [
+        "-a",
+        "--append",
+        "-i",
+        "-p",
+        "--plain",
+        "--omit-images",
+        "--redact",
+        "--no-default-fields",
+        "--add-timestamp",
+    ] {
+        std::fs::write(&log, "").unwrap();
+        let out = run(bin().args([flag, flag]).arg(&log), b"{\"a\":1}\n");
+        assert!(out.status.success(), "{flag}: {}", stderr(&out));
+        assert!(
+            std::fs::read(&log).unwrap().starts_with(b"{\"a\":1"),
+            "{flag}"
+        );
+    }
+    let out = run(bin().args(["--stats", "--stats"]).arg(&log), b"{\"a\":1}\n");
+    assert!(out.status.success(), "--stats: {}", stderr(&out));
+    // The last value counts.
+    let long = format!("{{\"s\":\"{}\"}}\n", "x".repeat(1000));
+    let out = run(
+        bin().args(["-b", "5000", "-b", "200"]).arg(&log),
+        long.as_bytes(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(std::fs::read(&log).unwrap().len() <= 201);
+}

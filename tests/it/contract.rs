@@ -108,6 +108,19 @@ fn fuzz_finding(name: &str) -> Vec<u8> {
 /// digits `2` and 15 `\r`, read in pieces of 10 at budget 180, was logged with its leading `\r`s
 /// by the whole-line path and without them by the reduction. The rule now: whitespace around a
 /// line's JSON is not part of it, on both paths. Run exactly as the `reduce` fuzz target runs it.
+/// `printf '{"a":\r1}\n'` was logged "byte for byte" with its raw CR: JSON whitespace (RFC 8259),
+/// but Python's text mode and Node's `readline` split the line there. A line that fits is
+/// logged without its raw CRs; a CR in a string (escaped), U+2028 and U+2029 stay.
+#[test]
+fn a_raw_cr_between_tokens_is_not_logged() {
+    let input = "{\"a\":\r1,\r\"b\"\r:\r[\r2\r]}\r\n\r{\"c\":\"x\\r\u{2028}\u{2029}y\"}\r\n";
+    let log = common::check_contract(input.as_bytes(), 5120);
+    assert_eq!(
+        String::from_utf8(log).unwrap(),
+        "{\"a\":1,\"b\":[2]}\n{\"c\":\"x\\r\u{2028}\u{2029}y\"}\n"
+    );
+}
+
 #[test]
 fn fuzz_finding_reduce_leading_cr_logs_the_same_both_ways() {
     let data = fuzz_finding("reduce-leading-cr");

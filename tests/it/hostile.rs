@@ -59,7 +59,47 @@ fn broken_utf8_is_replaced() {
         let out = one_line(bad, 5120);
         let text = record_text(&out);
         assert!(text.contains('\u{FFFD}'), "{text:?}");
-        assert_eq!(text, String::from_utf8_lossy(bad));
+        // Each run of bytes that are not UTF-8 is one replacement character.
+        let mut want = String::from_utf8_lossy(bad).into_owned();
+        while want.contains("\u{FFFD}\u{FFFD}") {
+            want = want.replace("\u{FFFD}\u{FFFD}", "\u{FFFD}");
+        }
+        assert_eq!(text, want);
+    }
+}
+
+/// Random bytes logged 2.5 times their size: three bytes of U+FFFD for each byte that is not
+/// UTF-8 and six (`\u0000`) for each control byte. In a line that is not UTF-8, a run of bytes
+/// that are not text (invalid UTF-8, control bytes but tab) is one U+FFFD, and the characters
+/// between are kept: a binary dump costs about its own size.
+#[test]
+fn random_bytes_cost_about_their_size() {
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let noise: Vec<u8> = (0..1 << 20)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 24) as u8
+        })
+        .collect();
+    let log = crate::common::log_of(&noise, &crate::common::config(5120), 0);
+    assert!(
+        log.len() < noise.len() * 14 / 10,
+        "{} bytes of log for {} of input",
+        log.len(),
+        noise.len()
+    );
+    for line in log.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        let v: serde_json::Value = serde_json::from_slice(line).unwrap();
+        let text = v["text"].as_str().unwrap();
+        assert!(!text.contains("\u{FFFD}\u{FFFD}"), "runs are replaced once");
+        // A line that is not UTF-8 (it shows a replacement) keeps no control character; one
+        // that is (a lone `\x05` between two newlines) is written losslessly.
+        let noise = |c: char| (c < ' ' && c != '\t') || c == '\x7f';
+        if text.contains('\u{FFFD}') {
+            assert!(!text.chars().any(noise), "{text:?}");
+        }
     }
 }
 

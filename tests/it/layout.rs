@@ -11,7 +11,7 @@ const PHASES: &[(&str, &[&str])] = &[
     ("reducing a giant line", &["reduce"]),
     (
         "cutting a line",
-        &["plan", "emit", "redact", "stamp", "engine"],
+        &["plan", "emit", "record", "redact", "stamp", "engine"],
     ),
     (
         "the tee path",
