@@ -23,6 +23,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
+use crate::redact::answer;
 use crate::view::{Format, ViewOptions};
 
 /// The token budget of a response when the caller gives none: MCP tool results are capped at
@@ -194,6 +195,7 @@ impl ServerHandler for LogServer {
             .await
             .unwrap_or_else(|e| Err(format!("the tool failed: {e}")))
         };
+        let result = result.map(answer).map_err(answer);
         Ok(match result {
             Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
             Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),
