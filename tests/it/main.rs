@@ -14,5 +14,6 @@ mod hostile;
 mod layout;
 #[cfg(feature = "mcp")]
 mod mcp;
+mod redact;
 mod synth;
 mod view;
