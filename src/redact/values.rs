@@ -291,7 +291,10 @@ pub(super) fn forms(value: &[u8]) -> Vec<Vec<u8>> {
 }
 
 /// All the forms of all the secrets, as one automaton; each match says whose value it is.
+/// Lines are not run through the automaton: a filter of four-byte grams ([`Grams`]) finds
+/// where a value may start, and the automaton runs on a window there.
 pub(super) struct ValueSet {
+    grams: Grams,
     searcher: AhoCorasick,
     /// By pattern of the automaton, the index of its secret.
     owner: Vec<u32>,
@@ -317,11 +320,13 @@ impl ValueSet {
             return None;
         }
         let longest = patterns.iter().map(Vec::len).max().unwrap_or(0);
+        let grams = Grams::new(&patterns);
         let searcher = AhoCorasick::builder()
             .match_kind(MatchKind::LeftmostLongest)
             .build(&patterns)
             .ok()?;
         Some(ValueSet {
+            grams,
             searcher,
             owner,
             names,
@@ -336,14 +341,105 @@ impl ValueSet {
         text: &[u8],
         mut found: impl FnMut(usize, usize, u32) -> bool,
     ) -> bool {
-        self.searcher
-            .find_iter(text)
-            .any(|m| found(m.start(), m.end(), self.owner[m.pattern().as_usize()]))
+        let stride = self.grams.stride;
+        let mut covered = 0;
+        let mut q = 0;
+        while q + 4 <= text.len() {
+            let gram = u32::from_le_bytes([text[q], text[q + 1], text[q + 2], text[q + 3]]);
+            if self.grams.may_hold(gram) {
+                // A value with this gram at `q` starts at most `stride - 1` bytes before.
+                let from = (q + 1).saturating_sub(stride).max(covered);
+                let to = (q + self.longest).min(text.len());
+                if from < to {
+                    for m in self.searcher.find_iter(&text[from..to]) {
+                        let (start, end) = (from + m.start(), from + m.end());
+                        if found(start, end, self.owner[m.pattern().as_usize()]) {
+                            return true;
+                        }
+                        covered = end;
+                    }
+                }
+            }
+            q += stride;
+        }
+        false
     }
 
     /// The name of secret `k`.
     pub(super) fn name(&self, k: u32) -> &str {
         &self.names[k as usize]
+    }
+}
+
+/// Where a value may show, at one position in `stride`: every value of `n >= stride + 3` bytes
+/// that shows at `p` holds the four bytes at the first multiple of `stride` at or after `p`,
+/// at one of its offsets `0..stride`; those grams of every form are kept, in a bitmap (one
+/// bit per hash, in the L1 cache) and, to rule out the bitmap's false hits, exactly.
+struct Grams {
+    stride: usize,
+    bits: Vec<u64>,
+    /// Open addressing by hash: gram + 1 (0 is an empty slot), as u64.
+    exact: Vec<u64>,
+}
+
+const GRAM_BITS: u32 = 16;
+
+fn gram_hash(g: u32) -> u32 {
+    g.wrapping_mul(0x9E37_79B1)
+}
+
+impl Grams {
+    fn new(forms: &[Vec<u8>]) -> Grams {
+        let shortest = forms.iter().map(Vec::len).min().unwrap_or(MIN_VALUE_LEN);
+        let stride = shortest.saturating_sub(3).clamp(1, 8);
+        let mut grams: Vec<u32> = forms
+            .iter()
+            .flat_map(|f| {
+                (0..stride).filter_map(move |o| {
+                    f.get(o..o + 4)
+                        .map(|g| u32::from_le_bytes([g[0], g[1], g[2], g[3]]))
+                })
+            })
+            .collect();
+        grams.sort_unstable();
+        grams.dedup();
+        let slots = (grams.len() * 4).next_power_of_two().max(64);
+        let mut g = Grams {
+            stride,
+            bits: vec![0; (1 << GRAM_BITS) / 64],
+            exact: vec![0; slots],
+        };
+        for gram in grams {
+            let h = gram_hash(gram);
+            let bit = (h >> (32 - GRAM_BITS)) as usize;
+            g.bits[bit / 64] |= 1 << (bit % 64);
+            let mut slot = h as usize & (slots - 1);
+            while g.exact[slot] != 0 {
+                slot = (slot + 1) & (slots - 1);
+            }
+            g.exact[slot] = u64::from(gram) + 1;
+        }
+        g
+    }
+
+    #[inline]
+    fn may_hold(&self, gram: u32) -> bool {
+        let h = gram_hash(gram);
+        let bit = (h >> (32 - GRAM_BITS)) as usize;
+        self.bits[bit / 64] & (1 << (bit % 64)) != 0 && self.holds(h, gram)
+    }
+
+    #[cold]
+    fn holds(&self, h: u32, gram: u32) -> bool {
+        let mask = self.exact.len() - 1;
+        let mut slot = h as usize & mask;
+        loop {
+            match self.exact[slot] {
+                0 => return false,
+                s if s == u64::from(gram) + 1 => return true,
+                _ => slot = (slot + 1) & mask,
+            }
+        }
     }
 }
 
@@ -436,6 +532,37 @@ mod tests {
         assert!(has(b"a\\\"b/c\\\\d\\u00e9"));
         assert!(has(b"a\\\\\\\"b/c\\\\\\\\d\xc3\xa9"));
         assert_eq!(forms(b"plainvalue123").len(), 1);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+        /// The gram filter finds every value the automaton alone finds, at any offset.
+        #[test]
+        fn the_gram_filter_misses_no_value(
+            pad in 0usize..40,
+            picks in proptest::collection::vec(0usize..6, 0..12),
+        ) {
+            const PIECES: &[&str] = &["hunter2hunter2", "q\"uo/te", "abcdefgh", " ", "-value", "abcdefg"];
+            let secrets = vec![
+                Secret::new("A_TOKEN", b"hunter2hunter2"),
+                Secret::new("B_TOKEN", b"q\"uo/te-value"),
+                Secret::new("C_TOKEN", b"abcdefgh"),
+            ];
+            let set = ValueSet::new(&secrets).unwrap();
+            let mut line = "-".repeat(pad).into_bytes();
+            for &k in &picks {
+                line.extend_from_slice(PIECES[k].as_bytes());
+            }
+            let mut got = Vec::new();
+            set.each(&line, |s, e, k| { got.push((s, e, k)); false });
+            let want: Vec<_> = set
+                .searcher
+                .find_iter(&line)
+                .map(|m| (m.start(), m.end(), set.owner[m.pattern().as_usize()]))
+                .collect();
+            proptest::prop_assert_eq!(got, want);
+        }
     }
 
     #[test]
