@@ -144,12 +144,13 @@ struct Cli {
     #[arg(long)]
     add_timestamp: bool,
 
-    /// Replace secrets in the logs, --stats-json and --view's output (never on stdout) before
-    /// cutting. By value, as [REDACTED:env:NAME]: the value of every environment variable whose
+    /// Replace secrets in the logs, --stats, --stats-json and --view's output (never on stdout)
+    /// before cutting. By value, as [REDACTED:env:NAME]: the value of every environment variable whose
     /// name contains PASSWORD, PASSWD, SECRET, TOKEN or CREDENTIAL or ends in KEY (any case),
     /// when 8 bytes or more and not a flag, number or path, as written and JSON-escaped. By
     /// name, as [REDACTED:assignment]: the value after a name ending in password, passwd,
-    /// secret, token, api_key, access_key, secret_key, private_key or credentials and = or :,
+    /// secret, token, api_key, access_key, secret_key, private_key, storage_key or credentials
+    /// and = or :,
     /// and the password of scheme://user:password@host URLs. By pattern, as [REDACTED:kind]:
     /// Anthropic, OpenAI, OpenRouter, Stripe (keys, whsec_), Google, npm, Hugging Face, GitHub,
     /// GitLab, Slack, Supabase, Tavily, Telegram bot, Twilio, SendGrid, Databricks,

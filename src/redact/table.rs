@@ -294,10 +294,18 @@ const LOOK_ALIKES: &[&str] = &[
     "files: shapes.shp, lin_reg.py, r8_mini.json, gsk_short, xai-sdk, tvly-python, dapi-docs, SG.config, dp.sh",
     "whsec_ prefix, sbp_ prefix, ntn_ prefix, shpat_ prefix, pypi- prefix",
     "the sig=abc query and Bot tokens are described in the docs",
+    "OpenRouter keys start with sk-or-v1- and 64 hex digits",
+    r#"{"session_token_expiry": 3600, "token_budget": 200000}"#,
+    r#""integrity": "sha1-Vfb3dNAsKpFUdnl9AFUiqi7kBnE=""#,
 ];
 
 #[test]
 fn the_table_is_as_large_as_promised() {
+    eprintln!(
+        "{} secrets, {} look-alikes",
+        SECRETS.len(),
+        LOOK_ALIKES.len()
+    );
     assert!(SECRETS.len() >= 60, "{} secrets", SECRETS.len());
     assert!(LOOK_ALIKES.len() >= 40, "{} look-alikes", LOOK_ALIKES.len());
 }

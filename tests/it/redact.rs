@@ -299,3 +299,43 @@ fn redact_values_reads_a_dotenv_file() {
     assert!(!err.contains("Hidden-Value"), "{err}");
     assert_eq!(out.stdout, b"x\n", "the stream is still copied");
 }
+
+/// #32: `--help` says what is redacted by value, by name and by pattern.
+#[test]
+fn help_says_what_redact_replaces() {
+    let out = common::run_cmd(common::bin().arg("--help"), b"");
+    let help = String::from_utf8_lossy(&out.stdout).replace(['\n', ' '], "");
+    for said in [
+        "Byvalue,as[REDACTED:env:NAME]",
+        "PASSWORD,PASSWD,SECRET,TOKENorCREDENTIALorendsinKEY",
+        "8bytesormore",
+        "JSON-escaped",
+        "Byname,as[REDACTED:assignment]",
+        "Bypattern,as[REDACTED:kind]",
+        "OpenRouter",
+        "whsec_",
+        "Supabase",
+        "Tavily",
+        "Telegram",
+        "Twilio",
+        "AccountKey=",
+        "sig=",
+        "Discord",
+        "SendGrid",
+        "Databricks",
+        "DigitalOcean",
+        "Linear",
+        "Notion",
+        "Shopify",
+        "PyPI",
+        "Doppler",
+        "Vercel",
+        "Groq",
+        "xAI",
+        "Replicate",
+        "PEMprivatekeys",
+        "--redact-values<FILE>",
+    ] {
+        assert!(help.contains(said), "--help does not say {said:?}");
+    }
+}
