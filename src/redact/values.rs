@@ -143,11 +143,14 @@ pub fn from_dotenv(path: &Path) -> Result<Vec<Secret>, String> {
     })))
 }
 
+/// A variable's name and value, as bytes.
+pub type Variable = (Vec<u8>, Vec<u8>);
+
 /// The `NAME=VALUE` pairs of a dotenv file: blank lines and `#` comments skipped, `export `
 /// allowed before the name; a value in single quotes is taken as it is, one in double quotes
 /// with `\n`, `\"` and `\\` read as escapes (and may go on over lines); an unquoted value ends
 /// at ` #`. Returns the number of the first line that is none of these.
-pub fn parse_dotenv(text: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>, usize> {
+pub fn parse_dotenv(text: &[u8]) -> Result<Vec<Variable>, usize> {
     let mut vars = Vec::new();
     let lines: Vec<&[u8]> = text.split(|&b| b == b'\n').collect();
     let mut i = 0;
