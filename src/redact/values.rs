@@ -8,7 +8,7 @@
 use std::fmt;
 use std::path::Path;
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
 /// The fewest bytes a value must have to be taken: shorter ones would match ordinary text.
 pub const MIN_VALUE_LEN: usize = 8;
@@ -324,7 +324,10 @@ impl ValueSet {
         }
         let longest = patterns.iter().map(Vec::len).max().unwrap_or(0);
         let grams = Grams::new(&patterns);
+        // It runs only on windows the grams point to: a contiguous NFA, built in a fraction of
+        // the time and memory of a DFA (which took 20-40 ms and 2 MiB for 100 secrets).
         let searcher = AhoCorasick::builder()
+            .kind(Some(AhoCorasickKind::ContiguousNFA))
             .match_kind(MatchKind::LeftmostLongest)
             .build(&patterns)
             .ok()?;
