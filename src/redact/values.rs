@@ -397,7 +397,7 @@ fn gram_hash(g: u32) -> u32 {
 impl Grams {
     fn new(forms: &[Vec<u8>]) -> Grams {
         let shortest = forms.iter().map(Vec::len).min().unwrap_or(MIN_VALUE_LEN);
-        let stride = shortest.saturating_sub(3).clamp(1, 8);
+        let stride = shortest.saturating_sub(3).clamp(1, 16);
         let mut grams: Vec<u32> = forms
             .iter()
             .flat_map(|f| {
