@@ -7,6 +7,7 @@
 #   tee FIFO < corpus | cat, jq truncation recipe < FIFO > LOG   (where jq is installed; timed
 #                                            until jq has finished)
 #   smart-tee --redact LOG < corpus | cat > /dev/null
+#   the same with a hundred secret-named variables in the environment (redacted by value)
 # on a generated 200 MB stream-json corpus; then one million 300-byte lines, giant lines of
 # every shape synth.rs writes (256 MiB and 1 GiB; smart-tee and tee alternating, REPS runs
 # each), and the latency of a line when input pauses (smart-tee's, then tee's). Prints median
@@ -18,6 +19,7 @@
 # Then input that is not JSON, 100 MiB each: text lines with ANSI colour codes and accents (a
 # build or an agent run without its JSON flag), and random bytes (a stray binary dump).
 # Usage: benches/compare.sh [REPS] [SIZE]     (defaults: 5, 200M)
+# GIANT=0 leaves out the giant lines and the latency.
 # BIN=path/to/smart-tee measures another build (a worktree's, for a before/after pair).
 # ONLY=non-json runs the not-JSON rows alone.
 set -euo pipefail
@@ -49,6 +51,11 @@ measure() {
 # The median of the numbers in file $1 (the first field of each line).
 median() { sort -n "$1" | awk '{t[NR]=$1} END {print t[int((NR+1)/2)]}'; }
 T="/usr/bin/time -f %M -o $work/rss"
+# A hundred secret-named variables, values of 16 to 64 bytes, for --redact by value.
+secrets="$work/secrets.env"
+[ -s "$secrets" ] || for i in $(seq 1 100); do
+  echo "BENCH_${i}_API_KEY=$(head -c 48 /dev/urandom | base64 | tr -d '/+=\n' | head -c $((16 + i % 49)))"
+done > "$secrets"
 jq_prog='walk(if type == "string" and (.|utf8bytelength) > 2000 then .[:1000] + "[TRUNCATED]" + .[-1000:] else . end)'
 
 # run_set INPUT LABEL [piped]: with "piped", stdin is a pipe too (`cat INPUT | smart-tee LOG |
@@ -64,9 +71,8 @@ run_set() {
     measure smart-tee "$feed$T $st $work/st.log $from | cat > /dev/null"
     measure tee "$feed$T tee $work/tee.log $from | cat > /dev/null"
     measure pipe-floor "$floor"
-    if [ "$label" = corpus ]; then
-      measure redact "$feed$T $st --redact $work/st.log $from | cat > /dev/null"
-    fi
+    measure redact "$feed$T $st --redact $work/st.log $from | cat > /dev/null"
+    measure redact-env "$feed$T env $(tr '\n' ' ' < $secrets) $st --redact $work/st.log $from | cat > /dev/null"
     if [ "$label" = corpus ] && command -v jq > /dev/null && [ "$i" -lt 2 ]; then
       # jq reads a FIFO as a job of its own, waited for: a process substitution
       # (`tee >(jq …)`) is not waited for, and would run on into the next measurement.
@@ -75,7 +81,7 @@ run_set() {
     fi
   done
   echo "== $label: $(du -h "$input" | cut -f1) input, $(wc -l < "$input") lines, $reps runs (jq: 2)"
-  for name in smart-tee redact tee pipe-floor jq; do
+  for name in smart-tee redact redact-env tee pipe-floor jq; do
     [ -f "$work/$name.times" ] || continue
     sort -n "$work/$name.times" | awk -v n="$name" '{t[NR]=$1; r[NR]=$2} END {
       m = t[int((NR+1)/2)]; printf "%-11s median %.3f s   peak RSS %6.1f MiB\n", n, m, r[int((NR+1)/2)]/1024 }'
@@ -84,7 +90,8 @@ run_set() {
   echo "ratios: smart-tee/tee $(echo "scale=2; $(med smart-tee) / $(med tee)" | bc)" \
        " smart-tee/pipe-floor $(echo "scale=2; $(med smart-tee) / $(med pipe-floor)" | bc)"
   if [ -f "$work/redact.times" ]; then
-    echo "--redact/without: $(echo "scale=2; $(med redact) / $(med smart-tee)" | bc)"
+    echo "--redact/without: $(echo "scale=2; $(med redact) / $(med smart-tee)" | bc)" \
+         " with 100 secrets in the environment/without: $(echo "scale=2; $(med redact-env) / $(med smart-tee)" | bc)"
   fi
   if [ "${label%%,*}" = tiny ]; then
     echo "lines per second through smart-tee: $(echo "1000000 / $(med smart-tee)" | bc)"
@@ -109,6 +116,7 @@ run_set "$tiny" tiny
 run_set "$tiny" tiny piped
 non_json
 
+[ "${GIANT:-1}" = 0 ] && exit 0
 echo "== giant lines (one JSON line each, read once first; then smart-tee and tee on the same file,"
 echo "   alternating, $reps runs each: medians)"
 for spec in string:1024 string:256 escapes:256 image:256 array:256 spaced:256 records:256 floats:256 \

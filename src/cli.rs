@@ -147,11 +147,26 @@ struct Cli {
     #[arg(long)]
     add_timestamp: bool,
 
-    /// Replace secrets in the logs (never on stdout) by [REDACTED:kind] before cutting: API
-    /// keys (Anthropic, OpenAI), AWS keys, GitHub, GitLab and Slack tokens, JWTs, bearer
-    /// tokens, PEM private keys, password=/token= assignments. Default: off.
+    /// Replace secrets in the logs, --stats, --stats-json and --view's output (never on stdout)
+    /// before cutting. By value, as [REDACTED:env:NAME]: the value of every environment variable whose
+    /// name contains PASSWORD, PASSWD, SECRET, TOKEN or CREDENTIAL or ends in KEY (any case),
+    /// when 8 bytes or more and not a flag, number or path, as written and JSON-escaped. By
+    /// name, as [REDACTED:assignment]: the value after a name ending in password, passwd,
+    /// secret, token, api_key, access_key, secret_key, private_key, storage_key or credentials
+    /// and = or :,
+    /// and the password of scheme://user:password@host URLs. By pattern, as [REDACTED:kind]:
+    /// Anthropic, OpenAI, OpenRouter, Stripe (keys, whsec_), Google, npm, Hugging Face, GitHub,
+    /// GitLab, Slack, Supabase, Tavily, Telegram bot, Twilio, SendGrid, Databricks,
+    /// DigitalOcean, Linear, Notion, Shopify, PyPI, Doppler, Vercel Blob, Groq, xAI and
+    /// Replicate tokens, AWS keys, Azure AccountKey= and SAS sig=, Discord Bot tokens, JWTs,
+    /// bearer tokens, PEM private keys. Default: off.
     #[arg(long)]
     redact: bool,
+
+    /// Redact the values of FILE (a dotenv file of NAME=VALUE lines) as those of the
+    /// environment, by the same rules (implies --redact). A value is never printed.
+    #[arg(long, value_name = "FILE")]
+    redact_values: Option<PathBuf>,
 
     /// Cut stdout lines longer than N bytes with the same engine (valid JSON, structure kept);
     /// shorter lines pass byte for byte. An unfinished line is then held until its newline
@@ -408,7 +423,17 @@ fn reads_logs(args: &[std::ffi::OsString]) -> bool {
         .any(|a| a == "--view" || a == "--compact")
 }
 
-/// `smart-tee mcp [--root DIR]...`.
+/// The secrets to redact by value: the environment's, and those of `file` (`--redact-values`).
+fn secrets(file: Option<&std::path::Path>) -> Result<Vec<crate::redact::Secret>, String> {
+    let mut secrets = crate::redact::from_env();
+    if let Some(path) = file {
+        secrets
+            .extend(crate::redact::from_dotenv(path).map_err(|e| format!("--redact-values: {e}"))?);
+    }
+    Ok(secrets)
+}
+
+/// `smart-tee mcp [--root DIR]... [--hidden] [--hard-links] [--redact] [--redact-values FILE]`.
 fn mcp_command() -> clap::Command {
     clap::Command::new("mcp")
         .bin_name("smart-tee mcp")
@@ -440,10 +465,33 @@ fn mcp_command() -> clap::Command {
                 .action(clap::ArgAction::SetTrue)
                 .help("Also serve files that have other hard links (refused by default: another name may be outside the roots)"),
         )
+        .arg(
+            clap::Arg::new("redact")
+                .long("redact")
+                .action(clap::ArgAction::SetTrue)
+                .help("Redact every answer as smart-tee --redact redacts the logs"),
+        )
+        .arg(
+            clap::Arg::new("redact-values")
+                .long("redact-values")
+                .value_name("FILE")
+                .value_parser(clap::value_parser!(PathBuf))
+                .help("Redact the values of this dotenv file too (implies --redact)"),
+        )
 }
 
 fn parse_mcp(args: &[std::ffi::OsString]) -> Mode {
     let m = mcp_command().get_matches_from(args);
+    let values = m.get_one::<PathBuf>("redact-values");
+    if m.get_flag("redact") || values.is_some() {
+        match secrets(values.map(PathBuf::as_path)) {
+            Ok(secrets) => crate::redact::answers_on(&secrets),
+            Err(e) => {
+                eprintln!("smart-tee mcp: {e}");
+                std::process::exit(2);
+            }
+        }
+    }
     let roots = m
         .get_many::<PathBuf>("root")
         .map(|r| r.cloned().collect())
@@ -564,6 +612,9 @@ impl Cli {
             .map(|w| usize::from(w.ws_col))
             .filter(|&w| w >= 20);
         let config = self.into_config()?;
+        if view && config.engine.redact {
+            crate::redact::answers_on(&config.engine.secrets);
+        }
         Ok(if view {
             Mode::View(crate::view::ViewOptions {
                 files: config.files,
@@ -620,9 +671,13 @@ impl Cli {
             value_aware: !self.plain,
             omit_images: self.omit_images,
             add_timestamp: self.add_timestamp,
-            redact: self.redact,
+            redact: self.redact || self.redact_values.is_some(),
+            secrets: Vec::new(),
             field_stats: self.stats || self.stats_json.is_some(),
         };
+        if engine.redact {
+            engine.secrets = secrets(self.redact_values.as_deref())?;
+        }
         if self.plain && self.omit_images {
             return Err("--omit-images needs value-aware cutting; drop --plain".into());
         }

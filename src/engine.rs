@@ -43,6 +43,9 @@ pub struct EngineConfig {
     pub add_timestamp: bool,
     /// Replace secrets by `[REDACTED:kind]` before cutting (`--redact`).
     pub redact: bool,
+    /// With `redact`, the secrets also found by value (`[REDACTED:env:NAME]`): those of the
+    /// environment and of `--redact-values`.
+    pub secrets: Vec<crate::redact::Secret>,
     /// Count the bytes each field gave up (`--stats`).
     pub field_stats: bool,
 }
@@ -58,6 +61,7 @@ impl Default for EngineConfig {
             omit_images: false,
             add_timestamp: false,
             redact: false,
+            secrets: Vec::new(),
             field_stats: false,
         }
     }
@@ -141,7 +145,9 @@ pub struct LineEngine {
 impl LineEngine {
     pub fn new(config: EngineConfig) -> LineEngine {
         LineEngine {
-            redactor: config.redact.then(Redactor::new),
+            redactor: config
+                .redact
+                .then(|| Redactor::with_secrets(&config.secrets)),
             config,
             redacted: Vec::new(),
             stamped: Vec::new(),
@@ -249,7 +255,7 @@ impl LineEngine {
                 let (head, tail) =
                     emit::cut_points(content, kept[i] as usize, self.config.head_ratio);
                 for at in [from + head, from + tail] {
-                    match crate::redact::around_cut(json, at) {
+                    match redactor.around_cut(json, at) {
                         Some(run) => {
                             text.push(b'\n');
                             text.extend_from_slice(&json[run]);
@@ -277,7 +283,9 @@ impl LineEngine {
 
     /// Appends the record of a line too long to hold whole and that could not be reduced: its
     /// first bytes `head`, its last bytes `tail` and its length `total` (see `log.rs`). A line
-    /// that is not JSON is a `non_json` record, one too big to plan a `truncated` one.
+    /// that is not JSON is a `non_json` record, one too big to plan a `truncated` one. With
+    /// `--redact`, both are redacted first, as a line is, and lose the run of bytes at their
+    /// inner ends, where a secret cut by the excerpt would show a part of itself.
     #[cold]
     pub fn process_excerpt(
         &mut self,
@@ -292,6 +300,18 @@ impl LineEngine {
             Failure::TooBig => (UNPLANNED, Outcome::Unplanned),
         };
         let budget = self.config.max_line_bytes;
+        let (mut h, mut t) = (Vec::new(), Vec::new());
+        let (head, tail) = match &self.redactor {
+            Some(r) => {
+                let head = &head[..r.inner_end(head, true)];
+                let tail = &tail[r.inner_end(tail, false)..];
+                (
+                    if r.redact(head, &mut h) { &h[..] } else { head },
+                    if r.redact(tail, &mut t) { &t[..] } else { tail },
+                )
+            }
+            None => (head, tail),
+        };
         record::emit_excerpt_record(kind, head, tail, total, budget, &self.style(), out);
         out.push(b'\n');
         outcome
@@ -402,6 +422,12 @@ impl LineEngine {
                     &b"(top level)"[..]
                 } else {
                     name
+                };
+                // A key is written to --stats-json: redacted as the log is.
+                let mut redacted = Vec::new();
+                let name = match &self.redactor {
+                    Some(r) if r.redact(name, &mut redacted) => &redacted[..],
+                    _ => name,
                 };
                 *self.saved_by_field.entry(name.to_vec()).or_default() += saved as u64;
             }

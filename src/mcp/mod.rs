@@ -224,9 +224,13 @@ impl Server {
 
     /// Runs a tool call and writes its answer.
     pub fn run_call(&self, id: &Value, call: Call) -> String {
+        // With --redact, every answer passes the same redaction as the logs.
         let (content, is_error) = match call.run(&self.cx) {
-            Ok(blocks) => (blocks, false),
-            Err(message) => (vec![message], true),
+            Ok(blocks) => (
+                blocks.into_iter().map(crate::redact::answer).collect(),
+                false,
+            ),
+            Err(message) => (vec![crate::redact::answer(message)], true),
         };
         let content: Vec<Value> = content
             .into_iter()

@@ -383,7 +383,7 @@ pub fn render_events(events: &[Vec<u8>], opts: &ViewOptions, out: &mut Vec<u8>) 
 /// Runs `--view`. Returns false when a file could not be read (reported, and the others
 /// shown).
 pub fn run(opts: &ViewOptions) -> Result<bool, Error> {
-    let problems = run_to(opts, io::stdout().lock())?;
+    let problems = run_to(opts, crate::redact::AnswerWriter::new(io::stdout().lock()))?;
     for p in &problems {
         eprintln!("smart-tee: {p}");
     }

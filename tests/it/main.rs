@@ -17,5 +17,6 @@ mod mcp;
 mod newcomer;
 #[cfg(feature = "mcp")]
 mod reading;
+mod redact;
 mod synth;
 mod view;

@@ -1,0 +1,528 @@
+//! `--redact`: secrets in the log become `[REDACTED:kind]` (or `[REDACTED:env:NAME]`) before
+//! the line is cut. Standard output is never touched.
+//!
+//! Three ways to find one, all in one pass over the line:
+//! - by value ([`values`]): the exact bytes of the secrets in smart-tee's environment (and a
+//!   dotenv file), as written or JSON-escaped, one multi-literal automaton;
+//! - by pattern ([`patterns`]): tokens by their shape (`sk-ant-…`, `ghp_…`, …);
+//! - by name: a value assigned to a name that ends in `password`, `token`, `api_key`, …, and
+//!   the password of a URL (`scheme://user:password@host`).
+//!
+//! The patterns run on the line as written, so inside JSON strings quotes appear as `\"`; no
+//! pattern's secret part matches `"` or `\`, so a replacement never breaks a string or an
+//! escape. Where a pattern names the secret (`password=…`, `Bearer …`), the name is kept and only
+//! the value replaced.
+//!
+//! A line is not run through the patterns: it is searched, at memchr-like speed, for the
+//! literals every secret starts with ([`patterns::TOKEN_STARTS`], [`patterns::WORD_STARTS`],
+//! `://`, `:AA`), and a pattern is matched, anchored, only where one of them shows.
+//!
+//! For a line over the budget the engine searches only what its log line keeps, with
+//! [`Redactor::finds`] and the text [`Redactor::around_cut`] each cut point, and redacts the
+//! whole line only when something shows. The read side (`--view`, the MCP answers) calls
+//! [`answers`].
+
+mod answers;
+mod patterns;
+mod values;
+
+#[cfg(test)]
+mod table;
+#[cfg(test)]
+mod tests;
+
+use std::sync::OnceLock;
+
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use regex::bytes::Regex;
+use regex_automata::{Anchored, Input, meta};
+
+pub use answers::{AnswerWriter, answer, answers_on};
+pub use patterns::PATTERNS;
+use patterns::{
+    ASSIGNED_VALUE, SECRET_WORDS, TELEGRAM, TELEGRAM_AT, TOKEN_STARTS, URL_CREDENTIALS, WORD_STARTS,
+};
+use values::ValueSet;
+pub use values::{
+    MIN_VALUE_LEN, Secret, from_dotenv, from_env, plainly_not_secret, says_secret, secrets_of,
+};
+
+/// The bytes no secret has in it (but a private key, found by its header): ASCII whitespace,
+/// quotes and the backslash of JSON escapes. A secret that shows in part around a cut point is
+/// inside the run of other bytes there.
+fn ends_run(b: u8) -> bool {
+    matches!(
+        b,
+        b' ' | b'\t' | b'\n' | b'\r' | 0x0B | 0x0C | b'"' | b'\'' | b'\\'
+    )
+}
+
+/// The longest run around a cut point that [`around_cut`] searches; a longer one is not taken
+/// apart.
+const MAX_RUN: usize = 4096;
+/// Bytes searched on each side of the run: room for a secret's name (`password = `,
+/// `Bearer `), and for a private key's header or footer cut in two.
+const NAME_ROOM: usize = 128;
+
+/// What to search for a secret cut in two at position `at` of `text`: the run of bytes that
+/// are not [`ends_run`] around it, with [`NAME_ROOM`] bytes on each side. `None` when the run is
+/// longer than [`MAX_RUN`] on either side.
+pub fn around_cut(text: &[u8], at: usize) -> Option<std::ops::Range<usize>> {
+    let before = text[..at]
+        .iter()
+        .rev()
+        .take(MAX_RUN + 1)
+        .position(|&b| ends_run(b));
+    let after = text[at..]
+        .iter()
+        .take(MAX_RUN + 1)
+        .position(|&b| ends_run(b));
+    let start = match before {
+        Some(k) => at - k,
+        None if at <= MAX_RUN => 0,
+        None => return None,
+    };
+    let end = match after {
+        Some(k) => at + k,
+        None if text.len() - at <= MAX_RUN => text.len(),
+        None => return None,
+    };
+    Some(start.saturating_sub(NAME_ROOM)..(end + NAME_ROOM).min(text.len()))
+}
+
+/// Values after a secret's name that are not secrets: counts, flags, empties, masks
+/// (`********`) and references to a secret kept elsewhere (`${DB_PASSWORD}`, `{{ … }}`,
+/// `<YOUR_API_KEY>`, `$TOKEN`, `%TOKEN%`).
+fn is_placeholder(value: &[u8]) -> bool {
+    let reference = |v: &[u8]| {
+        v.len() > 1
+            && v[1..]
+                .iter()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'_')
+    };
+    value.iter().all(u8::is_ascii_digit)
+        || value.iter().all(|b| matches!(b, b'*' | b'x' | b'X' | b'.'))
+        || [&b"${"[..], b"{{", b"$(", b"<", b"%"]
+            .iter()
+            .any(|w| value.starts_with(w))
+        || (value[0] == b'$' && reference(value))
+        || [
+            &b"null"[..],
+            b"none",
+            b"true",
+            b"false",
+            b"undefined",
+            b"[redacted",
+        ]
+        .iter()
+        .any(|w| value.len() >= w.len() && value[..w.len()].eq_ignore_ascii_case(w))
+}
+
+/// A name, `:` and words, as in a prompt or in docs (`Password: Enter the password for…`): the
+/// value after a `:` is letters only and another word follows it.
+fn is_prose(line: &[u8], name_end: usize, v_start: usize, v_end: usize) -> bool {
+    line[name_end..v_start].contains(&b':')
+        && line[v_start..v_end].iter().all(u8::is_ascii_alphabetic)
+        && line.get(v_end) == Some(&b' ')
+        && line.get(v_end + 1).is_some_and(u8::is_ascii_alphabetic)
+}
+
+/// Compiles a built-in pattern without Unicode: `\\b` and the classes are ASCII, which keeps the
+/// matcher on its fast DFA over any input (a Unicode `\\b` makes it fall back to a slow engine
+/// at the first non-ASCII byte).
+fn ascii(pattern: &str) -> Regex {
+    Regex::new(&format!("(?-u){pattern}"))
+        .unwrap_or_else(|e| panic!("bad built-in pattern {pattern}: {e}"))
+}
+
+/// Compiles `pattern` for anchored matches at a position of a line, as [`ascii`] does for a
+/// search: ASCII classes and `\b`, any byte matched. A `\b` at the position looks at the byte
+/// before it, which a match on the line's tail from there would not see.
+fn anchored(pattern: &str) -> meta::Regex {
+    meta::Builder::new()
+        .syntax(
+            regex_automata::util::syntax::Config::new()
+                .unicode(false)
+                .utf8(false),
+        )
+        // Only anchored searches run: no literal prefilter (its build was half the start-up).
+        .configure(
+            meta::Config::new()
+                .utf8_empty(false)
+                .auto_prefilter(false)
+                .which_captures(regex_automata::nfa::thompson::WhichCaptures::Implicit),
+        )
+        .build(pattern)
+        .unwrap_or_else(|e| panic!("bad built-in pattern {pattern}: {e}"))
+}
+
+/// The compiled patterns.
+pub struct Redactor {
+    /// [`TOKEN_STARTS`], then `://`.
+    token_starts: AhoCorasick,
+    /// [`WORD_STARTS`].
+    word_starts: AhoCorasick,
+    /// All token patterns as one alternation, matched where a `Token` literal starts.
+    any: meta::Regex,
+    /// Each token pattern on its own, to tell which one matched: compiled at the first secret
+    /// (a third of the start-up time of `--redact`, on a stream that may have none).
+    each: OnceLock<Vec<Regex>>,
+    /// By [`WORD_STARTS`] index, the [`SECRET_WORDS`] that start with it, longest first.
+    words: Vec<Vec<&'static [u8]>>,
+    value: Regex,
+    url: Regex,
+    /// The rest of a Telegram bot token after its `:`.
+    telegram: Regex,
+    /// The secrets to find by value, if any.
+    values: Option<ValueSet>,
+}
+
+/// One secret found: the bytes `start..end` of the line, of which `start..name_end` (its name)
+/// and `after..end` are kept.
+#[derive(Clone, Copy)]
+struct Hit {
+    start: usize,
+    name_end: usize,
+    after: usize,
+    end: usize,
+    label: Label,
+    /// What found it; of two hits over the same bytes, the one found by the earlier rule
+    /// is replaced.
+    by: Rule,
+}
+
+/// The rules that find secrets, in the order they win a tie.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Rule {
+    Value,
+    Token,
+    Assignment,
+    Url,
+}
+
+/// What a secret is replaced by: `[REDACTED:kind]`, or `[REDACTED:env:NAME]` for a value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Label {
+    Kind(&'static str),
+    /// The index of the secret in the [`ValueSet`].
+    Value(u32),
+}
+
+impl Default for Redactor {
+    fn default() -> Self {
+        Redactor::new()
+    }
+}
+
+impl Redactor {
+    /// The patterns, without secrets to find by value.
+    pub fn new() -> Redactor {
+        Redactor::with_secrets(&[])
+    }
+
+    /// The patterns and the values of `secrets`.
+    pub fn with_secrets(secrets: &[Secret]) -> Redactor {
+        let joined: Vec<String> = PATTERNS.iter().map(|(_, p)| format!("(?:{p})")).collect();
+        let literals = |set: &[&str]| {
+            // A search runs the literal searcher; its automaton only confirms what that finds,
+            // and a DFA took as long to build as all the regexes.
+            AhoCorasick::builder()
+                .kind(Some(AhoCorasickKind::ContiguousNFA))
+                .match_kind(MatchKind::LeftmostFirst)
+                .build(set)
+                .expect("the start literals are few and short")
+        };
+        Redactor {
+            token_starts: literals(&[TOKEN_STARTS, &["://", TELEGRAM_AT]].concat()),
+            word_starts: literals(WORD_STARTS),
+            any: anchored(&joined.join("|")),
+            each: OnceLock::new(),
+            words: WORD_STARTS
+                .iter()
+                .map(|start| {
+                    let mut words: Vec<&[u8]> = (SECRET_WORDS.iter())
+                        .filter(|w| w.starts_with(start))
+                        .map(|w| w.as_bytes())
+                        .collect();
+                    words.sort_by_key(|w| std::cmp::Reverse(w.len()));
+                    words
+                })
+                .collect(),
+            value: ascii(ASSIGNED_VALUE),
+            url: ascii(URL_CREDENTIALS),
+            telegram: ascii(TELEGRAM),
+            values: ValueSet::new(secrets),
+        }
+    }
+
+    /// Where the part of an excerpt should end (`head`) or start (its tail) to leave out the
+    /// run of bytes at its inner end, up to [`MAX_RUN`], and at least the longest secret
+    /// value: there a secret cut by the excerpt would show a part of itself.
+    pub fn inner_end(&self, part: &[u8], head: bool) -> usize {
+        let longest = self.values.as_ref().map_or(0, |v| v.longest);
+        let room = MAX_RUN.min(part.len());
+        let run = |bytes: &mut dyn Iterator<Item = &u8>| {
+            bytes.take(room).position(|&b| ends_run(b)).unwrap_or(room)
+        };
+        if head {
+            let drop = run(&mut part.iter().rev()).max(longest).min(part.len());
+            part.len() - drop
+        } else {
+            run(&mut part.iter()).max(longest).min(part.len())
+        }
+    }
+
+    /// What to search for a secret cut in two at position `at` of `text`: [`around_cut`]'s
+    /// run, widened to hold any secret value that spans `at`. `None` when the run is too long.
+    pub fn around_cut(&self, text: &[u8], at: usize) -> Option<std::ops::Range<usize>> {
+        let run = around_cut(text, at)?;
+        Some(match &self.values {
+            Some(v) => {
+                run.start.min(at.saturating_sub(v.longest))
+                    ..run.end.max((at + v.longest).min(text.len()))
+            }
+            None => run,
+        })
+    }
+
+    fn each(&self) -> &[Regex] {
+        self.each
+            .get_or_init(|| PATTERNS.iter().map(|(_, p)| ascii(p)).collect())
+    }
+
+    /// The kind of a token pattern that matches all of `value`, if any.
+    fn kind_of(&self, value: &[u8]) -> Option<&'static str> {
+        self.each()
+            .iter()
+            .zip(PATTERNS)
+            .find_map(|(re, (kind, _))| {
+                re.find(value)
+                    .filter(|m| m.start() == 0 && m.end() == value.len())
+                    .map(|_| *kind)
+            })
+    }
+
+    /// The token pattern that matched `start..end` of `line`, with its kept name and suffix.
+    fn token_hit(&self, line: &[u8], start: usize, end: usize) -> Hit {
+        let found = &line[start..end];
+        let (kind, name_end, after) = self
+            .each()
+            .iter()
+            .zip(PATTERNS)
+            .find_map(|(re, (kind, _))| {
+                let c = re.captures(found)?;
+                let whole = c.get(0)?;
+                (whole.start() == 0 && whole.end() == found.len()).then(|| {
+                    let name_end = c.get(1).map_or(0, |g| g.end());
+                    let after = c.get(2).map_or(found.len(), |g| g.start());
+                    (*kind, name_end, after)
+                })
+            })
+            .unwrap_or(("secret", 0, found.len()));
+        Hit {
+            start,
+            name_end: start + name_end,
+            after: start + after,
+            end,
+            label: Label::Kind(kind),
+            by: Rule::Token,
+        }
+    }
+
+    /// An assignment around the secret word at `w_start..w_end`: a name that ends with the word
+    /// (any prefix of letters, digits, `_`, `.`, `-`), then `=` or `:` and a value that is not
+    /// a count, a flag or empty.
+    fn assignment_at(&self, line: &[u8], w_start: usize, w_end: usize) -> Option<Hit> {
+        let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+        if line.get(w_end).is_some_and(|&b| word(b)) {
+            return None; // `tokens`, `token_count`: the name goes on
+        }
+        let c = self.value.captures(&line[w_end..])?;
+        let value = c.get(1)?;
+        let (v_start, v_end) = (w_end + value.start(), w_end + value.end());
+        if is_placeholder(&line[v_start..v_end]) || is_prose(line, w_end, v_start, v_end) {
+            return None;
+        }
+        let name = |b: u8| word(b) || b == b'.' || b == b'-';
+        let start = line[..w_start]
+            .iter()
+            .rposition(|&b| !name(b))
+            .map_or(0, |p| p + 1);
+        let kind = self.kind_of(&line[v_start..v_end]).unwrap_or("assignment");
+        Some(Hit {
+            start,
+            name_end: v_start,
+            after: v_end,
+            end: v_end,
+            label: Label::Kind(kind),
+            by: Rule::Assignment,
+        })
+    }
+
+    /// URL credentials after the `://` at `at`: `scheme://user:password@`, the password replaced.
+    fn url_at(&self, line: &[u8], at: usize) -> Option<Hit> {
+        let scheme = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'.' | b'-');
+        let start = line[..at]
+            .iter()
+            .rposition(|&b| !scheme(b))
+            .map_or(0, |p| p + 1);
+        if start == at || !line[start].is_ascii_alphabetic() {
+            return None;
+        }
+        let rest = at + 3;
+        let c = self.url.captures(&line[rest..])?;
+        let secret = c.get(1)?;
+        Some(Hit {
+            start,
+            name_end: rest + secret.start(),
+            after: rest + secret.end(),
+            end: rest + secret.end() + 1,
+            label: Label::Kind("url_credentials"),
+            by: Rule::Url,
+        })
+    }
+
+    /// A Telegram bot token around the `:AA` at `at`: 8 to 10 digits, a word boundary or `bot`
+    /// before them, then [`TELEGRAM`].
+    fn telegram_at(&self, line: &[u8], at: usize) -> Option<Hit> {
+        let digits = line[..at]
+            .iter()
+            .rev()
+            .take(11)
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        let start = at - digits;
+        let word = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_';
+        // After a word boundary, or in a Bot API URL (`/bot123…:AA…`).
+        let bounded = start == 0 || !word(&line[start - 1]) || line[..start].ends_with(b"bot");
+        if !(8..=10).contains(&digits) || !bounded {
+            return None;
+        }
+        let m = self.telegram.find(&line[at + 1..])?;
+        let end = at + 1 + m.end();
+        Some(Hit {
+            start,
+            name_end: start,
+            after: end,
+            end,
+            label: Label::Kind("telegram_bot_token"),
+            by: Rule::Token,
+        })
+    }
+
+    /// Calls `found` with each secret in `line` and each `PRIVATE KEY` header or footer (as
+    /// `None`) until it returns true; returns whether it did. As with a search of each
+    /// alternation from the end of its last match, the token patterns' matches do not overlap
+    /// one another, nor do the words'.
+    fn each_hit(&self, line: &[u8], mut found: impl FnMut(Option<Hit>) -> bool) -> bool {
+        if let Some(values) = &self.values {
+            let hit = |start, end, k| Hit {
+                start,
+                name_end: start,
+                after: end,
+                end,
+                label: Label::Value(k),
+                by: Rule::Value,
+            };
+            if values.each(line, |start, end, k| found(Some(hit(start, end, k)))) {
+                return true;
+            }
+        }
+        let (url, telegram) = (TOKEN_STARTS.len(), TOKEN_STARTS.len() + 1);
+        let at_start = |at: usize| Input::new(line).range(at..).anchored(Anchored::Yes);
+        let (mut from, mut token_end) = (0, 0);
+        while let Some(m) = self
+            .token_starts
+            .find(aho_corasick::Input::new(line).range(from..))
+        {
+            let at = m.start();
+            from = at + 1;
+            let hit = if m.pattern().as_usize() == url {
+                self.url_at(line, at)
+            } else if m.pattern().as_usize() == telegram {
+                self.telegram_at(line, at)
+            } else if at < token_end {
+                None
+            } else {
+                self.any.find(at_start(at)).map(|t| {
+                    token_end = t.end();
+                    self.token_hit(line, at, t.end())
+                })
+            };
+            if hit.is_some_and(|h| found(Some(h))) {
+                return true;
+            }
+        }
+        let mut from = 0;
+        while let Some(m) = self
+            .word_starts
+            .find(aho_corasick::Input::new(line).range(from..))
+        {
+            let at = m.start();
+            if line[at..].starts_with(b"PRIVATE KEY") && found(None) {
+                return true;
+            }
+            from = at + 1;
+            let words = &self.words[m.pattern().as_usize()];
+            if let Some(w) = words.iter().find(|w| line[at..].starts_with(w)) {
+                from = at + w.len();
+                if let Some(h) = self.assignment_at(line, at, from)
+                    && found(Some(h))
+                {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// The secrets in `line`, ordered by position.
+    fn hits(&self, line: &[u8]) -> Vec<Hit> {
+        let mut hits = Vec::new();
+        self.each_hit(line, |hit| {
+            hits.extend(hit);
+            false
+        });
+        hits.sort_by_key(|h| (h.start, std::cmp::Reverse(h.end), h.by));
+        hits
+    }
+
+    /// True when `text` may hold a secret or a part of one: a secret, or a private key's
+    /// `PRIVATE KEY` header or footer (whose body may run on past what `text` holds).
+    pub fn finds(&self, text: &[u8]) -> bool {
+        self.each_hit(text, |_| true)
+    }
+
+    /// Writes `line` with its secrets replaced into `out` and returns true, or returns false
+    /// (leaving `out` alone) when there is nothing to redact.
+    pub fn redact(&self, line: &[u8], out: &mut Vec<u8>) -> bool {
+        let hits = self.hits(line);
+        if hits.is_empty() {
+            return false;
+        }
+        out.clear();
+        let mut last = 0;
+        for h in hits {
+            if h.start < last {
+                // Inside a secret already replaced; what it covers past that goes too.
+                last = last.max(h.end);
+                continue;
+            }
+            out.extend_from_slice(&line[last..h.name_end]);
+            out.extend_from_slice(b"[REDACTED:");
+            match h.label {
+                Label::Kind(kind) => out.extend_from_slice(kind.as_bytes()),
+                Label::Value(k) => {
+                    let name = self.values.as_ref().map_or("", |v| v.name(k));
+                    out.extend_from_slice(b"env:");
+                    out.extend_from_slice(name.as_bytes());
+                }
+            }
+            out.push(b']');
+            out.extend_from_slice(&line[h.after..h.end]);
+            last = h.end;
+        }
+        out.extend_from_slice(&line[last..]);
+        true
+    }
+}

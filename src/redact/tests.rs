@@ -1,0 +1,311 @@
+//! Unit tests of the search: one case per kind, and the literal search held against a search
+//! of each whole pattern.
+
+use super::*;
+
+pub(super) fn redacted(s: &str) -> String {
+    let mut out = Vec::new();
+    if Redactor::new().redact(s.as_bytes(), &mut out) {
+        String::from_utf8(out).unwrap()
+    } else {
+        s.to_string()
+    }
+}
+
+#[test]
+fn one_case_per_kind() {
+    for (input, want) in [
+        (
+            r#"key \"-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nIBAAK\n-----END RSA PRIVATE KEY-----\" end"#,
+            r#"key \"[REDACTED:private_key]\" end"#,
+        ),
+        (
+            "export ANTHROPIC_API_KEY=sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv_wx",
+            "export ANTHROPIC_API_KEY=[REDACTED:anthropic_key]",
+        ),
+        (
+            "key sk-proj-AbCdEfGhIjKlMnOpQrStUvWx12 ok",
+            "key [REDACTED:openai_key] ok",
+        ),
+        (
+            "id AKIAIOSFODNN7EXAMPLE here",
+            "id [REDACTED:aws_access_key_id] here",
+        ),
+        (
+            "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "aws_secret_access_key = [REDACTED:aws_secret_key]",
+        ),
+        (
+            "push ghp_0123456789abcdefghijABCDEFGHIJ012345 x",
+            "push [REDACTED:github_token] x",
+        ),
+        ("glpat-AbCdEfGhIjKlMnOpQrSt1", "[REDACTED:gitlab_token]"),
+        ("xoxb-1234567890-abcdefghij", "[REDACTED:slack_token]"),
+        (
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+            "[REDACTED:jwt]",
+        ),
+        (
+            "Authorization: Bearer abcdefghijklmnopqrstuvwxyz0123",
+            "Authorization: Bearer [REDACTED:bearer_token]",
+        ),
+        (
+            "db password=hunter22 next",
+            "db password=[REDACTED:assignment] next",
+        ),
+        (
+            r#"{\"token\": \"abc123def\"}"#,
+            r#"{\"token\": \"[REDACTED:assignment]\"}"#,
+        ),
+        (
+            r#"{"token":"abc123def","n":1}"#,
+            r#"{"token":"[REDACTED:assignment]","n":1}"#,
+        ),
+    ] {
+        assert_eq!(redacted(input), want, "{input}");
+    }
+}
+
+#[test]
+fn ordinary_text_is_left_alone() {
+    let b64: String = (0..3000)
+        .map(|i| b"iVBORw0KGgoAAAANSUhEUgAA+/9z"[i % 28] as char)
+        .collect();
+    for input in [
+        "sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+        "uuid 8463c716-a2ea-4c14-9efa-87158ebd9f20 commit 0511dee9e6f1d0c598230bf5c61202eee5198bf8",
+        b64.as_str(),
+        r#"{"input_tokens":10,"max_tokens":4096,"token_count":3,"is_error":false}"#,
+        "the password field is required; see docs for the token format",
+        "risk-management and task-ant-colony are words",
+    ] {
+        assert_eq!(redacted(input), input);
+    }
+}
+
+/// Found by the search of start literals, whose URLs came before the assignments: a name
+/// and a URL over the same bytes are replaced as the assignment, as they always were.
+#[test]
+fn a_url_and_an_assignment_over_the_same_bytes_redact_as_the_assignment() {
+    assert_eq!(
+        redacted("password://admin:s3cret@"),
+        "password:[REDACTED:assignment]"
+    );
+}
+
+#[test]
+fn url_credentials_keep_the_user_and_host() {
+    assert_eq!(
+        redacted("postgres://admin:s3cret@db:5432/app"),
+        "postgres://admin:[REDACTED:url_credentials]@db:5432/app"
+    );
+}
+
+/// The prefix literals of `pattern` as the regex parser extracts them, or `None` when a
+/// match may start with any of too many strings to list.
+fn prefixes(pattern: &str) -> Option<Vec<Vec<u8>>> {
+    use regex_syntax::hir::literal::{ExtractKind, Extractor};
+    let hir = regex_syntax::ParserBuilder::new()
+        .unicode(false)
+        .utf8(false)
+        .build()
+        .parse(pattern)
+        .unwrap();
+    let seq = Extractor::new().kind(ExtractKind::Prefix).extract(&hir);
+    let literals = seq.literals()?;
+    Some(literals.iter().map(|l| l.as_bytes().to_vec()).collect())
+}
+
+fn starts_with_one(literal: &[u8], starts: &[&str]) -> bool {
+    starts.iter().any(|s| literal.starts_with(s.as_bytes()))
+}
+
+#[test]
+fn every_pattern_starts_with_a_token_start() {
+    for (kind, pattern) in PATTERNS {
+        let literals = prefixes(pattern).unwrap_or_else(|| panic!("{kind}: no prefixes"));
+        assert!(!literals.is_empty(), "{kind}");
+        for literal in literals {
+            assert!(
+                starts_with_one(&literal, TOKEN_STARTS),
+                "{kind}: a match may start with {:?}, which no TOKEN_STARTS begins",
+                String::from_utf8_lossy(&literal)
+            );
+        }
+    }
+}
+
+#[test]
+fn every_word_starts_with_a_word_start() {
+    for word in SECRET_WORDS {
+        assert!(
+            starts_with_one(word.as_bytes(), WORD_STARTS),
+            "the word {word:?} starts with no WORD_STARTS"
+        );
+    }
+}
+
+/// The words as they were written before, as one pattern; the list must say the same.
+#[test]
+fn the_words_are_the_ones_the_pattern_had() {
+    let old = concat!(
+        r"password|passwd|secret[_-]?key|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?|storage[_-]?key|storagekey|",
+        r"PASSWORD|PASSWD|SECRET[_-]?KEY|SECRET|TOKEN|API[_-]?KEY|APIKEY|ACCESS[_-]?KEY|PRIVATE[_-]?KEY|CREDENTIALS?|STORAGE[_-]?KEY|STORAGEKEY|",
+        r"Password|Passwd|Secret[_-]?Key|secretKey|Secret|Token|Api[_-]?Key|apiKey|Access[_-]?Key|accessKey|Private[_-]?Key|privateKey|Credentials?|Storage[_-]?Key|storageKey",
+    );
+    let mut old: Vec<Vec<u8>> = prefixes(old).expect("the words are literals");
+    let mut new: Vec<Vec<u8>> = SECRET_WORDS.iter().map(|w| w.as_bytes().to_vec()).collect();
+    old.sort();
+    old.dedup();
+    new.sort();
+    assert_eq!(new, old);
+}
+
+/// The pattern listed `secretKey` after `secret`, which matched first: the name
+/// `secretKey` went on with `Key` and its value was logged.
+#[test]
+fn a_camel_case_secret_key_is_redacted() {
+    assert_eq!(
+        redacted("secretKey=abcd1234xyz"),
+        "secretKey=[REDACTED:assignment]"
+    );
+}
+
+/// The search this one replaced, kept as the oracle: each alternation run over the whole
+/// line, from the end of its last match, and every `://` (the words as one alternation,
+/// the longest first).
+fn reference_hits(line: &[u8]) -> Vec<(usize, usize, usize, usize, Label)> {
+    static REFERENCE: OnceLock<(Redactor, Regex, Regex, Regex)> = OnceLock::new();
+    let (r, any, words, telegram) = REFERENCE.get_or_init(|| {
+        let joined: Vec<String> = PATTERNS.iter().map(|(_, p)| format!("(?:{p})")).collect();
+        let mut longest_first = SECRET_WORDS.to_vec();
+        longest_first.sort_by_key(|w| std::cmp::Reverse(w.len()));
+        let words = ascii(&longest_first.join("|"));
+        let telegram = ascii(r"(?:\b|bot)[0-9]{8,10}:AA[A-Za-z0-9_-]{33}\b");
+        (Redactor::new(), ascii(&joined.join("|")), words, telegram)
+    });
+    let mut hits: Vec<Hit> = any
+        .find_iter(line)
+        .map(|m| r.token_hit(line, m.start(), m.end()))
+        .collect();
+    for m in words.find_iter(line) {
+        hits.extend(r.assignment_at(line, m.start(), m.end()));
+    }
+    for at in memchr::memmem::find_iter(line, b"://") {
+        hits.extend(r.url_at(line, at));
+    }
+    for m in telegram.find_iter(line) {
+        let colon = m.start() + memchr::memchr(b':', m.as_bytes()).unwrap_or(0);
+        hits.extend(r.telegram_at(line, colon));
+    }
+    hits.sort_by_key(|h| (h.start, std::cmp::Reverse(h.end)));
+    hits.iter()
+        .map(|h| (h.start, h.name_end, h.after, h.end, h.label))
+        .collect()
+}
+
+/// Pieces of text that start, end, hide or imitate secrets, for lines made of them.
+const PIECES: &[&str] = &[
+    "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv_wx",
+    "123456789",
+    ":AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1",
+    ":AA",
+    "sk-or-v1-",
+    "whsec_",
+    "AccountKey=",
+    "sig=",
+    "Bot ",
+    "twilio_sid=",
+    "SK0123456789abcdef0123456789abcdef",
+    "sk-proj-AbCdEfGhIjKlMnOpQrStUvWx12",
+    "sk-",
+    "task-",
+    "sk_live_51HaBcDeFgHiJkLmNoPqRsTu",
+    "rk_test_",
+    "AKIAIOSFODNN7EXAMPLE",
+    "ASIA",
+    "AIzaSyA-1234567890abcdefghijklmnopqrstu",
+    "npm_abcdefghijklmnopqrstuvwxyz0123456789",
+    "hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345",
+    "ghp_0123456789abcdefghijABCDEFGHIJ012345",
+    "github_pat_11ABCDEFG0123456789_abcdefghij",
+    "glpat-AbCdEfGhIjKlMnOpQrSt1",
+    "xoxb-1234567890-abcdefghij",
+    "xox",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N",
+    "eyJ",
+    "Bearer ",
+    "bearer\t",
+    "abcdefghijklmnopqrstuvwxyz0123",
+    "-----BEGIN RSA PRIVATE KEY-----",
+    "-----END RSA PRIVATE KEY-----",
+    "PRIVATE KEY",
+    "aws_secret_access_key",
+    "AWS_SECRET_ACCESS_KEY",
+    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "password",
+    "PASSWD",
+    "Password",
+    "secret",
+    "secret_key",
+    "SECRET-KEY",
+    "secretKey",
+    "token",
+    "tokens",
+    "TOKEN",
+    "Token",
+    "api_key",
+    "apikey",
+    "apiKey",
+    "API-KEY",
+    "Api",
+    "access_key",
+    "accessKey",
+    "private-key",
+    "privateKey",
+    "credentials",
+    "Credential",
+    "=",
+    ": ",
+    "\\\"",
+    "\"",
+    "'",
+    " ",
+    ",",
+    "\n",
+    "://",
+    "postgres",
+    "admin:s3cret@",
+    "db:5432/app",
+    "hunter22",
+    "null",
+    "12345",
+    "x",
+    "_",
+    "-",
+];
+
+static REDACTOR: OnceLock<Redactor> = OnceLock::new();
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+
+    /// One search of start literals then anchored matches finds exactly what a search of
+    /// each whole alternation found.
+    #[test]
+    fn the_literal_search_finds_what_the_alternations_found(
+        picks in proptest::collection::vec(0..PIECES.len(), 0..24),
+    ) {
+        let line: Vec<u8> = picks.iter().flat_map(|&i| PIECES[i].bytes()).collect();
+        let r = REDACTOR.get_or_init(Redactor::new);
+        let got: Vec<_> = r
+            .hits(&line)
+            .iter()
+            .map(|h| (h.start, h.name_end, h.after, h.end, h.label))
+            .collect();
+        let want = reference_hits(&line);
+        proptest::prop_assert_eq!(&got, &want, "{}", String::from_utf8_lossy(&line));
+        let header = memchr::memmem::find(&line, b"PRIVATE KEY").is_some();
+        proptest::prop_assert_eq!(r.finds(&line), header || !want.is_empty());
+    }
+}

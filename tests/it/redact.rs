@@ -1,0 +1,341 @@
+//! `--redact` by value, end to end: secrets in smart-tee's environment, inside tool output, as
+//! written and JSON-escaped, split across reads and inside lines past the 8 MiB memory cap,
+//! reach no file smart-tee writes (logs, `--stats-json`), no message, and no MCP or `--view`
+//! answer; standard output still gets every byte.
+
+use std::path::Path;
+
+use smart_tee::engine::EngineConfig;
+
+use crate::common::{self, lines, strict_parse};
+
+/// Secret-named variables and their values: one with a quote, a slash and a backslash (JSON
+/// escapes it), one with spaces, one plain, one shaped like an Anthropic key.
+const ENV: &[(&str, &str)] = &[
+    ("MY_SERVICE_API_KEY", r#"Zq8"Lm/Np3\Rt5Vw7"#),
+    ("DB_PASSWORD", "open sesame 4242 zz"),
+    ("DEPLOY_TOKEN", "Tr1cky-Deploy-2026-q9"),
+    (
+        "ANTHROPIC_API_KEY",
+        "sk-ant-api03-Fake0Key1For2Tests3Only4xyzAB",
+    ),
+];
+
+/// The text each secret must not show as: its value, and its forms JSON-escaped once and twice.
+fn forbidden() -> Vec<String> {
+    let mut v = Vec::new();
+    for (_, value) in ENV {
+        v.push(value.to_string());
+        let once = esc(value);
+        v.push(esc(&once));
+        v.push(once);
+    }
+    // Parts long enough to be told apart from ordinary text.
+    v.push("Fake0Key1For2Tests3Only".into());
+    v.push("Tr1cky-Deploy".into());
+    v
+}
+
+fn assert_clean(what: &str, bytes: &[u8]) {
+    let text = String::from_utf8_lossy(bytes);
+    for secret in forbidden() {
+        assert!(
+            !text.contains(&secret),
+            "{what} shows a secret ({} bytes in)",
+            text.find(&secret).unwrap()
+        );
+    }
+}
+
+/// JSON-escapes `s` (without the quotes).
+fn esc(s: &str) -> String {
+    let q = serde_json::to_string(s).unwrap();
+    q[1..q.len() - 1].to_string()
+}
+
+/// Lines of tool output holding the secrets in every way the issue names.
+fn input() -> Vec<u8> {
+    let [(_, api), (_, db), (_, deploy), (_, ant)] = ENV else {
+        unreachable!()
+    };
+    let mut input = Vec::new();
+    // Tool output in a JSON line that fits: the values JSON-escaped.
+    input.extend_from_slice(
+        format!(
+            "{{\"type\":\"user\",\"content\":[{{\"type\":\"tool_result\",\"content\":\"$ env\\nMY_SERVICE_API_KEY={}\\nDB_PASSWORD={}\"}}]}}\n",
+            esc(api),
+            esc(db)
+        )
+        .as_bytes(),
+    );
+    // A JSON string inside a JSON string: escaped twice.
+    let inner = format!("{{\"token\":\"{}\"}}", esc(api));
+    input.extend_from_slice(
+        format!("{{\"type\":\"result\",\"result\":\"{}\"}}\n", esc(&inner)).as_bytes(),
+    );
+    // Not JSON: as written.
+    input.extend_from_slice(format!("curl -u admin:{api} -H 'X: {db}' {deploy}\n").as_bytes());
+    // Over the budget, the secret every 97 bytes so that one spans each cut point, and one as
+    // a key (counted in --stats-json).
+    let mut long = String::new();
+    while long.len() < 40_000 {
+        long.push_str(&format!("{} {} ", "word".repeat(15), esc(deploy)));
+    }
+    input.extend_from_slice(
+        format!(
+            "{{\"type\":\"assistant\",\"{}\":\"{long}\",\"n\":1}}\n",
+            esc(deploy)
+        )
+        .as_bytes(),
+    );
+    // Past the 8 MiB memory cap, not JSON: an excerpt.
+    let mut big = format!("export ANTHROPIC_API_KEY={ant} ");
+    big.push_str(&"z".repeat(9 << 20));
+    big.push_str(&format!(" {deploy} end\n"));
+    input.extend_from_slice(big.as_bytes());
+    // Past the cap, JSON nested 200,000 deep: too deep to cut.
+    let mut deep = format!(
+        "{{\"key\":\"{ant}\",\"pad\":\"{}\",\"deep\":",
+        "y".repeat(9 << 20)
+    );
+    deep.push_str(&"[".repeat(200_000));
+    deep.push_str(&"]".repeat(200_000));
+    deep.push_str(&format!(",\"k2\":\"{}\"}}\n", esc(api)));
+    input.extend_from_slice(deep.as_bytes());
+    input
+}
+
+fn env_config(budget: usize) -> EngineConfig {
+    EngineConfig {
+        max_line_bytes: budget,
+        redact: true,
+        secrets: smart_tee::redact::secrets_of(ENV.iter().copied()),
+        ..EngineConfig::default()
+    }
+}
+
+/// The log side, fed in chunks of 1, 7 and 64 KiB bytes and at once: a secret split across
+/// reads is found as a whole.
+#[test]
+fn secrets_split_across_reads_are_redacted() {
+    let input = input();
+    // The small lines byte by byte; the whole input in larger chunks.
+    let small: Vec<u8> = input
+        .split_inclusive(|&b| b == b'\n')
+        .take(4)
+        .flatten()
+        .copied()
+        .collect();
+    for (bytes, chunk) in [(&small, 1), (&small, 7), (&input, 64 * 1024), (&input, 0)] {
+        let log = common::log_of(bytes, &env_config(5120), chunk);
+        assert_clean(&format!("the log fed in chunks of {chunk}"), &log);
+        for l in lines(&log) {
+            strict_parse(l).unwrap();
+            assert!(l.len() <= 5120);
+        }
+    }
+}
+
+fn run_with_env(args: &[&str], input: &[u8]) -> std::process::Output {
+    let mut cmd = common::bin();
+    for (name, value) in ENV {
+        cmd.env(name, value);
+    }
+    common::run_cmd(cmd.args(args), input)
+}
+
+/// #32: the binary, its secrets in its environment: no output file, no message and no
+/// answer shows one.
+#[test]
+fn secrets_in_the_environment_reach_no_file_nor_answer() {
+    let dir = common::tempdir("redact-env");
+    let (log, stats) = (dir.join("a.jsonl"), dir.join("stats.json"));
+    let input = input();
+    let out = run_with_env(
+        &[
+            "--redact",
+            "--stats",
+            "--stats-json",
+            stats.to_str().unwrap(),
+            log.to_str().unwrap(),
+        ],
+        &input,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout == input, "stdout keeps every byte");
+    assert_clean("stderr", &out.stderr);
+    let logged = std::fs::read(&log).unwrap();
+    assert_clean("the log", &logged);
+    assert_eq!(lines(&logged).len(), 6);
+    for l in lines(&logged) {
+        strict_parse(l).unwrap();
+    }
+    let text = String::from_utf8_lossy(&logged);
+    for name in [
+        "MY_SERVICE_API_KEY",
+        "DB_PASSWORD",
+        "DEPLOY_TOKEN",
+        "ANTHROPIC_API_KEY",
+    ] {
+        assert!(text.contains(&format!("[REDACTED:env:{name}]")), "{name}");
+    }
+    // Without --redact, every one of these lines logs a secret: the check above can fail.
+    let plain = dir.join("plain.jsonl");
+    let out = run_with_env(&[plain.to_str().unwrap()], &input);
+    assert!(out.status.success());
+    let plain = std::fs::read(&plain).unwrap();
+    let shows = |l: &[u8]| {
+        let l = String::from_utf8_lossy(l);
+        forbidden().iter().any(|s| l.contains(s.as_str()))
+    };
+    assert_eq!(lines(&plain).iter().filter(|l| shows(l)).count(), 6);
+    std::fs::remove_file(dir.join("plain.jsonl")).unwrap();
+    let stats = std::fs::read(&stats).unwrap();
+    assert_clean("--stats-json", &stats);
+    assert!(String::from_utf8_lossy(&stats).contains("[REDACTED:env:DEPLOY_TOKEN]"));
+
+    // The read side, on a raw stream that was never redacted.
+    let raw = dir.join("raw.jsonl");
+    let small: Vec<u8> = input
+        .split_inclusive(|&b| b == b'\n')
+        .take(4)
+        .flatten()
+        .copied()
+        .collect();
+    std::fs::write(&raw, &small).unwrap();
+    for format in ["text", "jsonl", "json"] {
+        let view = run_with_env(
+            &[
+                "--view",
+                "--redact",
+                "--format",
+                format,
+                raw.to_str().unwrap(),
+            ],
+            b"",
+        );
+        assert!(view.status.success());
+        assert!(!view.stdout.is_empty());
+        assert_clean(&format!("--view --format {format}"), &view.stdout);
+    }
+    #[cfg(feature = "mcp")]
+    mcp_answers_are_clean(&dir);
+}
+
+#[cfg(feature = "mcp")]
+fn mcp_answers_are_clean(root: &Path) {
+    use rmcp::ServiceExt;
+    use rmcp::model::CallToolRequestParams;
+    use serde_json::json;
+    let step = std::time::Duration::from_secs(60);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_smart-tee"));
+        cmd.arg("mcp").arg("--redact").arg("--root").arg(root);
+        for (name, value) in ENV {
+            cmd.env(name, value);
+        }
+        let transport = rmcp::transport::TokioChildProcess::new(cmd).unwrap();
+        let client = tokio::time::timeout(step, ().serve(transport))
+            .await
+            .unwrap()
+            .unwrap();
+        for (tool, args) in [
+            ("read_log", json!({"path": "raw.jsonl", "format": "jsonl"})),
+            ("read_log", json!({"path": "raw.jsonl", "format": "text"})),
+            ("read_log", json!({"path": "a.jsonl", "format": "json"})),
+            ("log_summary", json!({"path": "raw.jsonl"})),
+            ("list_logs", json!({})),
+        ] {
+            let params = CallToolRequestParams::new(tool)
+                .with_arguments(args.as_object().cloned().unwrap_or_default());
+            let result = tokio::time::timeout(step, client.call_tool(params))
+                .await
+                .unwrap()
+                .unwrap();
+            let text: String = result
+                .content
+                .iter()
+                .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+                .collect();
+            assert!(!text.is_empty(), "{tool}");
+            assert_clean(&format!("the MCP answer of {tool} {args}"), text.as_bytes());
+        }
+        let _ = client.cancel().await;
+    });
+}
+
+/// `--redact-values FILE`: the values of a dotenv file, by the environment's rules; an
+/// unreadable or malformed file is refused naming the file and the line, never a value.
+#[test]
+fn redact_values_reads_a_dotenv_file() {
+    let dir = common::tempdir("redact-values");
+    let (env, log) = (dir.join(".env"), dir.join("a.jsonl"));
+    std::fs::write(
+        &env,
+        "# app\nexport STRIPE_SECRET=\"Value-From-Dotenv-77\"\nNODE_ENV=production\n",
+    )
+    .unwrap();
+    let input = b"{\"type\":\"user\",\"content\":\"Value-From-Dotenv-77 in production\"}\n";
+    let out = common::run_fed(&["--redact-values", env.to_str().unwrap()], &log, input);
+    assert!(out.status.success());
+    let logged = String::from_utf8(std::fs::read(&log).unwrap()).unwrap();
+    assert!(
+        logged.contains("[REDACTED:env:STRIPE_SECRET] in production"),
+        "{logged}"
+    );
+    std::fs::write(&env, "GOOD_TOKEN=Hidden-Value-123\nthis line is no pair\n").unwrap();
+    let out = common::run_fed(&["--redact-values", env.to_str().unwrap()], &log, b"x\n");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(".env") && err.contains("line 2"), "{err}");
+    assert!(!err.contains("Hidden-Value"), "{err}");
+    assert_eq!(out.stdout, b"x\n", "the stream is still copied");
+}
+
+/// #32: `--help` says what is redacted by value, by name and by pattern.
+#[test]
+fn help_says_what_redact_replaces() {
+    let out = common::run_cmd(common::bin().arg("--help"), b"");
+    let help = String::from_utf8_lossy(&out.stdout).replace(['\n', ' '], "");
+    for said in [
+        "Byvalue,as[REDACTED:env:NAME]",
+        "PASSWORD,PASSWD,SECRET,TOKENorCREDENTIALorendsinKEY",
+        "8bytesormore",
+        "JSON-escaped",
+        "Byname,as[REDACTED:assignment]",
+        "Bypattern,as[REDACTED:kind]",
+        "OpenRouter",
+        "whsec_",
+        "Supabase",
+        "Tavily",
+        "Telegram",
+        "Twilio",
+        "AccountKey=",
+        "sig=",
+        "Discord",
+        "SendGrid",
+        "Databricks",
+        "DigitalOcean",
+        "Linear",
+        "Notion",
+        "Shopify",
+        "PyPI",
+        "Doppler",
+        "Vercel",
+        "Groq",
+        "xAI",
+        "Replicate",
+        "PEMprivatekeys",
+        "--redact-values<FILE>",
+    ] {
+        assert!(help.contains(said), "--help does not say {said:?}");
+    }
+}
