@@ -16,3 +16,4 @@ mod layout;
 mod mcp;
 mod synth;
 mod view;
+mod writing;
