@@ -3,14 +3,17 @@
 //! Each file is locked (the exclusive lock that writers' shared locks hold off: a log being
 //! written is refused), checked to be a log (a binary, or a file of more than a tenth non-JSON
 //! lines, is refused), and read through the tee path's own line splitter and memory caps
-//! ([`LogWriter`]) into a temporary file beside it, which is synced, given the original's
-//! permissions and renamed over it while the lock is held; the directory is synced too. A result
+//! ([`LogWriter`]) into a temporary file beside it, which is given the original's owner, group,
+//! mode and extended attributes (or the compaction is refused), synced and renamed over it while
+//! the lock is held; the directory is synced too. A log with a second hard link, or that another
+//! process holds open for writing (`/proc/*/fd`), is refused. A result
 //! that is not smaller, or identical, leaves the file untouched. What a killed compaction of the
 //! same log left (its temporary file) is removed first. An unfinished last line (a
 //! writer was killed mid-line) is copied as it is, unprocessed. Any failure removes the
 //! temporary file and leaves the original as it was. A file that changes while being compacted
-//! (a writer that takes no lock, such as `tee -a`) is refused. With `--dry-run` nothing is
-//! written; the report is the same.
+//! (a writer that takes no lock, such as `>>`) is refused, checked last just before the rename;
+//! what it appends between that check and the rename is carried over. With `--dry-run` nothing
+//! is written; the report is the same. `docs/writing.md` says what compaction cannot protect.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
