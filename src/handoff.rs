@@ -43,7 +43,15 @@ struct State {
     /// The worker has returned: nothing will be taken any more.
     closed: bool,
     spare: Vec<Buf>,
+    /// The worker waits for a message: a push wakes it (no wake-up call otherwise).
+    worker_waits: bool,
+    /// The reader waits for room: the worker wakes it once the queue is down to [`LOW`].
+    reader_waits: bool,
 }
+
+/// The level the queue drains to before a reader waiting for room is woken: one wake-up per
+/// few chunks instead of one per chunk.
+const LOW: usize = QUEUE_BYTES / 2;
 
 /// See the module documentation.
 pub struct Handoff {
@@ -77,6 +85,8 @@ impl Handoff {
                 stopping: false,
                 closed: false,
                 spare: Vec::new(),
+                worker_waits: false,
+                reader_waits: false,
             }),
             turn: Mutex::new(()),
             ready: Condvar::new(),
@@ -95,8 +105,10 @@ impl Handoff {
 
     fn wait_room<'a>(&'a self, mut s: MutexGuard<'a, State>, n: usize) -> MutexGuard<'a, State> {
         while !s.stopping && !s.closed && s.bytes > 0 && s.bytes + n > QUEUE_BYTES {
+            s.reader_waits = true;
             s = self.room.wait(s).unwrap_or_else(|p| p.into_inner());
         }
+        s.reader_waits = false;
         s
     }
 
@@ -135,8 +147,11 @@ impl Handoff {
         }
         s.items.push_back(Msg::Chunk(Arc::clone(buf), n));
         let next = s.spare.pop();
+        let wake = s.worker_waits;
         drop(s);
-        self.ready.notify_one();
+        if wake {
+            self.ready.notify_one();
+        }
         Some(Sent::Queued(
             next.unwrap_or_else(|| Arc::new(vec![0; self.chunk])),
         ))
@@ -173,12 +188,16 @@ impl Handoff {
             if let Some(msg) = s.items.pop_front() {
                 if let Msg::Chunk(_, n) = &msg {
                     s.bytes -= n;
-                    drop(s);
-                    self.room.notify_one();
+                    if s.reader_waits && s.bytes <= LOW {
+                        drop(s);
+                        self.room.notify_one();
+                    }
                 }
                 return msg;
             }
+            s.worker_waits = true;
             s = self.ready.wait(s).unwrap_or_else(|p| p.into_inner());
+            s.worker_waits = false;
         }
     }
 
