@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
-# Stress, not a test (it depends on timing by design): kill -9 smart-tee at random moments while
-# it logs a generated stream, then open the log again with `-a` (which repairs a torn last line)
-# and check that every line of it is whole, valid JSON; then the same with three writers on one
-# log. The test suite provokes the same states on purpose (tests/it/faults.rs:
-# a_torn_last_line_is_cut_back_when_appending,
+# Stress, not a test (it depends on timing by design):
+# 1. stop signals on a slow stdout: smart-tee logs `{"i":N}` lines while its stdout (a pipe, a
+#    socket, or a pipe behind --stdout-max-line-bytes) is read slowly, and is sent SIGTERM,
+#    SIGINT, SIGHUP or SIGQUIT at a random moment: every complete line stdout got must be in the
+#    log, in order, and the status must be 128 + the signal;
+# 2. kill -9 smart-tee at random moments while it logs a generated stream, then open the log
+#    again with `-a` (which keeps a torn last line as a `torn` record) and check that every line
+#    of it is whole, valid JSON;
+# 3. the same with three writers on one log.
+# The test suite provokes the same states on purpose (tests/it/writing.rs:
+# a_stop_signal_on_a_slow_stdout_loses_no_line_stdout_got; tests/it/faults.rs:
+# a_torn_last_line_becomes_a_record_when_appending,
 # a_running_writer_does_not_glue_its_line_onto_one_torn_meanwhile and the rest).
 # Usage: benches/stress_kill.sh [TRIES]     (default 40; ST=path/to/smart-tee to try another build)
 set -euo pipefail
@@ -14,6 +21,65 @@ cargo build --release -q --bin smart-tee --examples
 st="${ST:-$PWD/target/release/smart-tee}"
 input="$work/input.jsonl"
 [ -s "$input" ] || target/release/examples/gen_corpus 18M 7 > "$input"
+command -v python3 > /dev/null || { echo "python3 is needed"; exit 1; }
+
+python3 - "$st" "$work" "$tries" <<'PY'
+import os, random, signal, socket, subprocess, sys, time
+st, work, tries = sys.argv[1], sys.argv[2], int(sys.argv[3])
+data = b"".join(b'{"i":%d}\n' % i for i in range(2_000_000))
+runs = lines_checked = 0
+for t in range(tries):
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT):
+        kind = random.choice(["pipe", "socket", "capped pipe"])
+        log = os.path.join(work, "sig.log")
+        if os.path.exists(log):
+            os.remove(log)
+        if kind == "socket":
+            ours, theirs = socket.socketpair()
+            ours_fd, theirs_fd = ours.detach(), theirs.detach()
+        else:
+            ours_fd, theirs_fd = os.pipe()
+        args = [st] + (["--stdout-max-line-bytes", "100000"] if kind == "capped pipe" else []) + [log]
+        child = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=theirs_fd,
+                                 stderr=subprocess.DEVNULL, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        os.close(theirs_fd)
+        # Input arrives in pieces, as from an agent; stdout is read slowly, 4 KiB a millisecond.
+        import threading
+        def feed():
+            try:
+                for at in range(0, len(data), 65536):
+                    child.stdin.write(data[at:at + 65536]); child.stdin.flush()
+            except (BrokenPipeError, ValueError):
+                pass
+        feeder = threading.Thread(target=feed, daemon=True); feeder.start()
+        got = bytearray()
+        deadline = time.monotonic() + random.uniform(0.05, 1.0)
+        while time.monotonic() < deadline:
+            got += os.read(ours_fd, 4096)
+            time.sleep(0.001)
+        child.send_signal(sig)
+        while True:
+            chunk = os.read(ours_fd, 1 << 20)
+            if not chunk:
+                break
+            got += chunk
+        os.close(ours_fd)
+        status = child.wait(timeout=120)
+        try:
+            child.stdin.close()
+        except BrokenPipeError:
+            pass
+        assert status == 128 + sig, f"{sig.name} on a {kind}: status {status}"
+        complete = bytes(got[:got.rfind(b"\n") + 1]).split(b"\n")[:-1]
+        logged = open(log, "rb").read().split(b"\n")
+        assert logged[:len(complete)] == complete, (
+            f"{sig.name} on a {kind}: stdout got {len(complete)} lines, the log holds "
+            f"{sum(1 for _ in zip(logged, complete))} of them")
+        runs += 1
+        lines_checked += len(complete)
+print(f"{runs} stop signals on a slow stdout: every one of the {lines_checked} lines stdout got was in the log")
+PY
+
 torn=0
 for i in $(seq "$tries"); do
   log="$work/k.log"; rm -f "$log"
@@ -27,7 +93,8 @@ for i in $(seq "$tries"); do
   if [ -s "$log" ] && [ "$(tail -c 1 "$log" | od -An -c | tr -d ' ')" != '\n' ]; then
     echo "try $i: the log still ends mid-line after -a" >&2; exit 1
   fi
-  # Every line must be JSON: at budget 0, a line that is not JSON would become a non_json record.
+  # Every line must be JSON (a torn one kept as a `torn` record): at budget 0, a line that is not
+  # JSON would become a non_json record.
   if "$st" -b 0 "$work/check.log" < "$log" > /dev/null && grep -q '"type":"non_json"' "$work/check.log"; then
     echo "try $i: a line of the log is not JSON" >&2; exit 1
   fi

@@ -3,18 +3,21 @@
 //! Each file is locked (the exclusive lock that writers' shared locks hold off: a log being
 //! written is refused), checked to be a log (a binary, or a file of more than a tenth non-JSON
 //! lines, is refused), and read through the tee path's own line splitter and memory caps
-//! ([`LogWriter`]) into a temporary file beside it, which is synced, given the original's
-//! permissions and renamed over it while the lock is held; the directory is synced too. A result
+//! ([`LogWriter`]) into a temporary file beside it, which is given the original's owner, group,
+//! mode and extended attributes (or the compaction is refused), synced and renamed over it while
+//! the lock is held; the directory is synced too. A log with a second hard link, or that another
+//! process holds open for writing (`/proc/*/fd`), is refused. A result
 //! that is not smaller, or identical, leaves the file untouched. What a killed compaction of the
 //! same log left (its temporary file) is removed first. An unfinished last line (a
 //! writer was killed mid-line) is copied as it is, unprocessed. Any failure removes the
 //! temporary file and leaves the original as it was. A file that changes while being compacted
-//! (a writer that takes no lock, such as `tee -a`) is refused. With `--dry-run` nothing is
-//! written; the report is the same.
+//! (a writer that takes no lock, such as `>>`) is refused, checked last just before the rename;
+//! what it appends between that check and the rename is carried over. With `--dry-run` nothing
+//! is written; the report is the same. `docs/writing.md` says what compaction cannot protect.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::engine::{EngineConfig, LineEngine};
@@ -56,7 +59,6 @@ impl std::fmt::Display for CompactReport {
 
 /// A file's identity and state: a change means someone wrote to it meanwhile.
 fn fingerprint(meta: &fs::Metadata) -> (u64, Option<std::time::SystemTime>, u64) {
-    use std::os::unix::fs::MetadataExt;
     (meta.len(), meta.modified().ok(), meta.ino())
 }
 
@@ -104,6 +106,18 @@ pub fn compact_file(
             "another process is writing it (it holds the log's lock); not compacted".into(),
         ));
     }
+    if before.nlink() > 1 {
+        return Err(refuse(format!(
+            "it has {} hard links: the other names would keep the old content; not compacted",
+            before.nlink()
+        )));
+    }
+    if let Some(writer) = writer_elsewhere(&before) {
+        return Err(refuse(format!(
+            "{writer} has it open for writing (its next lines would go to the replaced file); \
+             not compacted"
+        )));
+    }
     if looks_binary(&file).map_err(io_err)? {
         return Err(refuse(
             "it holds NUL bytes: a binary file, not a log; not compacted".into(),
@@ -122,7 +136,7 @@ pub fn compact_file(
         let out = if dry_run {
             None
         } else {
-            let mode = std::os::unix::fs::PermissionsExt::mode(&before.permissions());
+            let mode = before.mode();
             Some(
                 OpenOptions::new()
                     .read(true)
@@ -172,12 +186,6 @@ pub fn compact_file(
                 report.bytes_before, report.bytes_after
             )));
         }
-        let now = fs::metadata(&real)?;
-        if fingerprint(&now) != fingerprint(&before) {
-            return Err(io::Error::other(
-                "the file changed while being compacted (is something appending to it?); left as it was",
-            ));
-        }
         let Some(out) = out else {
             let same = report.bytes_after == report.bytes_before
                 && report.lines_cut + report.lines_non_json + stats.lines_blank == 0;
@@ -188,25 +196,37 @@ pub fn compact_file(
             });
         };
         if unfinished > 0 {
-            let mut rest = vec![0u8; CHUNK];
-            let mut at = whole;
-            while at < before.len() {
-                let n = file.read_at(&mut rest, at)?;
-                if n == 0 {
-                    break;
-                }
-                (&out).write_all(&rest[..n])?;
-                at += n as u64;
-            }
+            copy_range(&file, whole, &out)?;
         }
         if report.bytes_after == report.bytes_before && same_contents(&file, &out)? {
             fs::remove_file(&tmp)?;
             return Ok(Verdict::Unchanged);
         }
+        // The log's owner, group, mode and extended attributes (ACLs among them), or no
+        // compaction: a log that its writer can no longer open is worse than a long one.
+        keep_attributes(&file, &out, &before)?;
         out.sync_all()?;
-        // Permissions again, in case the umask narrowed them at creation.
-        fs::set_permissions(&tmp, before.permissions())?;
+        // Checked last, just before the rename: a writer that takes no lock and wrote meanwhile.
+        if fingerprint(&fs::metadata(&real)?) != fingerprint(&before) {
+            return Err(io::Error::other(
+                "the file changed while being compacted (is something appending to it?); left as it was",
+            ));
+        }
+        // Writers that open the new file wait for this lock until the carry-over below is done.
+        out.lock()?;
         fs::rename(&tmp, &real)?;
+        // A writer that takes no lock may still have written between the check and the
+        // rename: what it added to the replaced file is carried over, as it was written.
+        let added = file.metadata()?.len().saturating_sub(before.len());
+        if added > 0 {
+            copy_range(&file, before.len(), &out)?;
+            out.sync_all()?;
+            eprintln!(
+                "smart-tee: {}: {added} bytes were appended during the compaction; carried over \
+                 unchanged",
+                path.display()
+            );
+        }
         if let Some(dir) = real.parent() {
             File::open(dir)?.sync_all()?;
         }
@@ -219,6 +239,111 @@ pub fn compact_file(
             Err(io_err(source))
         }
     }
+}
+
+/// Appends what `from` holds past `at` to `to`.
+fn copy_range(from: &File, mut at: u64, mut to: &File) -> io::Result<()> {
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        let n = from.read_at(&mut buf, at)?;
+        if n == 0 {
+            return Ok(());
+        }
+        to.write_all(&buf[..n])?;
+        at += n as u64;
+    }
+}
+
+/// Gives the new file `out` the owner, group, permissions and extended attributes of the log
+/// (`file`, `meta`), as logrotate does; an error if one cannot be kept.
+fn keep_attributes(file: &File, out: &File, meta: &fs::Metadata) -> io::Result<()> {
+    let now = out.metadata()?;
+    if (now.uid(), now.gid()) != (meta.uid(), meta.gid()) {
+        std::os::unix::fs::fchown(out, Some(meta.uid()), Some(meta.gid())).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!(
+                    "cannot give the new file the log's owner and group ({}:{}): {e}; not \
+                     compacted",
+                    meta.uid(),
+                    meta.gid()
+                ),
+            )
+        })?;
+    }
+    // After the owner: a change of owner clears the set-id bits.
+    out.set_permissions(meta.permissions())?;
+    let names = match xattrs(file) {
+        Ok(names) => names,
+        // No extended attributes on this file system: none to keep.
+        Err(rustix::io::Errno::NOTSUP) => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
+    for name in names.split(|&b| b == 0).filter(|n| !n.is_empty()) {
+        let name = std::ffi::CString::new(name).map_err(io::Error::other)?;
+        let value = xattr(file, &name)?;
+        if xattr(out, &name).is_ok_and(|v| v == value) {
+            continue;
+        }
+        let flags = rustix::fs::XattrFlags::empty();
+        rustix::fs::fsetxattr(out, name.as_c_str(), &value, flags).map_err(|e| {
+            io::Error::other(format!(
+                "cannot keep its extended attribute {name:?}: {e}; not compacted"
+            ))
+        })?;
+    }
+    Ok(())
+}
+
+/// The names of the file's extended attributes, each ended by a NUL.
+fn xattrs(file: &File) -> rustix::io::Result<Vec<u8>> {
+    let mut names = vec![0; rustix::fs::flistxattr_query(file)?];
+    let n = rustix::fs::flistxattr(file, &mut names[..])?;
+    names.truncate(n);
+    Ok(names)
+}
+
+/// The value of the file's extended attribute `name`.
+fn xattr(file: &File, name: &std::ffi::CStr) -> rustix::io::Result<Vec<u8>> {
+    let mut value = vec![0; rustix::fs::fgetxattr_query(file, name)?];
+    if !value.is_empty() {
+        let n = rustix::fs::fgetxattr(file, name, &mut value[..])?;
+        value.truncate(n);
+    }
+    Ok(value)
+}
+
+/// Another process that has the file `meta` describes open for writing, as `/proc` shows it
+/// (all processes for root, one's own otherwise): "process PID (name)".
+fn writer_elsewhere(meta: &fs::Metadata) -> Option<String> {
+    let me = std::process::id().to_string();
+    for proc in fs::read_dir("/proc").ok()?.flatten() {
+        let pid = proc.file_name().to_string_lossy().into_owned();
+        if pid == me || !pid.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(fds) = fs::read_dir(proc.path().join("fd")) else {
+            continue;
+        };
+        for fd in fds.flatten() {
+            let same = fs::metadata(fd.path())
+                .is_ok_and(|m| m.dev() == meta.dev() && m.ino() == meta.ino());
+            if !same {
+                continue;
+            }
+            let info = proc.path().join("fdinfo").join(fd.file_name());
+            let flags = fs::read_to_string(info).ok().and_then(|text| {
+                let line = text.lines().find(|l| l.starts_with("flags:"))?;
+                u32::from_str_radix(line["flags:".len()..].trim(), 8).ok()
+            });
+            // O_WRONLY or O_RDWR (an unknown mode counts as a writer).
+            if flags.is_none_or(|f| f & 3 != 0) {
+                let name = fs::read_to_string(proc.path().join("comm")).unwrap_or_default();
+                return Some(format!("process {pid} ({})", name.trim()));
+            }
+        }
+    }
+    None
 }
 
 /// True when the first 64 KiB of the file hold a NUL byte (no text log has one).

@@ -170,7 +170,46 @@ impl LineEngine {
     /// Appends the log line for `line` to `out`, newline included, or nothing for a blank line.
     /// `line` is one input line without its `\n`; trailing `\r`s are dropped (so that a log
     /// line never ends with one, and a second pass changes nothing).
+    ///
+    /// A bug anywhere in a line's processing costs that line its detail, never the stream: a
+    /// panic is caught here and the line is logged as a `truncated` record of its text.
     pub fn process(&mut self, line: &[u8], out: &mut Vec<u8>) -> Outcome {
+        let start = out.len();
+        let done = panic::catch_unwind(AssertUnwindSafe(|| self.process_unguarded(line, out)));
+        done.unwrap_or_else(|_| self.failed(line, start, out))
+    }
+
+    /// The record of a line whose processing panicked (see [`LineEngine::process`]).
+    #[cold]
+    fn failed(&mut self, line: &[u8], start: usize, out: &mut Vec<u8>) -> Outcome {
+        out.truncate(start);
+        self.reduction.clear();
+        self.search_log = Search::Off;
+        let text = line.strip_prefix(BOM).unwrap_or(line).trim_ascii();
+        // With --redact this record passes the redaction too; should that be what failed,
+        // the text is withheld rather than logged in clear.
+        let mut redacted = Vec::new();
+        let text = match &self.redactor {
+            None => text,
+            Some(r) => {
+                match panic::catch_unwind(AssertUnwindSafe(|| r.redact(text, &mut redacted))) {
+                    Ok(true) => &redacted[..],
+                    Ok(false) => text,
+                    Err(_) => b"[TEXT WITHHELD: redaction failed]",
+                }
+            }
+        };
+        let budget = self.config.max_line_bytes;
+        record::emit_record(UNPLANNED, text, budget, &self.style(), out);
+        out.push(b'\n');
+        Outcome::Unplanned
+    }
+
+    fn process_unguarded(&mut self, line: &[u8], out: &mut Vec<u8>) -> Outcome {
+        #[cfg(test)]
+        if line == tests::PANICS {
+            panic!("a bug, provoked by a test");
+        }
         let end = line.iter().rposition(|&b| b != b'\r').map_or(0, |p| p + 1);
         let line = &line[..end];
         if line
@@ -373,14 +412,7 @@ impl LineEngine {
             }
         } else {
             // One pass validates and indexes: most of a stream's bytes are in lines like this.
-            // A bug in planning must cost one line its detail, never the stream: a panic here
-            // falls back to the raw record.
-            let cut = panic::catch_unwind(AssertUnwindSafe(|| self.cut(line, json, out)));
-            cut.unwrap_or_else(|_| {
-                out.truncate(start);
-                record::emit_record(UNPLANNED, json, budget, &self.style(), out);
-                Outcome::Unplanned
-            })
+            self.cut(line, json, out)
         };
         debug_assert!(
             budget == 0 || out.len() - start <= budget,
@@ -593,5 +625,29 @@ fn style(config: &EngineConfig) -> EmitStyle<'_> {
     EmitStyle {
         marker: &config.marker,
         head_ratio: config.head_ratio,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The line that makes [`LineEngine::process`] panic in unit tests, standing for a bug.
+    pub(super) const PANICS: &[u8] = b"{\"panic\":\"provoked by a test\"}";
+
+    /// #27.6: a panic anywhere in a line's processing (here provoked on purpose) costs that
+    /// line its detail: it is logged as a record of its text, and the next line is processed
+    /// as usual. Only the over-budget cut used to be guarded.
+    #[test]
+    fn a_panic_in_a_line_becomes_a_record() {
+        let mut engine = LineEngine::new(EngineConfig::default());
+        let mut out = b"before\n".to_vec();
+        assert_eq!(engine.process(PANICS, &mut out), Outcome::Unplanned);
+        assert_eq!(engine.process(b"{\"a\":1}", &mut out), Outcome::Verbatim);
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text,
+            "before\n{\"type\":\"truncated\",\"text\":\"{\\\"panic\\\":\\\"provoked by a test\\\"}\"}\n{\"a\":1}\n"
+        );
     }
 }

@@ -5,6 +5,8 @@
 //! chunk is read, so a line reaches the log as soon as its newline has been read, and every write
 //! carries whole lines only: a crash or a kill never leaves half a line behind.
 
+use std::panic::{self, AssertUnwindSafe};
+
 use crate::engine::{EngineConfig, LineEngine, Outcome};
 use crate::error::Error;
 use crate::reduce::{Failure, Reducer};
@@ -62,10 +64,19 @@ impl BigLine {
     pub(crate) fn push(&mut self, piece: &[u8]) {
         self.excerpt.push(piece);
         if let Some(r) = self.reducer.as_mut() {
-            r.feed(piece);
-            if let Some(f) = r.failure() {
-                self.failure = f;
-                self.reducer = None;
+            // A bug in the reducer costs the line its structure (it is logged as an excerpt),
+            // never the stream.
+            let fed = panic::catch_unwind(AssertUnwindSafe(|| {
+                r.feed(piece);
+                r.failure()
+            }));
+            match fed {
+                Ok(None) => {}
+                Ok(Some(f)) => {
+                    self.failure = f;
+                    self.reducer = None;
+                }
+                Err(_) => self.reducer = None,
             }
         }
     }
@@ -99,11 +110,14 @@ impl BigLine {
     /// Appends the line's log line to `out`: its reduction, or else an excerpt.
     #[cold]
     pub(crate) fn finish(self, engine: &mut LineEngine, out: &mut Vec<u8>) -> Outcome {
-        let failure = match self.reducer.map(Reducer::finish) {
-            Some(Ok(Some(reduced))) => return engine.process_reduced(reduced, out),
-            Some(Ok(None)) => return Outcome::Blank,
-            Some(Err(f)) => f,
-            None => self.failure,
+        let finished = self
+            .reducer
+            .map(|r| panic::catch_unwind(AssertUnwindSafe(|| r.finish())));
+        let failure = match finished {
+            Some(Ok(Ok(Some(reduced)))) => return engine.process_reduced(reduced, out),
+            Some(Ok(Ok(None))) => return Outcome::Blank,
+            Some(Ok(Err(f))) => f,
+            Some(Err(_)) | None => self.failure,
         };
         let o = self.excerpt;
         let (a, b) = o.tail.as_slices();

@@ -4,8 +4,10 @@
 //! - Every writer holds a shared advisory lock (`flock`) on its log for its lifetime; `--compact`
 //!   takes the exclusive lock, so it never rewrites a log that is being written, and a writer
 //!   that waited for a compaction reopens the file it renamed into place.
-//! - A log whose last line is unfinished (a kill or a full disk stopped a write mid-way) is cut
-//!   back to its last newline when it is opened with `-a` and no other writer holds it. Every
+//! - A log whose last line has no newline is repaired when it is opened with `-a` (or reopened)
+//!   and no other writer holds it, without losing a byte ([`repair_tail`]): a complete JSON line
+//!   gets its newline, a torn one becomes a `torn` record. A log that another smart-tee holds is
+//!   appended to even without `-a`, never truncated under it. Every
 //!   write to a regular file looks at its end first, in turn with the other smart-tee writers
 //!   (a POSIX record lock held for the look and the write), and ends a torn line with a newline
 //!   in the same write: nothing is glued onto a torn line, whoever tore it and whenever.
@@ -18,6 +20,7 @@
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{self, IoSlice, Write};
+use std::os::fd::AsFd;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -110,7 +113,7 @@ impl LogSink {
     fn open_target(&mut self, truncate: bool) -> io::Result<()> {
         // A compaction may rename a new file over the path while we wait for its lock: then
         // the file we hold is stale, and the path is opened again.
-        for _ in 0..8 {
+        for attempt in 0..8 {
             // A FIFO or a device is opened for writing only, as tee does (reading a FIFO too
             // would not wait for its reader).
             let special = std::fs::metadata(&self.path).is_ok_and(|m| !m.is_file());
@@ -128,11 +131,15 @@ impl LogSink {
             if sole {
                 if truncate {
                     empty(&file)?;
-                } else if readable {
-                    cut_to_last_newline(&file)?;
+                } else if readable && let Some(said) = repair_tail(&file)? {
+                    eprintln!("smart-tee: log {:?}: {said}", self.path);
                 }
             }
-            let locked = sole && file.lock_shared().is_ok() || lock_shared_within(&file, LOCK_WAIT);
+            // Held by other writers only (shared locks), not by a compaction.
+            let writers = !sole && file.try_lock_shared().is_ok();
+            let locked = writers
+                || sole && file.lock_shared().is_ok()
+                || lock_shared_within(&file, LOCK_WAIT);
             if !locked {
                 eprintln!(
                     "smart-tee: log {:?}: still locked by another process (a --compact?) after \
@@ -141,11 +148,19 @@ impl LogSink {
                     LOCK_WAIT.as_secs()
                 );
             }
-            if locked && !same_file(&self.path, &file) {
+            if locked && (!sole && !writers && attempt < 7 || !same_file(&self.path, &file)) {
+                // Waited for a compaction, which may have replaced the file: look again.
                 continue;
             }
-            if !sole && truncate {
-                // As tee does, even while another process writes it.
+            if writers && truncate {
+                // Truncating would destroy the lines a running smart-tee wrote and writes.
+                eprintln!(
+                    "smart-tee: log {:?}: another smart-tee is writing it; appending instead of \
+                     truncating",
+                    self.path
+                );
+            } else if !sole && truncate {
+                // As tee does, when the file system has no locks to tell.
                 empty(&file)?;
             }
             self.set(file, readable);
@@ -170,7 +185,7 @@ impl LogSink {
         }
         let result = match &mut self.target {
             Target::File(f) if self.repairable => write_on_a_fresh_line(f, lines),
-            Target::File(f) => f.write_all(lines),
+            Target::File(f) => crate::fd::write_all(f.as_fd(), lines),
             Target::Other(w) => w.write_all(lines).and_then(|()| w.flush()),
         };
         result.map_err(|source| {
@@ -278,13 +293,13 @@ pub fn ends_mid_line(file: &File) -> io::Result<bool> {
 /// look and the write), so one never takes another's write in progress for a torn line; when
 /// the turn does not come within [`TURN_WAIT`] (a process holds a lock on the log for long, or
 /// the file system has no locks), the lines are written as they are.
-fn write_on_a_fresh_line(mut f: &File, lines: &[u8]) -> io::Result<()> {
+fn write_on_a_fresh_line(f: &File, lines: &[u8]) -> io::Result<()> {
     if !take_turn(f) {
-        return f.write_all(lines);
+        return crate::fd::write_all(f.as_fd(), lines);
     }
     let result = match ends_mid_line(f) {
         Ok(true) => write_after(f, b"\n", lines),
-        _ => f.write_all(lines),
+        _ => crate::fd::write_all(f.as_fd(), lines),
     };
     let _ = rustix::fs::fcntl_lock(f, FlockOperation::Unlock);
     result
@@ -320,10 +335,9 @@ fn write_after(mut f: &File, first: &[u8], rest: &[u8]) -> io::Result<()> {
         }
     };
     match written.checked_sub(first.len()) {
-        Some(n) => f.write_all(&rest[n..]),
-        None => f
-            .write_all(&first[written..])
-            .and_then(|()| f.write_all(rest)),
+        Some(n) => crate::fd::write_all(f.as_fd(), &rest[n..]),
+        None => crate::fd::write_all(f.as_fd(), &first[written..])
+            .and_then(|()| crate::fd::write_all(f.as_fd(), rest)),
     }
 }
 
@@ -349,4 +363,47 @@ pub fn cut_to_last_newline(file: &File) -> io::Result<()> {
         file.set_len(whole_lines_len(file)?)?;
     }
     Ok(())
+}
+
+/// The longest last line that [`repair_tail`] reads to judge: a longer one is ended as it is.
+const TAIL_CAP: u64 = 64 << 20;
+
+/// Ends a log's unended last line without losing a byte (the caller holds the exclusive lock;
+/// `-a` and a reopen call it): a last line that is complete JSON (`printf '{"b":2}'`) is kept
+/// and gets its newline; one that is not (a writer stopped mid-line) is replaced by a
+/// `{"type":"torn","text":…}` record holding its bytes, so that every line stays JSON. Returns
+/// what it did, for stderr.
+pub fn repair_tail(file: &File) -> io::Result<Option<String>> {
+    if !ends_mid_line(file)? {
+        return Ok(None);
+    }
+    let whole = whole_lines_len(file)?;
+    let len = file.metadata()?.len();
+    if len - whole > TAIL_CAP {
+        crate::fd::write_all(file.as_fd(), b"\n")?;
+        return Ok(Some(format!(
+            "its last line had no newline and is too long to check ({} bytes): ended with one",
+            len - whole
+        )));
+    }
+    let mut tail = vec![0u8; (len - whole) as usize];
+    file.read_exact_at(&mut tail, whole)?;
+    let json = tail.trim_ascii();
+    if json.is_empty() || crate::scan::valid_depth(json, &mut Vec::new()).is_ok() {
+        crate::fd::write_all(file.as_fd(), b"\n")?;
+        return Ok(Some(
+            "its last line had no newline; it is complete JSON: kept, and ended with one".into(),
+        ));
+    }
+    let text = String::from_utf8_lossy(&tail);
+    let mut record = serde_json::to_vec(&serde_json::json!({"type": "torn", "text": text}))
+        .map_err(io::Error::other)?;
+    record.push(b'\n');
+    file.set_len(whole)?;
+    crate::fd::write_all(file.as_fd(), &record)?;
+    Ok(Some(format!(
+        "its last line was torn ({} bytes, not JSON: a writer stopped mid-line); kept as a \
+         {{\"type\":\"torn\"}} record",
+        tail.len()
+    )))
 }

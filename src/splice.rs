@@ -7,6 +7,9 @@
 //!   (advancing the file's offset, as a read would), then `pread(2)` reads them for the logs.
 //!
 //! Both pipes are grown to 1 MiB where the system allows it, so that each call moves more.
+//! The calls do not block (`SPLICE_F_NONBLOCK`): when the input is empty or stdout full,
+//! [`Splice::wait`] waits with `poll`, outside the turn in which the tee hands bytes over (see
+//! `handoff.rs`), so a stop never waits for a slow stdout.
 //! Either way stdout gets the bytes before the logs do, as on the copying path, and the copy that
 //! is saved is the write to stdout. Anything else (a terminal, a file, a socket, a capped stdout)
 //! takes the copying path, and so does the rest of a run once a `tee`/`splice` fails with
@@ -18,8 +21,9 @@
 //! into their own buffers first.
 
 use std::io;
-use std::os::fd::{BorrowedFd, OwnedFd};
+use std::os::fd::BorrowedFd;
 
+use rustix::event::PollFlags;
 use rustix::fs::{FileType, fstat};
 use rustix::io::Errno;
 use rustix::pipe::SpliceFlags;
@@ -33,9 +37,9 @@ enum Source {
 }
 
 /// Feeds stdout inside the kernel. See the module documentation.
-pub struct Splice {
-    input: OwnedFd,
-    output: OwnedFd,
+pub struct Splice<'a> {
+    input: BorrowedFd<'a>,
+    output: BorrowedFd<'a>,
     source: Source,
 }
 
@@ -48,12 +52,14 @@ pub enum Failed {
     Output(io::Error),
     /// This pair of descriptors cannot be spliced: nothing was consumed, copy instead.
     Unsupported,
+    /// The input is empty or stdout is full: nothing was consumed, [`Splice::wait`] and retry.
+    WouldBlock,
 }
 
-impl Splice {
+impl<'a> Splice<'a> {
     /// A splice from `input` to `output` when `output` is a pipe and `input` a pipe or a
     /// regular file; `None` otherwise.
-    pub fn new(input: BorrowedFd<'_>, output: BorrowedFd<'_>) -> Option<Splice> {
+    pub fn new(input: BorrowedFd<'a>, output: BorrowedFd<'a>) -> Option<Splice<'a>> {
         let kind = |fd: BorrowedFd<'_>| fstat(fd).ok().map(|s| FileType::from_raw_mode(s.st_mode));
         if kind(output)? != FileType::Fifo {
             return None;
@@ -70,10 +76,18 @@ impl Splice {
             grow(input);
         }
         Some(Splice {
-            input: input.try_clone_to_owned().ok()?,
-            output: output.try_clone_to_owned().ok()?,
+            input,
+            output,
             source,
         })
+    }
+
+    /// Waits until the input has bytes (or its end) and stdout has room (or an error).
+    pub fn wait(&self) {
+        if let Source::Pipe = self.source {
+            crate::fd::wait_for(self.input, PollFlags::IN);
+        }
+        crate::fd::wait_for(self.output, PollFlags::OUT);
     }
 
     /// Gives stdout the next bytes of input (at most `buf.len()`) and reads the same bytes into
@@ -81,14 +95,15 @@ impl Splice {
     pub fn fill(&mut self, buf: &mut [u8]) -> Result<usize, Failed> {
         let fed = loop {
             let fed = match self.source {
-                Source::Pipe => rustix::pipe::tee(&self.input, &self.output, buf.len(), NONE),
+                Source::Pipe => rustix::pipe::tee(self.input, self.output, buf.len(), NONBLOCK),
                 Source::File(_) => {
-                    rustix::pipe::splice(&self.input, None, &self.output, None, buf.len(), NONE)
+                    rustix::pipe::splice(self.input, None, self.output, None, buf.len(), NONBLOCK)
                 }
             };
             match fed {
                 Ok(n) => break n,
                 Err(Errno::INTR) => continue,
+                Err(Errno::AGAIN) => return Err(Failed::WouldBlock),
                 Err(Errno::PIPE) => return Err(Failed::Output(Errno::PIPE.into())),
                 Err(_) => return Err(Failed::Unsupported),
             }
@@ -96,8 +111,8 @@ impl Splice {
         let mut got = 0;
         while got < fed {
             let read = match &mut self.source {
-                Source::Pipe => rustix::io::read(&self.input, &mut buf[got..fed]),
-                Source::File(at) => rustix::io::pread(&self.input, &mut buf[got..fed], *at),
+                Source::Pipe => rustix::io::read(self.input, &mut buf[got..fed]),
+                Source::File(at) => rustix::io::pread(self.input, &mut buf[got..fed], *at),
             };
             match read {
                 Ok(0) => {
@@ -119,7 +134,7 @@ impl Splice {
     }
 }
 
-const NONE: SpliceFlags = SpliceFlags::empty();
+const NONBLOCK: SpliceFlags = SpliceFlags::NONBLOCK;
 
 /// The pipe size asked for: a 64 KiB pipe (Linux's default) makes a `tee`/`splice` and a `read`
 /// per 64 KiB, and the downstream reader wakes as often.
@@ -139,6 +154,8 @@ mod tests {
     use std::io::{Read, Write};
     use std::os::fd::AsFd;
 
+    use std::os::fd::OwnedFd;
+
     /// Everything that can be read from `fd` until its writers are gone.
     fn drain(fd: OwnedFd) -> Vec<u8> {
         let mut v = Vec::new();
@@ -148,6 +165,7 @@ mod tests {
 
     /// Fills until the end, in reads of at most `chunk`; what the logs get.
     fn fill_all(splice: &mut Splice, chunk: usize) -> Vec<u8> {
+        // The writers are closed and the output has room: nothing here would block.
         let (mut logged, mut buf) = (Vec::new(), vec![0; chunk]);
         loop {
             match splice.fill(&mut buf) {
@@ -168,7 +186,7 @@ mod tests {
         std::fs::File::from(in_write).write_all(&input).unwrap(); // and closed
         let mut splice = Splice::new(in_read.as_fd(), out_write.as_fd()).expect("two pipes");
         assert!(fill_all(&mut splice, 1000) == input);
-        drop((splice, out_write));
+        drop(out_write);
         assert!(drain(out_read) == input);
     }
 
@@ -183,7 +201,7 @@ mod tests {
         let (out_read, out_write) = rustix::pipe::pipe().unwrap();
         let mut splice = Splice::new(file.as_fd(), out_write.as_fd()).expect("file to pipe");
         assert!(fill_all(&mut splice, 3000) == input[100..]);
-        drop((splice, out_write));
+        drop(out_write);
         assert!(drain(out_read) == input[100..]);
         let mut rest = Vec::new();
         file.read_to_end(&mut rest).unwrap();

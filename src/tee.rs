@@ -1,32 +1,38 @@
-//! The tee: one thread reads a chunk and writes it to stdout at once; a second thread, the log
-//! worker, splits the chunks into lines, runs them through the engine and writes the logs. The
-//! two overlap on two cores; a bounded queue of recycled buffers between them caps memory.
+//! The tee: one thread reads a chunk, hands it to the log worker and then writes it to stdout;
+//! the log worker, on the calling thread, splits the chunks into lines, runs them through the
+//! engine and writes the logs. The two overlap on two cores; the queue between them
+//! (`handoff.rs`) is bounded in bytes: stdout does not wait for a slow log until
+//! [`QUEUE_BYTES`] of input are queued for it.
 //!
 //! Output errors follow GNU tee's `--output-error` modes, with one deliberate difference: by
 //! default a stdout whose reader has gone (EPIPE) is silently dropped and the logs go on, as with
-//! `-p`, because losing an agent's log because a viewer was closed is the worse failure.
+//! `-p`, because losing an agent's log because a viewer was closed is the worse failure. A
+//! stdout or stdin that another process made non-blocking is waited on (`fd.rs`).
 //!
 //! SIGINT, SIGTERM, SIGHUP and SIGQUIT are handled on a thread of their own: it queues a stop
-//! behind the chunks already read, so the worker logs every complete line received, then the
-//! unfinished last line as a record, and exits with 128 + the signal number. With `-i`, SIGINT
-//! is ignored. SIGUSR1 queues a reopen of every log by its path (after logrotate renamed it).
-//! SIGXFSZ is caught so that a file-size limit fails a write (and the log is repaired) instead
-//! of killing the process.
+//! behind the chunks already handed over (every byte stdout got is among them), so the worker
+//! logs every complete line received, then the unfinished last line as a record, and exits with
+//! 128 + the signal number. With `-i`, SIGINT is ignored. SIGUSR1 queues a reopen of every log
+//! by its path (after logrotate renamed it). SIGXFSZ is caught so that a file-size limit fails a
+//! write (and the log is repaired) instead of killing the process.
+//!
+//! The tee path takes no descriptor of its own for stdin and stdout, and sets them up before the
+//! logs are opened: under a short descriptor limit a log may fail to open (and is named), the
+//! stream never does.
 
-use std::fs::File;
 use std::io::{self, Read, Write};
-use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGXFSZ};
 use signal_hook::iterator::Signals;
 
 use crate::engine::{EngineConfig, LineEngine};
 use crate::error::Error;
+pub use crate::handoff::QUEUE_BYTES;
+use crate::handoff::{Buf, Handoff, Msg, Sent};
 use crate::log::LogWriter;
 use crate::sink::LogSink;
 use crate::splice::{self, Splice};
@@ -38,10 +44,6 @@ use crate::stdout_cap::StdoutCap;
 /// last-byte read: at 128 KiB these were a quarter of smart-tee's CPU time on 300-byte lines.
 /// A read returns what the pipe holds, so a slow stream is not delayed by the size.
 const CHUNK: usize = 256 * 1024;
-/// Chunks queued for the log worker at most, besides the one it holds and the one being read:
-/// about 1.25 MiB in flight, as ten chunks of 128 KiB were. Larger chunks were a few percent
-/// faster still and cost 0.5 MiB more peak memory on giant lines.
-const QUEUE: usize = 2;
 
 /// What a write error on an output does (GNU tee's `--output-error` modes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -109,33 +111,44 @@ fn reaction(mode: OutputError, err: &Error) -> Reaction {
     }
 }
 
-enum Msg {
-    /// A buffer and how many of its bytes were read.
-    Chunk(Vec<u8>, usize),
-    /// End of input; false if reading or stdout had a diagnosed error.
-    End(bool),
-    /// Log what is queued and what is pending, then exit with this status.
-    Stop(u8),
-    /// Open every log again by its path.
-    Reopen,
-}
-
 /// Runs smart-tee on the process's stdin and stdout.
 pub fn run(mut config: Config) -> ExitCode {
     // Take over the signals first: one that arrives while the logs are being opened waits in
-    // the queue instead of killing the process.
+    // the queue instead of killing the process. Without them (no descriptor left for their
+    // pipe) the stream still goes on.
     let signals = match Signals::new([SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1]) {
-        Ok(s) => s,
+        Ok(s) => Some(s),
         Err(source) => {
             eprintln!("smart-tee: {}", Error::Signals { source });
-            return ExitCode::from(1);
+            None
         }
     };
     let _ = signal_hook::flag::register(SIGXFSZ, Arc::new(AtomicBool::new(false)));
-    let mut failed = false;
+    let mut failed = signals.is_none();
     for warning in config.warnings.drain(..) {
         eprintln!("smart-tee: {warning}");
     }
+    // The tee path before the logs: stdin and stdout are used as they are (no descriptor of
+    // their own), so no log can take what the stream needs.
+    let closed = crate::early::stdout_was_closed()
+        || rustix::io::fcntl_getfd(rustix::stdio::stdout()).is_err();
+    let stdout = if closed {
+        // A closed stdout (`>&-`): an error on an output, as GNU tee reports it.
+        let source = io::Error::from_raw_os_error(9); // EBADF, as a write to it would fail
+        let mut ok = true;
+        if diagnose(config.output_error, &Error::WriteStdout { source }, &mut ok) {
+            return ExitCode::from(1);
+        }
+        failed |= !ok;
+        None
+    } else {
+        Some(crate::fd::Stdout)
+    };
+    // Without a cap, a pipe on stdout is fed inside the kernel.
+    let splice = match (&stdout, config.stdout_max_line_bytes) {
+        (Some(_), None) => Splice::new(rustix::stdio::stdin(), rustix::stdio::stdout()),
+        _ => None,
+    };
     if let Some(path) = config.stats.json.clone() {
         // Said now, not at exit: the stream goes on, the status will be 1.
         let writable = std::fs::OpenOptions::new()
@@ -158,48 +171,21 @@ pub fn run(mut config: Config) -> ExitCode {
             Err(e) => {
                 eprintln!("smart-tee: {e}");
                 failed = true;
+                if matches!(
+                    config.output_error,
+                    OutputError::Exit | OutputError::ExitNopipe
+                ) {
+                    // As GNU tee: in this mode a log that cannot be opened ends the run.
+                    return ExitCode::from(1);
+                }
             }
         }
     }
     let log = LogWriter::new(LineEngine::new(config.engine.clone()), sinks);
-    let stdin = io::stdin().as_fd().try_clone_to_owned().map(File::from);
-    let stdin = match stdin {
-        Ok(i) => i,
-        Err(source) => {
-            eprintln!("smart-tee: {}", Error::ReadStdin { source });
-            return ExitCode::from(1);
-        }
-    };
-    let stdout = match io::stdout().as_fd().try_clone_to_owned() {
-        Ok(_) if crate::early::stdout_was_closed() => {
-            let source = io::Error::from_raw_os_error(9); // EBADF, as a write to it would fail
-            let mut ok = true;
-            if diagnose(config.output_error, &Error::WriteStdout { source }, &mut ok) {
-                return ExitCode::from(1);
-            }
-            failed |= !ok;
-            None
-        }
-        Ok(fd) => Some(File::from(fd)),
-        Err(source) => {
-            // A closed stdout (`>&-`): an error on an output, as GNU tee reports it.
-            let mut ok = true;
-            if diagnose(config.output_error, &Error::WriteStdout { source }, &mut ok) {
-                return ExitCode::from(1);
-            }
-            failed |= !ok;
-            None
-        }
-    };
-    // Without a cap, a pipe on stdout is fed inside the kernel.
-    let splice = match (&stdout, config.stdout_max_line_bytes) {
-        (Some(out), None) => Splice::new(stdin.as_fd(), out.as_fd()),
-        _ => None,
-    };
     let options = CopyOptions {
         mode: config.output_error,
         splice,
-        signals: Some((signals, config.ignore_interrupts)),
+        signals: signals.map(|s| (s, config.ignore_interrupts)),
         stats: config.stats.clone(),
         stdout_cap: config.stdout_max_line_bytes.map(|max| {
             let engine = crate::EngineConfig {
@@ -213,7 +199,7 @@ pub fn run(mut config: Config) -> ExitCode {
             StdoutCap::new(max, LineEngine::new(engine))
         }),
     };
-    copy(stdin, stdout, log, options).exit_code(failed)
+    copy(crate::fd::Stdin, stdout, log, options).exit_code(failed)
 }
 
 /// How [`copy`] runs.
@@ -227,7 +213,7 @@ pub struct CopyOptions {
     pub stdout_cap: Option<StdoutCap>,
     /// Feed stdout inside the kernel (stdout a pipe, no cap): the reads and writes of the
     /// stdout side go through this instead of `input` and `stdout` while it works.
-    pub splice: Option<Splice>,
+    pub splice: Option<Splice<'static>>,
 }
 
 impl CopyOptions {
@@ -264,9 +250,10 @@ impl Finish {
 }
 
 /// Copies `input` to `stdout` and into the logs until end of input, or until no output is left.
-/// A thread reads `input` and writes `stdout` at once; the calling thread runs the logs. With
-/// `signals`, SIGTERM, SIGHUP, SIGQUIT and (unless ignored) SIGINT stop it after the log is
-/// finished, and SIGUSR1 reopens the logs. Never exits the process.
+/// A thread reads `input`, hands each chunk to the logs and then writes it to `stdout`; the
+/// calling thread runs the logs. With `signals`, SIGTERM, SIGHUP, SIGQUIT and (unless ignored)
+/// SIGINT stop it after the log is finished, and SIGUSR1 reopens the logs. Never exits the
+/// process.
 pub fn copy<R, W>(input: R, stdout: Option<W>, log: LogWriter, options: CopyOptions) -> Finish
 where
     R: Read + Send + 'static,
@@ -279,22 +266,23 @@ where
         stdout_cap,
         splice,
     } = options;
-    let (tx, rx) = sync_channel::<Msg>(QUEUE);
-    let (free_tx, free_rx) = channel::<Vec<u8>>();
+    let handoff = Arc::new(Handoff::new(CHUNK));
     let logs_alive = Arc::new(AtomicBool::new(log.has_live_sinks()));
     if let Some((signals, ignore_interrupts)) = signals {
-        watch_signals(signals, tx.clone(), ignore_interrupts);
+        watch_signals(signals, Arc::clone(&handoff), ignore_interrupts);
     }
     let reader = {
         let alive = Arc::clone(&logs_alive);
+        let handoff = Arc::clone(&handoff);
         let out = Stdout {
             file: stdout,
             cap: stdout_cap,
             splice,
         };
-        std::thread::spawn(move || read_loop(input, out, mode, tx, free_rx, alive))
+        std::thread::spawn(move || read_loop(input, out, mode, &handoff, alive))
     };
-    let finish = log_worker(rx, log, mode, logs_alive, free_tx, stats);
+    let finish = log_worker(&handoff, log, mode, logs_alive, stats);
+    handoff.close();
     if let Finish::Done(_) = finish {
         // Input has ended, so the reader has too.
         let _ = reader.join();
@@ -307,78 +295,114 @@ struct Stdout<W> {
     /// `None` once it has failed (or when it was closed at start).
     file: Option<W>,
     cap: Option<StdoutCap>,
-    splice: Option<Splice>,
+    splice: Option<Splice<'static>>,
 }
 
-/// The reading thread: each chunk to stdout at once, then to the log worker. Sends
-/// `End(ok)` at end of input, or `Stop(1)` on an `exit` mode's stdout error.
+/// The writable bytes of the reader's own buffer (see [`Handoff::send_chunk`]: a buffer the
+/// reader holds is its alone once the previous write to stdout is done).
+fn own(buf: &mut Buf) -> &mut Vec<u8> {
+    if Arc::get_mut(buf).is_none() {
+        *buf = Arc::new(vec![0; CHUNK]);
+    }
+    Arc::make_mut(buf)
+}
+
+/// The reading thread: each chunk to the log worker, then to stdout. Sends `End(ok)` at end of
+/// input, or `Stop(1)` on an `exit` mode's stdout error; returns at once when a stop is queued.
 fn read_loop<R: Read, W: Write>(
     mut input: R,
     mut stdout: Stdout<W>,
     mode: OutputError,
-    tx: SyncSender<Msg>,
-    free_rx: Receiver<Vec<u8>>,
+    handoff: &Handoff,
     logs_alive: Arc<AtomicBool>,
 ) {
     let mut ok = true;
     let mut capped = Vec::new();
+    let mut buf = handoff.buffer();
     loop {
-        let mut buf = free_rx.try_recv().unwrap_or_else(|_| vec![0u8; CHUNK]);
-        // Read the chunk, and give it to stdout (inside the kernel, or from `buf` below).
-        let read = match stdout.splice.as_mut().filter(|_| stdout.file.is_some()) {
-            Some(splice) => match splice.fill(&mut buf) {
-                Ok(n) => Ok((n, true)),
-                Err(splice::Failed::Input(e)) => Err(e),
+        let sent = if let Some(splice) = stdout.splice.as_mut().filter(|_| stdout.file.is_some()) {
+            // Inside the kernel: stdout gets the bytes before they are read, so the delivery
+            // and the queueing are one turn that a stop cannot come between.
+            if !handoff.reserve(CHUNK) {
+                return;
+            }
+            let turn = handoff.delivery();
+            if handoff.stopping() {
+                return;
+            }
+            match splice.fill(own(&mut buf)) {
+                Ok(0) => break,
+                Ok(n) => match handoff.send_chunk(&buf, n) {
+                    Some(sent) => sent,
+                    None => return,
+                },
+                Err(splice::Failed::Input(e)) if e.kind() == io::ErrorKind::Interrupted => {
+                    continue;
+                }
+                Err(splice::Failed::Input(source)) => {
+                    eprintln!("smart-tee: {}", Error::ReadStdin { source });
+                    ok = false;
+                    break;
+                }
+                Err(splice::Failed::WouldBlock) => {
+                    drop(turn);
+                    splice.wait();
+                    continue;
+                }
                 Err(splice::Failed::Unsupported) => {
                     stdout.splice = None;
                     continue;
                 }
                 Err(splice::Failed::Output(source)) => {
                     // Nothing was read: the next round reads without stdout.
+                    drop(turn);
                     stdout.file = None;
                     if diagnose(mode, &Error::WriteStdout { source }, &mut ok) {
-                        let _ = tx.send(Msg::Stop(1));
+                        handoff.send(Msg::Stop(1));
                         return;
                     }
                     continue;
                 }
-            },
-            None => input.read(&mut buf).map(|n| (n, false)),
-        };
-        let (n, fed) = match read {
-            Ok(read) => read,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(source) => {
-                eprintln!("smart-tee: {}", Error::ReadStdin { source });
-                ok = false;
-                break;
             }
-        };
-        if n == 0 {
-            break;
-        }
-        let mut exit = false;
-        if !fed && let Some(out) = stdout.file.as_mut() {
-            let bytes = match stdout.cap.as_mut() {
-                Some(cap) => {
-                    capped.clear();
-                    cap.feed(&buf[..n], &mut capped);
-                    &capped[..]
+        } else {
+            let n = match input.read(own(&mut buf)) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(source) => {
+                    eprintln!("smart-tee: {}", Error::ReadStdin { source });
+                    ok = false;
+                    break;
                 }
-                None => &buf[..n],
             };
-            if let Err(source) = out.write_all(bytes).and_then(|()| out.flush()) {
-                stdout.file = None;
-                exit = diagnose(mode, &Error::WriteStdout { source }, &mut ok);
+            // The log owns the chunk before stdout is given it; the log gets what was read
+            // even when stdout failed: it should hold all of it.
+            let Some(sent) = handoff.send_chunk(&buf, n) else {
+                return;
+            };
+            let mut exit = false;
+            if let Some(out) = stdout.file.as_mut() {
+                let bytes = match stdout.cap.as_mut() {
+                    Some(cap) => {
+                        capped.clear();
+                        cap.feed(&buf[..n], &mut capped);
+                        &capped[..]
+                    }
+                    None => &buf[..n],
+                };
+                if let Err(source) = out.write_all(bytes).and_then(|()| out.flush()) {
+                    stdout.file = None;
+                    exit = diagnose(mode, &Error::WriteStdout { source }, &mut ok);
+                }
             }
-        }
-        // The log gets what was read even when stdout failed: it should hold all of it.
-        if tx.send(Msg::Chunk(buf, n)).is_err() {
-            return; // the worker has stopped
-        }
-        if exit {
-            let _ = tx.send(Msg::Stop(1));
-            return;
+            if exit {
+                handoff.send(Msg::Stop(1));
+                return;
+            }
+            sent
+        };
+        if let Sent::Queued(next) = sent {
+            buf = next;
         }
         if stdout.file.is_none() && !logs_alive.load(Ordering::Relaxed) {
             // Like tee: with no output left, stop reading.
@@ -393,17 +417,16 @@ fn read_loop<R: Read, W: Write>(
             diagnose(mode, &Error::WriteStdout { source }, &mut ok);
         }
     }
-    let _ = tx.send(Msg::End(ok));
+    handoff.send(Msg::End(ok));
 }
 
 /// The log worker: feeds chunks to the log writer, reports write errors by mode, and says how
 /// the run ended.
 fn log_worker(
-    rx: Receiver<Msg>,
+    handoff: &Handoff,
     mut log: LogWriter,
     mode: OutputError,
     alive: Arc<AtomicBool>,
-    free: Sender<Vec<u8>>,
     stats: StatsReport,
 ) -> Finish {
     let mut ok = true;
@@ -425,9 +448,9 @@ fn log_worker(
         }
         stop
     };
-    let mut reader_ok = false;
-    for msg in rx {
-        match msg {
+    let reader_ok;
+    loop {
+        match handoff.recv() {
             Msg::Chunk(buf, n) => {
                 let errors = log.feed(&buf[..n]);
                 if report(errors, &mut ok) {
@@ -439,7 +462,7 @@ fn log_worker(
                     eprintln!("smart-tee: {notice}");
                 }
                 alive.store(log.has_live_sinks(), Ordering::Relaxed);
-                let _ = free.send(buf);
+                handoff.recycle(buf);
             }
             Msg::Reopen => {
                 if report(log.reopen(), &mut ok) {
@@ -469,17 +492,16 @@ fn log_worker(
 }
 
 /// Starts the thread that turns SIGINT, SIGTERM, SIGHUP and SIGQUIT into a clean exit and
-/// SIGUSR1 into a reopen: each is queued behind the chunks already read, so every complete line
-/// received is logged first (to the files open when it was read).
-fn watch_signals(mut signals: Signals, tx: SyncSender<Msg>, ignore_interrupts: bool) {
+/// SIGUSR1 into a reopen: each is queued behind the chunks already handed over, so every
+/// complete line received is logged first (to the files open when it was read).
+fn watch_signals(mut signals: Signals, handoff: Arc<Handoff>, ignore_interrupts: bool) {
     std::thread::spawn(move || {
         for signal in signals.forever() {
-            let msg = match signal {
+            match signal {
                 SIGINT if ignore_interrupts => continue,
-                SIGUSR1 => Msg::Reopen,
-                _ => Msg::Stop(128 + signal as u8),
-            };
-            let _ = tx.send(msg);
+                SIGUSR1 => handoff.send(Msg::Reopen),
+                _ => handoff.stop(128 + signal as u8),
+            }
         }
     });
 }

@@ -28,9 +28,10 @@ fn assert_no_torn_lines(log: &[u8]) {
 
 /// #11.2 and #11.3, provoked on purpose: a kill -9 or a full disk stops a write mid-line and
 /// leaves a torn last line (`benches/stress_kill.sh` does it with real kills). The next `-a`
-/// writer, alone on the log, cuts the torn line back to the last newline: nothing glues onto it.
+/// writer, alone on the log, keeps the torn bytes as a `torn` record: nothing glues onto it,
+/// and nothing is deleted.
 #[test]
-fn a_torn_last_line_is_cut_back_when_appending() {
+fn a_torn_last_line_becomes_a_record_when_appending() {
     let dir = tempdir("torn-sole");
     let log = dir.join("l");
     std::fs::write(&log, b"{\"type\":\"a\"}\n{\"type\":\"b\"}\n{\"ty").unwrap();
@@ -41,13 +42,16 @@ fn a_torn_last_line_is_cut_back_when_appending() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(
-        std::fs::read(&log).unwrap(),
-        b"{\"type\":\"a\"}\n{\"type\":\"b\"}\n{\"type\":\"after\"}\n"
+        String::from_utf8(std::fs::read(&log).unwrap()).unwrap(),
+        "{\"type\":\"a\"}\n{\"type\":\"b\"}\n{\"type\":\"torn\",\"text\":\"{\\\"ty\"}\n{\"type\":\"after\"}\n"
     );
-    // A log that is nothing but a torn line becomes empty, then gets the new line.
+    // A log that is nothing but a torn line keeps it as a record, then gets the new line.
     std::fs::write(&log, b"{\"type\":\"half").unwrap();
     common::run_fed(&["-a"], &log, b"{\"n\":1}\n");
-    assert_eq!(std::fs::read(&log).unwrap(), b"{\"n\":1}\n");
+    assert_eq!(
+        String::from_utf8(std::fs::read(&log).unwrap()).unwrap(),
+        "{\"type\":\"torn\",\"text\":\"{\\\"type\\\":\\\"half\"}\n{\"n\":1}\n"
+    );
 }
 
 /// When another writer holds the log (its shared lock, taken here by the test itself), the torn

@@ -16,12 +16,14 @@ const PHASES: &[(&str, &[&str])] = &[
     (
         "the tee path",
         &[
+            "fd",
             "split",
             "sink",
             "log",
             "stats",
             "stdout_cap",
             "splice",
+            "handoff",
             "tee",
         ],
     ),

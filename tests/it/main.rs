@@ -20,3 +20,4 @@ mod reading;
 mod redact;
 mod synth;
 mod view;
+mod writing;

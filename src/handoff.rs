@@ -1,0 +1,261 @@
+//! The hand-over between the tee's reading thread and its log worker: a queue bounded in bytes,
+//! and the order that makes a stop lose nothing.
+//!
+//! - The log side owns a chunk before standard output is given it: the reader queues each chunk
+//!   first and writes stdout after ([`Handoff::send_chunk`]; on the in-kernel path it holds the
+//!   delivery turn from the `tee(2)` to the queueing, [`Handoff::delivery`]). A stop is queued
+//!   in the same turn and marks the queue stopping, so every chunk stdout got is ahead of it and
+//!   no chunk is queued or written after it: the log holds every byte stdout got.
+//! - Up to [`QUEUE_BYTES`] of input wait for a slow log while stdout goes on. Past that the
+//!   reader waits for the log, and stdout with it: nothing is dropped.
+//! - While the log keeps up the queue is empty and a chunk is handed over as it was read; while
+//!   it is behind, a small read is copied into the last queued buffer, so that a trickle of short
+//!   lines does not hold a whole buffer each, and the memory held stays within about twice the
+//!   bound.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+/// Input bytes that may wait for the logs while stdout goes on.
+pub const QUEUE_BYTES: usize = 16 << 20;
+
+/// A buffer of input, shared between the log worker and the reader's write to stdout.
+pub type Buf = Arc<Vec<u8>>;
+
+/// What the log worker is given, in order.
+pub enum Msg {
+    /// A buffer and how many of its bytes were read.
+    Chunk(Buf, usize),
+    /// End of input; false if reading or stdout had a diagnosed error.
+    End(bool),
+    /// Log what is queued and what is pending, then exit with this status.
+    Stop(u8),
+    /// Open every log again by its path.
+    Reopen,
+}
+
+struct State {
+    items: VecDeque<Msg>,
+    /// Input bytes in the queued chunks.
+    bytes: usize,
+    /// A stop is queued: nothing more is.
+    stopping: bool,
+    /// The worker has returned: nothing will be taken any more.
+    closed: bool,
+    spare: Vec<Buf>,
+    /// The worker waits for a message: a push wakes it (no wake-up call otherwise).
+    worker_waits: bool,
+    /// The reader waits for room: the worker wakes it once the queue is down to [`LOW`].
+    reader_waits: bool,
+}
+
+/// The level the queue drains to before a reader waiting for room is woken: one wake-up per
+/// few chunks instead of one per chunk.
+const LOW: usize = QUEUE_BYTES / 2;
+
+/// See the module documentation.
+pub struct Handoff {
+    state: Mutex<State>,
+    /// Held from a delivery to stdout inside the kernel to the queueing of its bytes.
+    turn: Mutex<()>,
+    ready: Condvar,
+    room: Condvar,
+    chunk: usize,
+}
+
+/// What [`Handoff::send_chunk`] did with the reader's buffer.
+pub enum Sent {
+    /// Its bytes were copied into the last queued buffer: the reader keeps it.
+    Copied,
+    /// It was queued: the reader reads next into this one.
+    Queued(Buf),
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Handoff {
+    /// A queue of buffers of `chunk` bytes.
+    pub fn new(chunk: usize) -> Handoff {
+        Handoff {
+            state: Mutex::new(State {
+                items: VecDeque::new(),
+                bytes: 0,
+                stopping: false,
+                closed: false,
+                spare: Vec::new(),
+                worker_waits: false,
+                reader_waits: false,
+            }),
+            turn: Mutex::new(()),
+            ready: Condvar::new(),
+            room: Condvar::new(),
+            chunk,
+        }
+    }
+
+    /// A fresh buffer for the reader.
+    pub fn buffer(&self) -> Buf {
+        lock(&self.state)
+            .spare
+            .pop()
+            .unwrap_or_else(|| Arc::new(vec![0; self.chunk]))
+    }
+
+    fn wait_room<'a>(&'a self, mut s: MutexGuard<'a, State>, n: usize) -> MutexGuard<'a, State> {
+        while !s.stopping && !s.closed && s.bytes > 0 && s.bytes + n > QUEUE_BYTES {
+            s.reader_waits = true;
+            s = self.room.wait(s).unwrap_or_else(|p| p.into_inner());
+        }
+        s.reader_waits = false;
+        s
+    }
+
+    /// Waits until `n` more bytes fit in the queue; false once it is stopping.
+    pub fn reserve(&self, n: usize) -> bool {
+        let s = self.wait_room(lock(&self.state), n);
+        !(s.stopping || s.closed)
+    }
+
+    /// True once a stop is queued (or the worker has returned): nothing more may be delivered.
+    pub fn stopping(&self) -> bool {
+        let s = lock(&self.state);
+        s.stopping || s.closed
+    }
+
+    /// The delivery turn (see the module documentation).
+    pub fn delivery(&self) -> MutexGuard<'_, ()> {
+        lock(&self.turn)
+    }
+
+    /// Queues the first `n` bytes of `buf`, waiting for room; `None` once the queue is stopping
+    /// (then the bytes must not reach stdout either).
+    pub fn send_chunk(&self, buf: &Buf, n: usize) -> Option<Sent> {
+        let mut s = self.wait_room(lock(&self.state), n);
+        if s.stopping || s.closed {
+            return None;
+        }
+        s.bytes += n;
+        if let Some(Msg::Chunk(last, len)) = s.items.back_mut()
+            && *len + n <= last.len()
+            && let Some(room) = Arc::get_mut(last)
+        {
+            room[*len..*len + n].copy_from_slice(&buf[..n]);
+            *len += n;
+            return Some(Sent::Copied);
+        }
+        s.items.push_back(Msg::Chunk(Arc::clone(buf), n));
+        let next = s.spare.pop();
+        let wake = s.worker_waits;
+        drop(s);
+        if wake {
+            self.ready.notify_one();
+        }
+        Some(Sent::Queued(
+            next.unwrap_or_else(|| Arc::new(vec![0; self.chunk])),
+        ))
+    }
+
+    /// Queues `msg` (not a chunk) unless the queue is stopping.
+    pub fn send(&self, msg: Msg) {
+        let mut s = lock(&self.state);
+        if !s.stopping {
+            s.items.push_back(msg);
+            drop(s);
+            self.ready.notify_one();
+        }
+    }
+
+    /// Queues a stop behind everything queued, in the delivery turn: nothing is queued after it,
+    /// and no chunk is in delivery to stdout without being queued before it.
+    pub fn stop(&self, status: u8) {
+        let _turn = self.delivery();
+        let mut s = lock(&self.state);
+        if !s.stopping {
+            s.stopping = true;
+            s.items.push_back(Msg::Stop(status));
+        }
+        drop(s);
+        self.ready.notify_one();
+        self.room.notify_all();
+    }
+
+    /// The next message, waiting for one.
+    pub fn recv(&self) -> Msg {
+        let mut s = lock(&self.state);
+        loop {
+            if let Some(msg) = s.items.pop_front() {
+                if let Msg::Chunk(_, n) = &msg {
+                    s.bytes -= n;
+                    if s.reader_waits && s.bytes <= LOW {
+                        drop(s);
+                        self.room.notify_one();
+                    }
+                }
+                return msg;
+            }
+            s.worker_waits = true;
+            s = self.ready.wait(s).unwrap_or_else(|p| p.into_inner());
+            s.worker_waits = false;
+        }
+    }
+
+    /// Gives a chunk's buffer back for reuse once the worker is done with it.
+    ///
+    /// Every buffer is kept (at most what the bound holds, and a few): a fresh one costs a
+    /// `mmap` and a page fault per page, which made a log worker that lags behind by the whole
+    /// queue (short lines, stdin a file) a third slower.
+    pub fn recycle(&self, buf: Buf) {
+        let mut s = lock(&self.state);
+        if s.spare.len() <= 2 * QUEUE_BYTES / self.chunk + 4 {
+            s.spare.push(buf);
+        }
+    }
+
+    /// The worker has returned: a reader waiting for room gives up.
+    pub fn close(&self) {
+        lock(&self.state).closed = true;
+        self.room.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(h: &Handoff, bytes: &[u8]) -> Option<Sent> {
+        let mut buf = h.buffer();
+        Arc::get_mut(&mut buf).unwrap()[..bytes.len()].copy_from_slice(bytes);
+        h.send_chunk(&buf, bytes.len())
+    }
+
+    fn take(h: &Handoff) -> Vec<u8> {
+        match h.recv() {
+            Msg::Chunk(b, n) => b[..n].to_vec(),
+            _ => panic!("not a chunk"),
+        }
+    }
+
+    #[test]
+    fn small_reads_behind_a_slow_log_share_a_buffer() {
+        let h = Handoff::new(16);
+        assert!(matches!(chunk(&h, b"abc"), Some(Sent::Queued(_))));
+        assert!(matches!(chunk(&h, b"def"), Some(Sent::Copied)));
+        assert!(matches!(chunk(&h, b"0123456789xy"), Some(Sent::Queued(_))));
+        assert_eq!(take(&h), b"abcdef");
+        assert_eq!(take(&h), b"0123456789xy");
+    }
+
+    #[test]
+    fn nothing_is_queued_after_a_stop() {
+        let h = Handoff::new(16);
+        chunk(&h, b"a\n");
+        h.stop(143);
+        assert!(chunk(&h, b"b\n").is_none());
+        h.send(Msg::End(true));
+        assert_eq!(take(&h), b"a\n");
+        assert!(matches!(h.recv(), Msg::Stop(143)));
+        assert!(!h.reserve(1));
+    }
+}
