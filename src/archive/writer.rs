@@ -44,6 +44,24 @@ pub struct ArchiveOptions {
     pub log: Option<PathBuf>,
     /// `--redact`: the archive gets the same redaction as the log.
     pub redact: bool,
+    /// Frame sizes ([`FRAME_TARGET`], [`FRAME_MAX`]); tests make them tiny.
+    pub frame_target: usize,
+    pub frame_max: usize,
+}
+
+impl ArchiveOptions {
+    /// An archive at `path`, emptied first, numbering lines from 1, with the standard frames.
+    pub fn new(path: &Path) -> ArchiveOptions {
+        ArchiveOptions {
+            path: path.to_owned(),
+            append: false,
+            mode: crate::sink::DEFAULT_MODE,
+            log: None,
+            redact: false,
+            frame_target: FRAME_TARGET,
+            frame_max: FRAME_MAX,
+        }
+    }
 }
 
 /// One line end, as the compressor sees it.
@@ -105,7 +123,9 @@ impl ArchiveFeed {
             mode: opts.mode,
             file: Some(file),
             len,
-            frame: Vec::with_capacity(FRAME_TARGET),
+            frame: Vec::new(),
+            target: opts.frame_target.max(1),
+            max: opts.frame_max.max(opts.frame_target).max(1),
             flags: 0,
             entry: Entry::default(),
             next_log: base + 1,
@@ -227,11 +247,11 @@ pub fn attach(
         return log;
     };
     let opts = ArchiveOptions {
-        path,
         append: config.append,
         mode: config.file_mode,
         log: config.files.first().cloned(),
         redact: config.engine.redact,
+        ..ArchiveOptions::new(&path)
     };
     match ArchiveFeed::start(opts) {
         Ok(feed) => log.with_archive(feed),
@@ -304,6 +324,8 @@ struct FrameWriter {
     /// Where the archive's last whole record ends (its length, as the only writer).
     len: u64,
     frame: Vec<u8>,
+    target: usize,
+    max: usize,
     /// The frame's flags so far ([`CONTINUES`]).
     flags: u32,
     /// The frame's entry so far (line ends, log lines).
@@ -353,7 +375,7 @@ impl FrameWriter {
     /// next.
     fn push(&mut self, mut bytes: &[u8]) {
         loop {
-            let room = FRAME_MAX - self.frame.len();
+            let room = self.max - self.frame.len();
             if bytes.len() <= room {
                 self.frame.extend_from_slice(bytes);
                 return;
@@ -381,7 +403,7 @@ impl FrameWriter {
         self.last_end = self.frame.len();
         if end.eof {
             self.close(EOF_END);
-        } else if self.frame.len() >= FRAME_TARGET || self.entry.blanks.len() >= MAX_BLANKS {
+        } else if self.frame.len() >= self.target || self.entry.blanks.len() >= MAX_BLANKS {
             self.close(0);
         }
     }
@@ -469,6 +491,8 @@ impl FrameWriter {
             self.close(OPEN_END);
         }
         self.flags = if carried.is_empty() { 0 } else { continues };
+        // Our own lock must go before the path is locked again (it may be the same file).
+        self.file = None;
         match open(&self.path, true, self.mode) {
             Ok((file, len)) => {
                 self.file = Some(file);
@@ -501,11 +525,8 @@ pub fn archive_logs(files: &[PathBuf], path: &Path, engine: &crate::EngineConfig
         let file = File::open(log).map_err(read_err)?;
         let whole = crate::sink::whole_lines_len(&file).map_err(read_err)?;
         let feed = ArchiveFeed::start(ArchiveOptions {
-            path: path.to_owned(),
-            append: false,
-            mode: crate::sink::DEFAULT_MODE,
-            log: None,
             redact: engine.redact,
+            ..ArchiveOptions::new(path)
         })?;
         let mut writer = crate::LogWriter::new(crate::LineEngine::new(engine.clone()), Vec::new())
             .with_archive(feed);
