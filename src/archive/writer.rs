@@ -279,9 +279,8 @@ pub fn open(path: &Path, append: bool, mode: u32) -> Result<(File, u64), Error> 
     };
     let file = OpenOptions::new()
         .read(true)
-        .write(true)
+        .append(true)
         .create(true)
-        .truncate(false)
         .mode(mode)
         .open(path)
         .map_err(err)?;
