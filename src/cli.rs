@@ -559,7 +559,6 @@ impl Cli {
                 page,
             }));
         }
-        let _ = &lines; // selected by the view (hook: archive numbering)
         Ok(if view {
             Mode::View(crate::view::ViewOptions {
                 files: config.files,
@@ -579,6 +578,7 @@ impl Cli {
                 width,
                 summary,
                 engine: config.engine,
+                lines,
             })
         } else if compact {
             Mode::Compact {

@@ -67,6 +67,8 @@ pub struct ViewOptions {
     pub summary: bool,
     /// The engine for jsonl/json events (its budget is the per-line cap).
     pub engine: EngineConfig,
+    /// `--line`: only the events on these lines (inclusive ranges, from 1); all when empty.
+    pub lines: Vec<(u64, u64)>,
 }
 
 impl ViewOptions {
@@ -90,7 +92,13 @@ impl ViewOptions {
             width: None,
             summary: false,
             engine: EngineConfig::default(),
+            lines: Vec::new(),
         }
+    }
+
+    /// Whether `--line` selects line `n` of a file (hook: archive numbering).
+    fn on_line(&self, n: u64) -> bool {
+        self.lines.is_empty() || self.lines.iter().any(|&(a, b)| a <= n && n <= b)
     }
 
     /// The output budget in bytes, under `--max-tokens`.
@@ -367,6 +375,8 @@ pub struct Renderer<'a> {
     cap: usize,
     /// A time column is being printed: events without a time leave it blank.
     timed: bool,
+    /// The line number of the event rendered next, shown as `#N` in the text view.
+    pub number: Option<u64>,
 }
 
 impl<'a> Renderer<'a> {
@@ -398,6 +408,7 @@ impl<'a> Renderer<'a> {
             gist_engine: LineEngine::new(gist_config),
             cap,
             timed: false,
+            number: None,
         }
     }
 
@@ -462,6 +473,9 @@ impl<'a> Renderer<'a> {
                 .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
             text.push_str(&name);
             text.push_str(": ");
+        }
+        if let Some(n) = self.number.take() {
+            text.push_str(&format!("#{n} "));
         }
         match time {
             Some(t) => {
@@ -764,10 +778,13 @@ pub fn run_to<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, Error
             let mut w = Window::new(budget, opts.format);
             let mut seen = 0;
             for (k, path) in opts.files.iter().enumerate() {
+                let mut number = 0;
                 let res = for_each_line(path, |line| {
-                    if !opts.wants(line) {
+                    number += 1;
+                    if !opts.on_line(number) || !opts.wants(line) {
                         return true;
                     }
+                    r.number = Some(number);
                     w.push(r.render(k, line));
                     seen += 1;
                     seen < limit
@@ -805,27 +822,29 @@ pub fn run_to<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, Error
         }
     } else if let Some(n) = opts.tail.filter(|_| opts.head.is_none()) {
         // From the end of each file, the last file first.
-        let mut events: Vec<(usize, Vec<u8>)> = Vec::new();
+        let mut events: Vec<(usize, u64, Vec<u8>)> = Vec::new();
         'files: for (k, path) in opts.files.iter().enumerate().rev() {
             if events.len() == n {
                 break 'files;
             }
             if is_compressed(path) {
                 // No seeking in a compressed log: read forward, keeping the last N.
-                let mut last: VecDeque<Vec<u8>> = VecDeque::new();
+                let mut last: VecDeque<(u64, Vec<u8>)> = VecDeque::new();
+                let mut number = 0;
                 let res = for_each_line(path, |line| {
-                    if opts.wants(line) {
+                    number += 1;
+                    if opts.on_line(number) && opts.wants(line) {
                         if last.len() == n - events.len() {
                             last.pop_front();
                         }
-                        last.push_back(line.to_vec());
+                        last.push_back((number, line.to_vec()));
                     }
                     true
                 });
                 if let Err(e) = res {
                     failed(path, e, &mut ok);
                 }
-                events.extend(last.into_iter().rev().map(|l| (k, l)));
+                events.extend(last.into_iter().rev().map(|(m, l)| (k, m, l)));
                 if events.len() == n {
                     break 'files;
                 }
@@ -838,15 +857,23 @@ pub fn run_to<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, Error
                     continue;
                 }
             };
+            // The last whole line's number, counted down from (`#N` in the text view).
+            let mut number = File::open(path)
+                .and_then(|f| {
+                    let whole = crate::sink::whole_lines_len(&f)?;
+                    count_lines(&f, whole)
+                })
+                .unwrap_or(0);
             loop {
                 if events.len() == n {
                     break 'files;
                 }
                 match lines.prev() {
                     Ok(Some(line)) => {
-                        if opts.wants(&line) {
-                            events.push((k, line));
+                        if opts.on_line(number) && opts.wants(&line) {
+                            events.push((k, number, line));
                         }
+                        number = number.saturating_sub(1);
                     }
                     Ok(None) => break,
                     Err(e) => {
@@ -856,7 +883,8 @@ pub fn run_to<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, Error
                 }
             }
         }
-        for (k, line) in events.iter().rev() {
+        for (k, number, line) in events.iter().rev() {
+            r.number = Some(*number);
             printer.event(&r.render(*k, line)).map_err(write_err)?;
         }
     } else {
@@ -864,11 +892,14 @@ pub fn run_to<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, Error
         let mut shown = 0;
         let mut out_err = None;
         'all: for (k, path) in opts.files.iter().enumerate() {
+            let mut number = 0;
             let res = for_each_line(path, |line| {
                 if opts.head.is_some_and(|h| shown >= h) {
                     return false;
                 }
-                if opts.wants(line) {
+                number += 1;
+                if opts.on_line(number) && opts.wants(line) {
+                    r.number = Some(number);
                     if let Err(e) = printer.event(&r.render(k, line)) {
                         out_err = Some(e);
                         return false;
@@ -1051,7 +1082,8 @@ fn follow_files<W: Write>(
                 // A line past the cap while following is left out, like a torn one.
                 if let Piece::Line(line) = piece {
                     f.lines += 1;
-                    if opts.wants(line) {
+                    if opts.on_line(f.lines) && opts.wants(line) {
+                        r.number = Some(f.lines);
                         done.push(r.render(k, line));
                     }
                 }

@@ -574,3 +574,32 @@ fn a_second_writer_of_an_archive_is_refused() {
     assert!(common::wait_timeout(&mut child).success());
     assert_eq!(decode(&archive), b"{\"one\":1}\n");
 }
+
+/// The text view numbers events by their line in the log (#N); `--line` selects them, one by
+/// one or as a range N-M, in every reading path (in order, --tail, --max-tokens).
+#[test]
+fn the_view_numbers_events_and_line_selects_them() {
+    let dir = tempdir("archive-numbers");
+    let log = dir.join("log");
+    let input: String = (1..=6)
+        .map(|n| format!("{{\"type\":\"t{n}\"}}\n"))
+        .collect();
+    std::fs::write(&log, &input).unwrap();
+    for extra in [&[][..], &["--tail", "10"], &["--max-tokens", "1000"]] {
+        let out = run_cmd(
+            bin()
+                .args(["--view", "--color", "never", "--line", "2", "--line", "4-5"])
+                .args(extra)
+                .arg(&log),
+            b"",
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        let ls: Vec<&str> = text.lines().filter(|l| l.starts_with('#')).collect();
+        assert_eq!(ls.len(), 3, "{extra:?}: {text}");
+        for (l, n) in ls.iter().zip([2, 4, 5]) {
+            assert!(l.starts_with(&format!("#{n} t{n}")), "{extra:?}: {l}");
+        }
+    }
+    let out = run_cmd(bin().args(["--view", "--line", "0"]).arg(&log), b"");
+    assert_eq!(out.status.code(), Some(2));
+}
