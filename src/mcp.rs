@@ -123,6 +123,26 @@ fn tools() -> Vec<Tool> {
                 "required": ["path"]
             })),
         ),
+        // --archive (hook: `archive` module).
+        Tool::new(
+            "read_original",
+            "The original bytes of one log line, from the archive smart-tee wrote beside the \
+             log (LOG.orig.zst, with --archive or SMART_TEE_ARCHIVE=1): what a cut event held \
+             before it was cut. line is the event's #N in read_log's text view. A long line comes \
+             a page at a time: the first line of the response gives the bytes shown and the \
+             offset of the next page.",
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "path": path,
+                    "line": {"type": "integer", "minimum": 1, "description": "The log line's number (#N in read_log)."},
+                    "offset": {"type": "integer", "minimum": 0, "description": "The first byte of the line to show; default 0."},
+                    "limit": {"type": "integer", "minimum": 1, "description": "At most this many bytes; default: what the budget holds."},
+                    "max_tokens": max_tokens
+                },
+                "required": ["path", "line"]
+            })),
+        ),
         Tool::new(
             "log_summary",
             "One screen about a run: session id, model, time, turns, cost, tokens, tools used \
@@ -189,6 +209,7 @@ impl ServerHandler for LogServer {
                 "list_logs" => list_logs(&roots, &args),
                 "read_log" => read_log(&roots, &args),
                 "log_summary" => log_summary(&roots, &args),
+                "read_original" => read_original(&roots, &args),
                 other => Err(format!("unknown tool {other:?}")),
             })
             .await
@@ -312,9 +333,25 @@ fn read_log(roots: &[PathBuf], args: &JsonObject) -> Result<String, String> {
         errors: args.get("errors_only") == Some(&Value::Bool(true)),
         format,
         max_tokens: Some(budget(args) / 3),
-        ..ViewOptions::new(vec![path])
+        ..ViewOptions::new(vec![path.clone()])
     };
-    view_text(&opts)
+    let mut text = view_text(&opts)?;
+    // --archive (hook: `archive` module): how to get a cut event's original.
+    if let Some(hint) = crate::archive::original::cut_hint(&path, &text)
+        && text.len() + hint.len() <= budget(args)
+    {
+        text.push_str(&hint);
+    }
+    Ok(text)
+}
+
+/// `read_original` (hook: `archive` module).
+fn read_original(roots: &[PathBuf], args: &JsonObject) -> Result<String, String> {
+    let path = resolve(roots, str_arg(args, "path").unwrap_or(""))?;
+    let num = |k: &str| args.get(k).and_then(Value::as_u64);
+    let line = num("line").ok_or("line: give the log line's number (#N), from 1")?;
+    let (offset, limit) = (num("offset").unwrap_or(0), num("limit").unwrap_or(u64::MAX));
+    crate::archive::original::read_page(roots, &path, line, offset, limit, budget(args))
 }
 
 /// The `--view` engine's output for `opts`, or why the log could not be read.

@@ -93,3 +93,61 @@ pub fn run(req: &OriginalRequest, out: &mut dyn Write, note: &mut dyn Write) -> 
     out.flush()?;
     Ok(ok)
 }
+
+/// The MCP tool `read_original`: a page of line `line`'s original, from `offset`, of at most
+/// `limit` bytes and within `budget` bytes of response, as text (invalid UTF-8 shown as
+/// U+FFFD). The page ends on a character boundary unless it ends the line; the first line of
+/// the response says which bytes it holds and where the next page starts. The archive must be
+/// under one of `roots`.
+pub fn read_page(
+    roots: &[PathBuf],
+    log: &Path,
+    line: u64,
+    offset: u64,
+    limit: u64,
+    budget: usize,
+) -> Result<String, String> {
+    let path = super::default_path(log);
+    if let Ok(real) = std::fs::canonicalize(&path)
+        && !roots.iter().any(|r| real.starts_with(r))
+    {
+        return Err(format!("{}: outside the roots", path.display()));
+    }
+    let mut archive = open_for(log, None)?;
+    let loc = archive.locate(log, line)?;
+    let room = (budget.saturating_sub(300) as u64).max(64);
+    let mut page = Vec::new();
+    archive
+        .read(loc, offset, limit.min(room), &mut page)
+        .map_err(|e| format!("reading archive {}: {e}", path.display()))?;
+    let from = offset.min(loc.len);
+    if from + (page.len() as u64) < loc.len {
+        // Keep a character whole for the next page.
+        if let Err(e) = std::str::from_utf8(&page)
+            && e.error_len().is_none()
+        {
+            page.truncate(e.valid_up_to());
+        }
+    }
+    let to = from + page.len() as u64;
+    let next = if to < loc.len {
+        format!("more: call read_original with offset {to}")
+    } else {
+        "end of line".into()
+    };
+    Ok(format!(
+        "line {line} original, bytes {from}..{to} of {}; {next}\n{}",
+        loc.len,
+        String::from_utf8_lossy(&page)
+    ))
+}
+
+/// For `read_log`: how to get the originals of the events shown, when `log` has an archive
+/// (the text view does not always show that an event was cut, so it is said for all).
+pub fn cut_hint(log: &Path, shown: &str) -> Option<String> {
+    (!shown.is_empty() && super::default_path(log).is_file()).then(|| {
+        "\n(Events here may be cut; their originals are in the log's archive: call \
+         read_original with the path and line = the event's #N, paging with offset/limit.)\n"
+            .to_string()
+    })
+}
