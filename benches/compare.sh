@@ -7,6 +7,8 @@
 #   tee FIFO < corpus | cat, jq truncation recipe < FIFO > LOG   (where jq is installed; timed
 #                                            until jq has finished)
 #   smart-tee --redact LOG < corpus | cat > /dev/null
+#   smart-tee --archive LOG.orig.zst LOG < INPUT | cat > /dev/null   (every set, and the 256 MiB
+#                                            string line; with the archive's size)
 # on a generated 200 MB stream-json corpus; then one million 300-byte lines, giant lines of
 # every shape synth.rs writes (256 MiB and 1 GiB; smart-tee and tee alternating, REPS runs
 # each), and the latency of a line when input pauses (smart-tee's, then tee's). Prints median
@@ -33,7 +35,7 @@ tiny="$work/tiny.jsonl"
 measure() {
   local name="$1" cmd="$2" t0 t1
   local log
-  for log in st.log tee.log jq.log; do
+  for log in st.log tee.log jq.log st.zst; do
     case "$cmd" in *"$work/$log"*) rm -f "$work/$log" ;; esac
   done
   # The last runs' logs written back now, not by the kernel's flusher during this run.
@@ -61,6 +63,7 @@ run_set() {
     measure smart-tee "$feed$T $st $work/st.log $from | cat > /dev/null"
     measure tee "$feed$T tee $work/tee.log $from | cat > /dev/null"
     measure pipe-floor "$floor"
+    measure archive "$feed$T $st --archive $work/st.zst $work/st.log $from | cat > /dev/null"
     if [ "$label" = corpus ]; then
       measure redact "$feed$T $st --redact $work/st.log $from | cat > /dev/null"
     fi
@@ -72,7 +75,7 @@ run_set() {
     fi
   done
   echo "== $label: $(du -h "$input" | cut -f1) input, $(wc -l < "$input") lines, $reps runs (jq: 2)"
-  for name in smart-tee redact tee pipe-floor jq; do
+  for name in smart-tee archive redact tee pipe-floor jq; do
     [ -f "$work/$name.times" ] || continue
     sort -n "$work/$name.times" | awk -v n="$name" '{t[NR]=$1; r[NR]=$2} END {
       m = t[int((NR+1)/2)]; printf "%-11s median %.3f s   peak RSS %6.1f MiB\n", n, m, r[int((NR+1)/2)]/1024 }'
@@ -80,6 +83,8 @@ run_set() {
   med() { median "$work/$1.times"; }
   echo "ratios: smart-tee/tee $(echo "scale=2; $(med smart-tee) / $(med tee)" | bc)" \
        " smart-tee/pipe-floor $(echo "scale=2; $(med smart-tee) / $(med pipe-floor)" | bc)"
+  echo "--archive/tee: $(echo "scale=2; $(med archive) / $(med tee)" | bc)," \
+       "archive $(wc -c < "$work/st.zst") bytes, $(echo "scale=3; $(wc -c < "$work/st.zst") / $(wc -c < "$input")" | bc) of the input"
   if [ -f "$work/redact.times" ]; then
     echo "--redact/without: $(echo "scale=2; $(med redact) / $(med smart-tee)" | bc)"
   fi
@@ -115,7 +120,20 @@ for spec in string:1024 string:256 escapes:256 image:256 array:256 spaced:256 re
     t2=$(date +%s.%N)
     echo "$t1 - $t0" | bc >> "$work/giant-st.times"
     echo "$t2 - $t1" | bc >> "$work/giant-tee.times"
+    if [ "$spec" = string:256 ]; then
+      rm -f "$work/st.zst"; sync
+      t0=$(date +%s.%N)
+      /usr/bin/time -f %M -o "$work/rss-archive" "$st" --archive "$work/st.zst" "$work/giant.log" < "$giant" | cat > /dev/null
+      t1=$(date +%s.%N)
+      echo "$t1 - $t0" | bc >> "$work/giant-archive.times"
+    fi
   done
+  if [ "$spec" = string:256 ]; then
+    printf "  --archive: %.2f s, peak RSS %3.0f MiB, archive %s bytes\n" \
+      "$(median "$work/giant-archive.times")" "$(echo "$(cat "$work/rss-archive") / 1024" | bc)" \
+      "$(wc -c < "$work/st.zst")"
+    rm -f "$work/giant-archive.times"
+  fi
   printf "%-8s %5d MiB: smart-tee %.2f s (tee %.2f s), peak RSS %3.0f MiB, log %5s bytes, record type %s\n" \
     "$kind" "$mib" "$(median "$work/giant-st.times")" "$(median "$work/giant-tee.times")" \
     "$(echo "$(cat "$work/rss") / 1024" | bc)" "$(wc -c < "$work/giant.log")" \
