@@ -96,8 +96,14 @@ pub struct ArchiveFeed {
     errors: Arc<Mutex<Vec<Error>>>,
     redactor: Option<Redactor>,
     redacted: Vec<u8>,
+    /// `--redact` on a line past the memory cap: its bytes since the last `"`, held until the
+    /// next piece so that a secret is never split between two redactions.
+    held: Vec<u8>,
     log: Option<PathBuf>,
 }
+
+/// The most a line past the memory cap holds back for `--redact` (see [`ArchiveFeed::piece`]).
+const HOLD_MAX: usize = 1 << 20;
 
 impl ArchiveFeed {
     /// Opens the archive (cutting back a torn last record with `append`) and starts its
@@ -150,23 +156,48 @@ impl ArchiveFeed {
             errors,
             redactor: opts.redact.then(Redactor::new),
             redacted: Vec::new(),
+            held: Vec::new(),
             log: opts.log,
         })
     }
 
-    /// The bytes of a piece of input, before the engine sees it: a whole line is redacted
-    /// whole (`--redact`), a piece of a line past the memory cap on its own.
+    /// The bytes of a piece of input, before the engine sees it. With `--redact` (the one call
+    /// into `redact.rs`: [`Redactor::redact`], per line), a whole line is redacted whole; a line
+    /// past the memory cap is redacted in runs that end at a `"` (which no secret pattern
+    /// matches inside a JSON string), the bytes after the last one held for the next piece, up
+    /// to [`HOLD_MAX`].
     #[inline]
     pub fn piece(&mut self, piece: &Piece) {
-        let bytes = match piece {
-            Piece::Line(b) | Piece::Start(b) | Piece::Part(b) | Piece::End(b) => *b,
+        let (bytes, last) = match piece {
+            Piece::Line(b) | Piece::End(b) => (*b, true),
+            Piece::Start(b) | Piece::Part(b) => (*b, false),
         };
-        match &self.redactor {
-            Some(r) if r.redact(bytes, &mut self.redacted) => {
-                self.batch.bytes.extend_from_slice(&self.redacted);
-            }
-            _ => self.batch.bytes.extend_from_slice(bytes),
+        let Some(r) = &self.redactor else {
+            self.batch.bytes.extend_from_slice(bytes);
+            return;
+        };
+        let mut text = bytes;
+        let joined;
+        if !self.held.is_empty() {
+            self.held.extend_from_slice(bytes);
+            joined = std::mem::take(&mut self.held);
+            text = &joined;
         }
+        let cut = if last {
+            text.len()
+        } else {
+            match memchr::memrchr(b'"', text) {
+                Some(p) if text.len() - p - 1 <= HOLD_MAX => p + 1,
+                _ if text.len() <= HOLD_MAX => 0,
+                _ => text.len(),
+            }
+        };
+        if r.redact(&text[..cut], &mut self.redacted) {
+            self.batch.bytes.extend_from_slice(&self.redacted);
+        } else {
+            self.batch.bytes.extend_from_slice(&text[..cut]);
+        }
+        self.held.extend_from_slice(&text[cut..]);
     }
 
     /// The end of the line whose bytes came last: with its newline unless it ended at end of

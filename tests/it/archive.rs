@@ -207,9 +207,12 @@ fn a_100_mb_line_pages_with_offset_and_limit() {
     input.extend_from_slice(&body);
     input.extend_from_slice(b"\"}\n{\"type\":\"result\"}\n");
     let log = dir.join("log");
-    let archive = dir.join("log.orig.zst");
     let out = run_cmd(bin().env("SMART_TEE_ARCHIVE", "1").arg(&log), &input);
     assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        dir.join("log.orig.zst").is_file(),
+        "the archive's default name"
+    );
     assert!(out.stdout == input);
     drop(out);
     assert_eq!(common::lines(&std::fs::read(&log).unwrap()).len(), 3);
@@ -602,4 +605,49 @@ fn the_view_numbers_events_and_line_selects_them() {
     }
     let out = run_cmd(bin().args(["--view", "--line", "0"]).arg(&log), b"");
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// `--redact` on a line past the memory cap, read in pieces that split a secret: the archive
+/// still gets it redacted (runs end at a `"`), and the rest of the line as it came.
+#[test]
+fn redact_catches_a_secret_split_across_reads_of_a_giant_line() {
+    let dir = tempdir("archive-redact-giant");
+    let secret = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789";
+    let pad = "x".repeat(9 << 20);
+    let input = format!("{{\"a\":\"{pad}\",\"k\":\"Bearer {secret}\",\"b\":\"{pad}\"}}\n");
+    let at = input.find(secret).unwrap() + 10;
+    let log = dir.join("log");
+    let sink = LogSink::open(&log, false, 0o600).unwrap();
+    let feed = ArchiveFeed::start(ArchiveOptions {
+        log: Some(log.clone()),
+        redact: true,
+        ..ArchiveOptions::new(&dir.join("a.zst"))
+    })
+    .unwrap();
+    let mut engine = config(1024);
+    engine.redact = true;
+    let mut w = LogWriter::new(LineEngine::new(engine), vec![sink]).with_archive(feed);
+    // Reads of 64 KiB, one of them ending inside the secret.
+    let bytes = input.as_bytes();
+    let mut ends: Vec<usize> = (0..bytes.len()).step_by(64 << 10).skip(1).collect();
+    ends.extend([at, bytes.len()]);
+    ends.sort();
+    let mut from = 0;
+    for end in ends {
+        if end > from {
+            assert!(w.feed(&bytes[from..end]).is_empty());
+            from = end;
+        }
+    }
+    assert!(w.finish().is_empty());
+    let decoded = String::from_utf8(decode(&dir.join("a.zst"))).unwrap();
+    for part in ["sk-ant", "abcdefghijklmnop"] {
+        assert!(
+            !decoded.contains(part),
+            "the secret reached the archive: {part}"
+        );
+    }
+    assert!(decoded.contains("\"k\":\"Bearer [REDACTED:"));
+    assert!(decoded.starts_with(&format!("{{\"a\":\"{pad}\",")));
+    assert!(decoded.ends_with(&format!(",\"b\":\"{pad}\"}}\n")));
 }
