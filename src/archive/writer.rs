@@ -389,6 +389,15 @@ impl FrameWriter {
             0
         };
         self.close(flags);
+        if self.len == 0 {
+            // An empty input: one empty frame, so that `zstd -dc` reads an empty stream
+            // rather than refusing an empty file.
+            let entry = Entry {
+                log_first: self.next_log,
+                ..Entry::default()
+            };
+            self.write(entry);
+        }
     }
 
     fn batch(&mut self, batch: &Batch) {

@@ -23,6 +23,7 @@ const PHASES: &[(&str, &[&str])] = &[
             "stdout_cap",
             "splice",
             "tee",
+            "archive",
         ],
     ),
     ("reading logs back", &["gist", "summary", "view", "compact"]),
