@@ -8,6 +8,8 @@
 #                                            until jq has finished)
 #   smart-tee --redact LOG < corpus | cat > /dev/null
 #   the same with a hundred secret-named variables in the environment (redacted by value)
+#   smart-tee --archive LOG.orig.zst LOG < INPUT | cat > /dev/null   (every set, and the 256 MiB
+#                                            string line; with the archive's size)
 # on a generated 200 MB stream-json corpus; then one million 300-byte lines, giant lines of
 # every shape synth.rs writes (256 MiB and 1 GiB; smart-tee and tee alternating, REPS runs
 # each), and the latency of a line when input pauses (smart-tee's, then tee's). Prints median
@@ -38,7 +40,7 @@ tiny="$work/tiny.jsonl"
 measure() {
   local name="$1" cmd="$2" t0 t1
   local log
-  for log in st.log tee.log jq.log; do
+  for log in st.log tee.log jq.log st.zst; do
     case "$cmd" in *"$work/$log"*) rm -f "$work/$log" ;; esac
   done
   # The last runs' logs written back now, not by the kernel's flusher during this run.
@@ -73,6 +75,7 @@ run_set() {
     measure pipe-floor "$floor"
     measure redact "$feed$T $st --redact $work/st.log $from | cat > /dev/null"
     measure redact-env "$feed$T env $(tr '\n' ' ' < $secrets) $st --redact $work/st.log $from | cat > /dev/null"
+    measure archive "$feed$T $st --archive $work/st.zst $work/st.log $from | cat > /dev/null"
     if [ "$label" = corpus ] && command -v jq > /dev/null && [ "$i" -lt 2 ]; then
       # jq reads a FIFO as a job of its own, waited for: a process substitution
       # (`tee >(jq …)`) is not waited for, and would run on into the next measurement.
@@ -81,7 +84,7 @@ run_set() {
     fi
   done
   echo "== $label: $(du -h "$input" | cut -f1) input, $(wc -l < "$input") lines, $reps runs (jq: 2)"
-  for name in smart-tee redact redact-env tee pipe-floor jq; do
+  for name in smart-tee archive redact redact-env tee pipe-floor jq; do
     [ -f "$work/$name.times" ] || continue
     sort -n "$work/$name.times" | awk -v n="$name" '{t[NR]=$1; r[NR]=$2} END {
       m = t[int((NR+1)/2)]; printf "%-11s median %.3f s   peak RSS %6.1f MiB\n", n, m, r[int((NR+1)/2)]/1024 }'
@@ -89,6 +92,8 @@ run_set() {
   med() { median "$work/$1.times"; }
   echo "ratios: smart-tee/tee $(echo "scale=2; $(med smart-tee) / $(med tee)" | bc)" \
        " smart-tee/pipe-floor $(echo "scale=2; $(med smart-tee) / $(med pipe-floor)" | bc)"
+  echo "--archive/tee: $(echo "scale=2; $(med archive) / $(med tee)" | bc)," \
+       "archive $(wc -c < "$work/st.zst") bytes, $(echo "scale=3; $(wc -c < "$work/st.zst") / $(wc -c < "$input")" | bc) of the input"
   if [ -f "$work/redact.times" ]; then
     echo "--redact/without: $(echo "scale=2; $(med redact) / $(med smart-tee)" | bc)" \
          " with 100 secrets in the environment/without: $(echo "scale=2; $(med redact-env) / $(med smart-tee)" | bc)"
@@ -137,7 +142,20 @@ for spec in string:1024 string:256 escapes:256 image:256 array:256 spaced:256 re
     t2=$(date +%s.%N)
     echo "$t1 - $t0" | bc >> "$work/giant-st.times"
     echo "$t2 - $t1" | bc >> "$work/giant-tee.times"
+    if [ "$spec" = string:256 ]; then
+      rm -f "$work/st.zst"; sync
+      t0=$(date +%s.%N)
+      /usr/bin/time -f %M -o "$work/rss-archive" "$st" --archive "$work/st.zst" "$work/giant.log" < "$giant" | cat > /dev/null
+      t1=$(date +%s.%N)
+      echo "$t1 - $t0" | bc >> "$work/giant-archive.times"
+    fi
   done
+  if [ "$spec" = string:256 ]; then
+    printf "  --archive: %.2f s, peak RSS %3.0f MiB, archive %s bytes\n" \
+      "$(median "$work/giant-archive.times")" "$(echo "$(cat "$work/rss-archive") / 1024" | bc)" \
+      "$(wc -c < "$work/st.zst")"
+    rm -f "$work/giant-archive.times"
+  fi
   printf "%-8s %5d MiB: smart-tee %.2f s (tee %.2f s), peak RSS %3.0f MiB, log %5s bytes, record type %s\n" \
     "$kind" "$mib" "$(median "$work/giant-st.times")" "$(median "$work/giant-tee.times")" \
     "$(echo "$(cat "$work/rss") / 1024" | bc)" "$(wc -c < "$work/giant.log")" \

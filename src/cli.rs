@@ -184,6 +184,55 @@ struct Cli {
     #[arg(long, value_name = "FILE")]
     stats_json: Option<PathBuf>,
 
+    /// Also write the whole input, zstd-compressed, to FILE (exactly what stdout received; with
+    /// --redact, redacted as the log is), in independent frames with an index, so that any log
+    /// line's original can be read back (--view --original). Without this flag,
+    /// SMART_TEE_ARCHIVE=1 writes one beside the first log, named LOG.orig.zst. With --view
+    /// --original: the archive to read, when it is not LOG.orig.zst. With --compact: archive
+    /// the log's lines to FILE before rewriting it.
+    #[arg(long, value_name = "FILE")]
+    archive: Option<PathBuf>,
+
+    /// With --line: print each line's original bytes from the archive, exactly as they came
+    /// in, and a newline (the log line numbered N, as the text view shows it: #N).
+    #[arg(
+        long,
+        requires = "view",
+        requires = "lines",
+        help_heading = "Reading logs (--view)"
+    )]
+    original: bool,
+
+    /// Only the events on these lines of the log (repeatable; N or a range N-M; the text view
+    /// numbers each event #N).
+    #[arg(
+        long = "line",
+        value_name = "N|N-M",
+        requires = "view",
+        value_parser = parse_line_range,
+        help_heading = "Reading logs (--view)"
+    )]
+    lines: Vec<(u64, u64)>,
+
+    /// With --original: start the page at this byte of the line (pages concatenate to the
+    /// original; standard error says where the next page starts).
+    #[arg(
+        long,
+        value_name = "BYTES",
+        requires = "original",
+        help_heading = "Reading logs (--view)"
+    )]
+    offset: Option<u64>,
+
+    /// With --original: at most this many bytes of the line, from --offset (default 0).
+    #[arg(
+        long,
+        value_name = "BYTES",
+        requires = "original",
+        help_heading = "Reading logs (--view)"
+    )]
+    limit: Option<u64>,
+
     /// Read mode: the FILEs are logs to read (smart-tee logs, raw stream-json or Claude Code
     /// transcripts), printed to stdout as the options below say. Nothing is written.
     #[arg(long, help_heading = "Reading logs (--view)", conflicts_with_all = ["compact", "append", "ignore_interrupts", "pipe", "output_error", "stats", "stats_json", "stdout_max_line_bytes", "add_timestamp"])]
@@ -353,7 +402,11 @@ pub enum Mode {
         files: Vec<PathBuf>,
         engine: EngineConfig,
         dry_run: bool,
+        /// `--archive FILE`: the logs' lines are archived there first.
+        archive: Option<PathBuf>,
     },
+    /// `--view --original --line N LOG`: lines' original bytes from the archive.
+    Original(crate::archive::original::OriginalRequest),
     /// A malformed command line for the tee (not for `--view`, `--compact` or a subcommand):
     /// the caller says why, copies stdin to stdout all the same (a typo in a pipeline must not
     /// cost the stream), and exits with status 2.
@@ -600,6 +653,15 @@ impl Cli {
             bound("--until", self.until.take())?,
         );
         let summary = self.summary;
+        let (archive, original, lines) = (
+            self.archive.clone(),
+            self.original,
+            std::mem::take(&mut self.lines),
+        );
+        let page = match (self.offset, self.limit) {
+            (None, None) => None,
+            (offset, limit) => Some((offset.unwrap_or(0), limit)),
+        };
         let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
         let color = match self.color.as_str() {
             "always" => true,
@@ -614,6 +676,20 @@ impl Cli {
         let config = self.into_config()?;
         if view && config.engine.redact {
             crate::redact::answers_on(&config.engine.secrets);
+        }
+        if original {
+            if config.files.len() != 1 {
+                return Err("--original reads one LOG".into());
+            }
+            if page.is_some() && (lines.len() != 1 || lines[0].0 != lines[0].1) {
+                return Err("--offset and --limit page through one line: give one --line N".into());
+            }
+            return Ok(Mode::Original(crate::archive::original::OriginalRequest {
+                log: config.files[0].clone(),
+                archive,
+                lines,
+                page,
+            }));
         }
         Ok(if view {
             Mode::View(crate::view::ViewOptions {
@@ -634,6 +710,7 @@ impl Cli {
                 width,
                 summary,
                 engine: config.engine,
+                lines,
                 ..crate::view::ViewOptions::new(Vec::new())
             })
         } else if compact {
@@ -641,6 +718,7 @@ impl Cli {
                 files: config.files,
                 engine: config.engine,
                 dry_run,
+                archive,
             }
         } else {
             Mode::Tee(config)
@@ -720,8 +798,24 @@ impl Cli {
             (Some(mode), _) => mode,
             (None, _) => OutputError::WarnNopipe,
         };
+        let files: Vec<PathBuf> = self.files.into_iter().map(PathBuf::from).collect();
+        // --archive, or the environment's archive beside the first log.
+        let archive = match self.archive {
+            Some(path) => Some(path),
+            None if crate::archive::wanted_by_env() => {
+                if files.is_empty() {
+                    warnings.push(format!(
+                        "{}: no log to put the archive beside; no archive is written",
+                        crate::archive::ARCHIVE_VAR
+                    ));
+                }
+                files.first().map(|f| crate::archive::default_path(f))
+            }
+            None => None,
+        };
         Ok(Config {
-            files: self.files.into_iter().map(PathBuf::from).collect(),
+            archive,
+            files,
             warnings,
             append: self.append,
             ignore_interrupts: self.ignore_interrupts,
@@ -776,6 +870,19 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
         ));
     }
     Ok(n as usize)
+}
+
+/// Parses `--line`: `N` or `N-M` (line numbers from 1, M at least N).
+fn parse_line_range(s: &str) -> Result<(u64, u64), String> {
+    let bad = || format!("{s:?} is not a line number N or a range N-M (from 1)");
+    let num = |t: &str| t.trim().parse::<u64>().ok().filter(|&n| n > 0);
+    match s.split_once('-') {
+        None => num(s).map(|n| (n, n)).ok_or_else(bad),
+        Some((a, b)) => match (num(a), num(b)) {
+            (Some(a), Some(b)) if a <= b => Ok((a, b)),
+            _ => Err(bad()),
+        },
+    }
 }
 
 fn parse_bytes_per_token(s: &str) -> Result<f64, String> {

@@ -47,6 +47,24 @@ pub enum Error {
         #[source]
         source: io::Error,
     },
+    #[error("opening archive {path:?}: {source}")]
+    OpenArchive {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("writing archive {path:?}: {source}")]
+    WriteArchive {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("reading archive {path:?}: {source}")]
+    ReadArchive {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
     #[error("setting up signal handling: {source}")]
     Signals {
         #[source]

@@ -27,6 +27,7 @@
 #![deny(unsafe_code)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod archive;
 pub mod cli;
 pub mod compact;
 pub mod confine;

@@ -216,6 +216,8 @@ pub struct LogWriter {
     /// Lines looked at for signs of pretty-printed JSON (only the first few are).
     looked: u8,
     notice: Option<String>,
+    /// `--archive`: every line's bytes, and whether it was logged (hook: `archive` module).
+    archive: Option<crate::archive::writer::ArchiveFeed>,
 }
 
 impl LogWriter {
@@ -233,7 +235,16 @@ impl LogWriter {
             finished: false,
             looked: 0,
             notice: None,
+            archive: None,
         }
+    }
+
+    /// Also writes the archive fed here (`--archive`): then every line is split and numbered,
+    /// even with no log to write.
+    pub fn with_archive(mut self, feed: crate::archive::writer::ArchiveFeed) -> LogWriter {
+        self.archive = Some(feed);
+        self.active = true;
+        self
     }
 
     /// A remark about the input worth one line on stderr (said once): that it looks like
@@ -244,10 +255,16 @@ impl LogWriter {
 
     /// Opens every log again by its path (after logrotate renamed it). Returns the errors.
     pub fn reopen(&mut self) -> Vec<Error> {
-        self.sinks
+        let mut errors: Vec<Error> = self
+            .sinks
             .iter_mut()
             .filter_map(|s| s.reopen().err())
-            .collect()
+            .collect();
+        if let Some(a) = self.archive.as_mut() {
+            a.reopen();
+            errors.extend(a.take_errors());
+        }
+        errors
     }
 
     pub fn stats(&self) -> Stats {
@@ -274,23 +291,41 @@ impl LogWriter {
         let mut lines = std::mem::take(&mut self.lines);
         let mut at = 0;
         while let Some(piece) = lines.next(chunk, &mut at) {
-            self.piece(piece);
+            self.piece(piece, true);
             if self.batch.len() >= BATCH_LIMIT {
                 self.write_batch(&mut errors);
             }
         }
         self.lines = lines;
         self.write_batch(&mut errors);
+        if let Some(a) = self.archive.as_mut() {
+            a.flush();
+            errors.extend(a.take_errors());
+        }
         errors
     }
 
     /// Logs what the splitter hands over: a whole line, or a piece of one past the memory cap.
+    /// `newline`: a line that ends here ends with a newline (not at end of input).
     #[inline]
-    fn piece(&mut self, piece: Piece) {
+    fn piece(&mut self, piece: Piece, newline: bool) {
+        let before = self.batch.len();
+        let ends = matches!(piece, Piece::Line(_) | Piece::End(_));
+        if let Some(a) = self.archive.as_mut() {
+            a.piece(&piece);
+        }
         match BigLine::follow(&mut self.big, self.engine.config(), piece) {
             Next::Line(line) => self.line(line),
             Next::Big(big) => self.big_line(*big),
             Next::Nothing => {}
+        }
+        if ends && let Some(a) = self.archive.as_mut() {
+            // The log line this line produced, if any (the engine writes one or nothing).
+            let logged = &self.batch[before..];
+            a.end(
+                newline,
+                (!logged.is_empty()).then(|| &logged[..logged.len() - 1]),
+            );
         }
     }
 
@@ -312,10 +347,13 @@ impl LogWriter {
         self.finished = true;
         let mut lines = std::mem::take(&mut self.lines);
         if let Some(piece) = lines.finish() {
-            self.piece(piece);
+            self.piece(piece, false);
         }
         self.lines = lines;
         self.write_batch(&mut errors);
+        if let Some(a) = self.archive.as_mut() {
+            errors.extend(a.finish());
+        }
         errors
     }
 

@@ -104,10 +104,23 @@ fn main() -> ExitCode {
             }
             status
         }
+        Mode::Original(req) => {
+            let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
+            match smart_tee::archive::original::run(&req, &mut out, &mut err) {
+                Ok(true) => ExitCode::SUCCESS,
+                Ok(false) => ExitCode::from(1),
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("smart-tee: --original: writing standard output: {e}");
+                    ExitCode::from(1)
+                }
+            }
+        }
         Mode::Compact {
             files,
             engine,
             dry_run,
+            archive,
         } => {
             // A write past a file-size limit should fail with an error (and leave the original
             // intact), not kill the process with SIGXFSZ.
@@ -115,6 +128,12 @@ fn main() -> ExitCode {
                 signal_hook::consts::SIGXFSZ,
                 std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
             );
+            // --compact --archive (hook: `archive` module): the lines first, then the rewrite.
+            if let Some(path) = archive.as_ref().filter(|_| !dry_run)
+                && !smart_tee::archive::writer::archive_logs(&files, path, &engine)
+            {
+                return ExitCode::from(1);
+            }
             if smart_tee::compact::run(&files, &engine, dry_run) {
                 ExitCode::SUCCESS
             } else {

@@ -72,6 +72,8 @@ pub struct Config {
     pub stats: StatsReport,
     /// Problems that do not stop the stream (a bad environment value), said at start.
     pub warnings: Vec<String>,
+    /// `--archive FILE` (or `SMART_TEE_ARCHIVE`): the whole input, compressed, here.
+    pub archive: Option<PathBuf>,
 }
 
 /// What a write error does, by mode.
@@ -182,6 +184,8 @@ pub fn run(mut config: Config) -> ExitCode {
         }
     }
     let log = LogWriter::new(LineEngine::new(config.engine.clone()), sinks);
+    // --archive (hook: `archive` module).
+    let log = crate::archive::writer::attach(log, &config, &mut failed);
     let options = CopyOptions {
         mode: config.output_error,
         splice,

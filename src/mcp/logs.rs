@@ -145,6 +145,30 @@ impl Roots {
         Err(last)
     }
 
+    /// Opens the archive smart-tee keeps beside `log` (`NAME.orig.zst`, `--archive`), beneath
+    /// the same root and with the same checks as a log but its name and first line.
+    pub fn open_archive_of(&self, log: &OpenedLog) -> Result<File, String> {
+        let rel = crate::archive::default_path(&log.rel);
+        let q = quoted(&rel.to_string_lossy());
+        let (file, kind) = match confine::open_regular(self.roots[log.root].fd(), &rel) {
+            Ok(opened) => opened,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(format!(
+                    "this log has no archive: {q} does not exist (smart-tee writes one with \
+                     --archive or SMART_TEE_ARCHIVE=1)"
+                ));
+            }
+            Err(e) => return Err(format!("{q}: {e}")),
+        };
+        match kind {
+            Kind::Regular { links, .. } if links > 1 && !self.hard_links => Err(format!(
+                "{q}: has {links} hard links: refused (the server serves them with --hard-links)"
+            )),
+            Kind::Regular { .. } => Ok(file),
+            _ => Err(format!("{q}: not a regular file")),
+        }
+    }
+
     /// Opens `rel` under root `i` as a log, with every check.
     fn open_rel(&self, i: usize, rel: &Path) -> Result<OpenedLog, Refused> {
         let names: Vec<&OsStr> = rel

@@ -82,6 +82,25 @@ pub fn list() -> Value {
             }),
         ),
         tool(
+            "read_original",
+            "The original bytes of one log line, from the archive smart-tee wrote beside the \
+             log (LOG.orig.zst, with --archive or SMART_TEE_ARCHIVE=1): what a cut event held \
+             before it was cut. line is the event's #N in read_log's text view. A long line comes \
+             a page at a time: the first line of the response gives the bytes shown and the \
+             offset of the next page.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "path": path,
+                    "line": {"type": "integer", "minimum": 1, "description": "The log line's number (#N in read_log)."},
+                    "offset": {"type": "integer", "minimum": 0, "description": "The first byte of the line to show; default 0."},
+                    "limit": {"type": "integer", "minimum": 1, "description": "At most this many bytes; default: what the budget holds."},
+                    "max_tokens": max_tokens
+                },
+                "required": ["path", "line"]
+            }),
+        ),
+        tool(
             "log_summary",
             "One screen about a run: session id, model, time, turns, cost, tokens, tools used \
              with counts, errors with their first line, files written, and how the run ended. \
@@ -114,7 +133,7 @@ pub fn list() -> Value {
 pub fn exists(name: &str) -> bool {
     matches!(
         name,
-        "list_logs" | "read_log" | "log_summary" | "wait_for_log"
+        "list_logs" | "read_log" | "log_summary" | "wait_for_log" | "read_original"
     )
 }
 
@@ -199,6 +218,13 @@ pub enum Call {
         path: String,
         budget: usize,
     },
+    Original {
+        path: String,
+        line: u64,
+        offset: u64,
+        limit: u64,
+        budget: usize,
+    },
     Wait {
         path: String,
         after: Option<u64>,
@@ -249,6 +275,21 @@ impl Call {
                     budget: a.budget()?,
                 }
             }
+            "read_original" => Call::Original {
+                path: a.path()?.to_string(),
+                line: match a.uint("line")? {
+                    Some(n) if n >= 1 => n,
+                    _ => {
+                        return Err(Args::bad(
+                            "line",
+                            "required: the log line's number (#N), from 1",
+                        ));
+                    }
+                },
+                offset: a.uint("offset")?.unwrap_or(0),
+                limit: a.uint("limit")?.unwrap_or(u64::MAX).max(1),
+                budget: a.budget()?,
+            },
             "log_summary" => Call::Summary {
                 path: a.path()?.to_string(),
                 budget: a.budget()?,
@@ -282,7 +323,19 @@ impl Call {
             Call::List { budget } => Ok(vec![list_logs(cx, budget)]),
             Call::Read { path, opts, budget } => {
                 let log = cx.roots.open_log(&path)?;
-                view(log, *opts, budget)
+                let archived = cx.roots.open_archive_of(&log).is_ok();
+                // The note's room comes out of the budget, so the answer stays within it.
+                let room = if archived { 200 } else { 0 };
+                let mut answer = view(log, *opts, budget.saturating_sub(room))?;
+                if archived {
+                    answer.push(
+                        "This log has an archive: a cut event's original is one call away \
+                         (read_original with the path and line = the event's #N, paging with \
+                         offset/limit)."
+                            .into(),
+                    );
+                }
+                Ok(answer)
             }
             Call::Summary { path, budget } => {
                 let log = cx.roots.open_log(&path)?;
@@ -292,6 +345,38 @@ impl Call {
                     ..ViewOptions::new(Vec::new())
                 };
                 view(log, opts, budget)
+            }
+            Call::Original {
+                path,
+                line,
+                offset,
+                limit,
+                budget,
+            } => {
+                let log = cx.roots.open_log(&path)?;
+                let archive = cx.roots.open_archive_of(&log)?;
+                // The two descriptors opened beneath the root are read through their
+                // /proc/self/fd links, which name the opened files, not paths.
+                let via = |f: &std::fs::File| {
+                    std::path::PathBuf::from(format!(
+                        "/proc/self/fd/{}",
+                        std::os::fd::AsRawFd::as_raw_fd(f)
+                    ))
+                };
+                let (log_fd, archive_fd) = (via(&log.file), via(&archive));
+                let page = crate::archive::original::read_page(
+                    &log_fd,
+                    &archive_fd,
+                    line,
+                    offset,
+                    limit,
+                    budget,
+                );
+                let named = |s: String| {
+                    s.replace(&log_fd.to_string_lossy().into_owned(), &path)
+                        .replace(&archive_fd.to_string_lossy().into_owned(), "the archive")
+                };
+                page.map(|p| vec![named(p)]).map_err(named)
             }
             Call::Wait {
                 path,

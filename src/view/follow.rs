@@ -47,7 +47,7 @@ impl Followed {
     }
 }
 
-fn count_lines(f: &File, upto: u64) -> io::Result<u64> {
+pub(super) fn count_lines(f: &File, upto: u64) -> io::Result<u64> {
     let mut r = f.try_clone()?;
     r.seek(SeekFrom::Start(0))?;
     let mut r = r.take(upto);
@@ -122,7 +122,8 @@ pub(super) fn follow_files<W: Write>(
                     // A line past the cap while following is left out, like a torn one.
                     if let Piece::Line(line) = piece {
                         f.lines += 1;
-                        if opts.wants(line) {
+                        if opts.on_line(f.lines) && opts.wants(line) {
+                            r.number = Some(f.lines);
                             printer.event(&r.render(k, line)).map_err(write_err)?;
                             printed = true;
                         }

@@ -74,6 +74,9 @@ pub struct ViewOptions {
     pub width: Option<usize>,
     /// Print one summary of the selected events instead of the events (`--summary`).
     pub summary: bool,
+    /// `--line`: only the events on these lines of their file (inclusive ranges, from 1); all
+    /// when empty.
+    pub lines: Vec<(u64, u64)>,
     /// The engine for jsonl/json events (its budget is the per-line cap).
     pub engine: EngineConfig,
     /// Files already opened (by `smart-tee mcp`, confined to its roots): when set, the k-th is
@@ -103,6 +106,7 @@ impl ViewOptions {
             color: false,
             width: None,
             summary: false,
+            lines: Vec::new(),
             engine: EngineConfig::default(),
             opened: Vec::new(),
             decompress: DecompressLimit::default(),
@@ -128,6 +132,16 @@ impl ViewOptions {
     }
 
     /// The output budget in bytes, under `--max-tokens`.
+    /// Whether `--line` selects line `n` of a file.
+    pub(crate) fn on_line(&self, n: u64) -> bool {
+        self.lines.is_empty() || self.lines.iter().any(|&(a, b)| a <= n && n <= b)
+    }
+
+    /// Whether events need their line numbers: for `#N` in the text view, or for `--line`.
+    fn numbered(&self) -> bool {
+        self.format == Format::Text || !self.lines.is_empty()
+    }
+
     pub(crate) fn budget(&self) -> Option<usize> {
         self.max_tokens
             .map(|t| (t as f64 * self.bytes_per_token).floor() as usize)
@@ -427,10 +441,13 @@ pub fn run_to<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, Error
             let mut w = Window::new(budget, opts.format);
             let mut seen = 0;
             for (k, path) in opts.files.iter().enumerate() {
+                let mut number = 0;
                 let res = opts.for_each_line(k, |line| {
-                    if !opts.wants(line) {
+                    number += 1;
+                    if !opts.on_line(number) || !opts.wants(line) {
                         return true;
                     }
+                    r.number = Some(number);
                     w.push(r.render(k, line));
                     seen += 1;
                     seen < limit
@@ -468,7 +485,8 @@ pub fn run_to<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, Error
         }
     } else if let Some(n) = opts.tail.filter(|_| opts.head.is_none()) {
         let events = last_events(opts, n, &mut |path, e| failed(path, e, &mut ok));
-        for (k, line) in events.iter().rev() {
+        for (k, number, line) in events.iter().rev() {
+            r.number = *number;
             printer.event(&r.render(*k, line)).map_err(write_err)?;
         }
     } else {
@@ -476,11 +494,14 @@ pub fn run_to<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, Error
         let mut shown = 0;
         let mut out_err = None;
         'all: for (k, path) in opts.files.iter().enumerate() {
+            let mut number = 0;
             let res = opts.for_each_line(k, |line| {
                 if opts.head.is_some_and(|h| shown >= h) {
                     return false;
                 }
-                if opts.wants(line) {
+                number += 1;
+                if opts.on_line(number) && opts.wants(line) {
+                    r.number = Some(number);
                     if let Err(e) = printer.event(&r.render(k, line)) {
                         out_err = Some(e);
                         return false;
@@ -515,8 +536,8 @@ fn last_events(
     opts: &ViewOptions,
     n: usize,
     failed: &mut dyn FnMut(&Path, io::Error),
-) -> Vec<(usize, Vec<u8>)> {
-    let mut events: Vec<(usize, Vec<u8>)> = Vec::new();
+) -> Vec<(usize, Option<u64>, Vec<u8>)> {
+    let mut events: Vec<(usize, Option<u64>, Vec<u8>)> = Vec::new();
     for (k, path) in opts.files.iter().enumerate().rev() {
         if events.len() == n {
             break;
@@ -529,23 +550,34 @@ fn last_events(
             }
         };
         if is_compressed(&file).unwrap_or(false) {
-            let mut last: VecDeque<Vec<u8>> = VecDeque::new();
+            let mut last: VecDeque<(u64, Vec<u8>)> = VecDeque::new();
             let want = n - events.len();
+            let mut number = 0;
             let res = for_each_line_in(file, &opts.decompress, |line| {
-                if opts.wants(line) {
+                number += 1;
+                if opts.on_line(number) && opts.wants(line) {
                     if last.len() == want {
                         last.pop_front();
                     }
-                    last.push_back(line.to_vec());
+                    last.push_back((number, line.to_vec()));
                 }
                 true
             });
             if let Err(e) = res {
                 failed(path, e);
             }
-            events.extend(last.into_iter().rev().map(|l| (k, l)));
+            events.extend(last.into_iter().rev().map(|(m, l)| (k, Some(m), l)));
             continue;
         }
+        // The last whole line's number, counted down from: one count of the file's newlines
+        // (memchr), paid only when events are numbered (text, or --line).
+        let mut number = if opts.numbered() {
+            crate::sink::whole_lines_len(&file)
+                .and_then(|whole| follow::count_lines(&file, whole))
+                .ok()
+        } else {
+            None
+        };
         let mut lines = match ReverseLines::new(file) {
             Ok(l) => l,
             Err(e) => {
@@ -556,9 +588,10 @@ fn last_events(
         while events.len() < n {
             match lines.prev() {
                 Ok(Some(line)) => {
-                    if opts.wants(&line) {
-                        events.push((k, line));
+                    if number.is_none_or(|m| opts.on_line(m)) && opts.wants(&line) {
+                        events.push((k, number, line));
                     }
+                    number = number.map(|m| m.saturating_sub(1));
                 }
                 Ok(None) => break,
                 Err(e) => {

@@ -24,6 +24,8 @@ pub struct Renderer<'a> {
     cap: usize,
     /// A time column is being printed: events without a time leave it blank.
     timed: bool,
+    /// The line number of the event rendered next, shown as `#N` in the text view.
+    pub number: Option<u64>,
 }
 
 impl<'a> Renderer<'a> {
@@ -55,6 +57,7 @@ impl<'a> Renderer<'a> {
             gist_engine: LineEngine::new(gist_config),
             cap,
             timed: false,
+            number: None,
         }
     }
 
@@ -121,6 +124,11 @@ impl<'a> Renderer<'a> {
                 .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
             text.push_str(&name);
             text.push_str(": ");
+        }
+        if let Some(n) = self.number.take() {
+            text.push('#');
+            text.push_str(&n.to_string());
+            text.push(' ');
         }
         match time {
             Some(t) => {

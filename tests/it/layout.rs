@@ -25,6 +25,7 @@ const PHASES: &[(&str, &[&str])] = &[
             "splice",
             "handoff",
             "tee",
+            "archive",
         ],
     ),
     (

@@ -5,6 +5,7 @@
 mod common;
 
 mod agent;
+mod archive;
 mod cli;
 mod contract;
 mod corpus;

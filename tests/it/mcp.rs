@@ -79,7 +79,13 @@ fn mcp_server_serves_logs_to_a_real_client_and_refuses_escapes() {
         names.sort();
         assert_eq!(
             names,
-            ["list_logs", "log_summary", "read_log", "wait_for_log"]
+            [
+                "list_logs",
+                "log_summary",
+                "read_log",
+                "read_original",
+                "wait_for_log"
+            ]
         );
         for t in &tools {
             assert!(
@@ -189,5 +195,74 @@ fn mcp_server_serves_logs_to_a_real_client_and_refuses_escapes() {
             .await
             .unwrap()
             .unwrap();
+    });
+}
+
+/// `read_original`: a cut event's original, a page at a time within the budget, the pages
+/// concatenating to it; `read_log` says how to get it; a log without an archive is told so.
+#[test]
+fn read_original_pages_through_a_cut_event() {
+    let root = common::tempdir("mcp-original");
+    let logs = root.join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let long = format!(
+        "{{\"type\":\"user\",\"content\":\"{}é\"}}",
+        "0123456789".repeat(2000)
+    );
+    let input = format!("{{\"type\":\"system\"}}\n{long}\n");
+    let out = common::run_cmd(
+        common::bin()
+            .env("SMART_TEE_ARCHIVE", "1")
+            .args(["-b", "1024"])
+            .arg(logs.join("a.jsonl")),
+        input.as_bytes(),
+    );
+    assert!(out.status.success());
+    std::fs::write(logs.join("plain.jsonl"), "{\"type\":\"x\"}\n").unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_smart-tee"));
+        cmd.arg("mcp").arg("--root").arg(&logs);
+        let transport = TokioChildProcess::new(cmd).unwrap();
+        let client: Client = tokio::time::timeout(STEP, ().serve(transport))
+            .await
+            .expect("initialized in time")
+            .expect("initialized");
+        let (text, error) = call(&client, "read_log", json!({"path": "a.jsonl"})).await;
+        assert!(!error, "{text}");
+        assert!(text.contains("#2 "), "{text}");
+        assert!(text.contains("read_original"), "{text}");
+        let mut got = String::new();
+        let mut offset = 0u64;
+        for _ in 0..100 {
+            let (text, error) = call(
+                &client,
+                "read_original",
+                json!({"path": "a.jsonl", "line": 2, "offset": offset, "max_tokens": 1000}),
+            )
+            .await;
+            assert!(!error, "{text}");
+            assert!(text.len() <= 3000, "{} bytes", text.len());
+            let (head, page) = text.split_once('\n').unwrap();
+            got.push_str(page);
+            offset += page.len() as u64;
+            if head.ends_with("end of line") {
+                break;
+            }
+            assert!(head.ends_with(&format!("offset {offset}")), "{head}");
+        }
+        assert_eq!(got, long);
+        let (text, error) = call(
+            &client,
+            "read_original",
+            json!({"path": "plain.jsonl", "line": 1}),
+        )
+        .await;
+        assert!(error);
+        assert!(text.contains("has no archive"), "{text}");
+        client.cancel().await.unwrap();
     });
 }

@@ -43,7 +43,17 @@ fn tail_as_text_tells_the_end_of_the_session() {
     let text = String::from_utf8(out.stdout).unwrap();
     let ls: Vec<&str> = text.lines().collect();
     assert_eq!(ls.len(), 20);
-    for l in &ls {
+    let total = std::fs::read(transcript())
+        .unwrap()
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count();
+    for (i, l) in ls.iter().enumerate() {
+        // Each event is numbered by its line in the file (#N), the last one the file's last.
+        let number = format!("#{} ", total - 19 + i);
+        let l = l
+            .strip_prefix(number.as_str())
+            .unwrap_or_else(|| panic!("{number}: {l}"));
         assert!(l.starts_with("2026-02-11 22:5"), "time first: {l}");
         assert!(l.len() < 400, "one short line per event: {l}");
     }
@@ -248,13 +258,13 @@ fn follow_prints_new_events() {
             .expect("no line from --follow in time")
             .unwrap()
     };
-    assert_eq!(next(), "system/init");
+    assert_eq!(next(), "#1 system/init");
     let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
     f.write_all(
         b"{\"type\":\"result\",\"subtype\":\"success\",\"num_turns\":2,\"result\":\"done\"}\n",
     )
     .unwrap();
-    assert_eq!(next(), "result/success 2 turns: done");
+    assert_eq!(next(), "#2 result/success 2 turns: done");
     child.kill().unwrap();
     common::wait_timeout(&mut child);
 }
@@ -714,7 +724,7 @@ fn the_text_view_keeps_what_matters() {
     let text = String::from_utf8(out.stdout).unwrap();
     let ls: Vec<&str> = text.lines().collect();
     assert!(
-        ls[0].starts_with("agent-1.jsonl: 2026-11-20 10:00:00+02:00 assistant"),
+        ls[0].starts_with("agent-1.jsonl: #1 2026-11-20 10:00:00+02:00 assistant"),
         "{text}"
     );
     assert!(

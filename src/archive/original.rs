@@ -1,0 +1,148 @@
+//! `smart-tee --view --original --line N LOG`: a log line's original bytes, from the archive,
+//! whole or a page at a time.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use super::reader::Archive;
+
+/// What `--view --original` was asked for.
+#[derive(Clone, Debug)]
+pub struct OriginalRequest {
+    pub log: PathBuf,
+    /// `--archive FILE`, when the archive is not at [`super::default_path`].
+    pub archive: Option<PathBuf>,
+    /// Inclusive ranges of line numbers (`--line N`, `--line N-M`).
+    pub lines: Vec<(u64, u64)>,
+    /// `--offset`/`--limit`: a page of one line instead of whole lines.
+    pub page: Option<(u64, Option<u64>)>,
+}
+
+/// The archive of `log`: `archive`, or the default beside it. The error is a sentence for the
+/// user.
+pub fn open_for(log: &Path, archive: Option<&Path>) -> Result<Archive, String> {
+    let path = archive.map_or_else(|| super::default_path(log), Path::to_path_buf);
+    if !path.exists() {
+        return Err(format!(
+            "log {} has no archive: {} does not exist (smart-tee writes one with --archive FILE \
+             or {}=1; name another with --archive FILE)",
+            log.display(),
+            path.display(),
+            super::ARCHIVE_VAR
+        ));
+    }
+    Archive::open(&path).map_err(|e| e.to_string())
+}
+
+/// Prints the originals asked for on `out`, notes on `note`. Returns false when one could not
+/// be given (said on `note`).
+pub fn run(req: &OriginalRequest, out: &mut dyn Write, note: &mut dyn Write) -> io::Result<bool> {
+    let mut archive = match open_for(&req.log, req.archive.as_deref()) {
+        Ok(a) => a,
+        Err(msg) => {
+            writeln!(note, "smart-tee: {msg}")?;
+            return Ok(false);
+        }
+    };
+    let mut ok = true;
+    for &(first, last) in &req.lines {
+        for n in first..=last {
+            let loc = match archive.locate(&req.log, n) {
+                Ok(loc) => loc,
+                Err(msg) => {
+                    writeln!(note, "smart-tee: {msg}")?;
+                    ok = false;
+                    continue;
+                }
+            };
+            let (offset, limit) = match req.page {
+                Some((offset, limit)) => (offset, limit.unwrap_or(u64::MAX)),
+                None => (0, u64::MAX),
+            };
+            let got = archive.read(loc, offset, limit, out);
+            let got = match got {
+                Ok(got) => got,
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Err(e),
+                Err(e) => {
+                    writeln!(note, "smart-tee: line {n}: {e}")?;
+                    ok = false;
+                    continue;
+                }
+            };
+            if req.page.is_none() {
+                out.write_all(b"\n")?;
+                continue;
+            }
+            let from = offset.min(loc.len);
+            let to = from + got;
+            if to < loc.len {
+                writeln!(
+                    note,
+                    "smart-tee: line {n}: bytes {from}..{to} of {}; next page: --offset {to}",
+                    loc.len
+                )?;
+            } else {
+                writeln!(
+                    note,
+                    "smart-tee: line {n}: bytes {from}..{to} of {}; end of line",
+                    loc.len
+                )?;
+            }
+        }
+    }
+    out.flush()?;
+    Ok(ok)
+}
+
+/// The MCP tool `read_original`: a page of line `line`'s original, from `offset`, of at most
+/// `limit` bytes and within `budget` bytes of response, as text (invalid UTF-8 shown as
+/// U+FFFD). The page ends on a character boundary unless it ends the line; the first line of
+/// the response says which bytes it holds and where the next page starts. The server passes
+/// the log and its archive as opened beneath its root.
+pub fn read_page(
+    log: &Path,
+    archive: &Path,
+    line: u64,
+    offset: u64,
+    limit: u64,
+    budget: usize,
+) -> Result<String, String> {
+    let path = archive;
+    let mut archive = open_for(log, Some(archive))?;
+    let loc = archive.locate(log, line)?;
+    let room = (budget.saturating_sub(300) as u64).max(64);
+    let mut page = Vec::new();
+    archive
+        .read(loc, offset, limit.min(room), &mut page)
+        .map_err(|e| format!("reading archive {}: {e}", path.display()))?;
+    let from = offset.min(loc.len);
+    if from + (page.len() as u64) < loc.len {
+        // Keep a character whole for the next page.
+        if let Err(e) = std::str::from_utf8(&page)
+            && e.error_len().is_none()
+        {
+            page.truncate(e.valid_up_to());
+        }
+    }
+    let to = from + page.len() as u64;
+    let next = if to < loc.len {
+        format!("more: call read_original with offset {to}")
+    } else {
+        "end of line".into()
+    };
+    Ok(format!(
+        "line {line} original, bytes {from}..{to} of {}; {next}\n{}",
+        loc.len,
+        String::from_utf8_lossy(&page)
+    ))
+}
+
+/// For `read_log`: how to get the originals of the events shown, when `log` has an archive
+/// (the text view does not always show that an event was cut, so it is said for all).
+pub fn cut_hint(log: &Path, shown: &str) -> Option<String> {
+    (!shown.is_empty() && super::default_path(log).is_file()).then(|| {
+        "\n(Events here may be cut; their originals are in the log's archive: call \
+         read_original with the path and line = the event's #N, paging with offset/limit.)\n"
+            .to_string()
+    })
+}
