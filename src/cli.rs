@@ -245,6 +245,17 @@ struct Cli {
     )]
     summary: bool,
 
+    /// With --summary: a run whose writer still holds the log reads `stalled` after SECS
+    /// seconds without an event (heartbeats do not count).
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 120,
+        requires = "summary",
+        help_heading = "Reading logs (--view)"
+    )]
+    stall_after: u64,
+
     /// Leave out events of this `type` (repeatable), e.g. --exclude-type progress.
     #[arg(
         long = "exclude-type",
@@ -522,7 +533,10 @@ impl Cli {
             bound("--since", self.since.take())?,
             bound("--until", self.until.take())?,
         );
-        let summary = self.summary;
+        let (summary, stall_after) = (
+            self.summary,
+            std::time::Duration::from_secs(self.stall_after),
+        );
         let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
         let color = match self.color.as_str() {
             "always" => true,
@@ -553,6 +567,7 @@ impl Cli {
                 color: color && format == crate::view::Format::Text,
                 width,
                 summary,
+                stall_after,
                 engine: config.engine,
                 ..crate::view::ViewOptions::new(Vec::new())
             })

@@ -81,6 +81,9 @@ pub struct ViewOptions {
     pub opened: Vec<Arc<File>>,
     /// The bound on bytes decompressed from a compressed log.
     pub decompress: DecompressLimit,
+    /// How long a run whose writer is alive may go without an event before its summary says
+    /// `stalled` (`--stall-after`).
+    pub stall_after: std::time::Duration,
 }
 
 impl ViewOptions {
@@ -106,6 +109,7 @@ impl ViewOptions {
             engine: EngineConfig::default(),
             opened: Vec::new(),
             decompress: DecompressLimit::default(),
+            stall_after: crate::summary::STALL_AFTER,
         }
     }
 
