@@ -188,6 +188,9 @@ impl ViewOptions {
 pub fn is_error_event(v: &Value) -> bool {
     let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
     let sub = v.get("subtype").and_then(Value::as_str).unwrap_or("");
+    if kind == "error" && v.get("severity").and_then(Value::as_str) == Some("warning") {
+        return false; // Gemini CLI's warnings come as error events
+    }
     if matches!(kind, "error" | "turn.failed") || sub.starts_with("error") {
         return true;
     }
