@@ -38,6 +38,8 @@ const MODEL_CAP: usize = 100;
 /// How long a run whose writer is alive may go without an event before it reads `stalled`,
 /// unless told (`--stall-after`, `stall_after_seconds`).
 pub const STALL_AFTER: Duration = Duration::from_secs(120);
+/// Conversations summarized apart at most (the last ones); all count in the total.
+const CONVERSATION_CAP: usize = 20;
 /// What `state` says of a log with no final event whose writer is gone.
 pub const ENDED_WITHOUT_FINAL: &str = "ended without a final event";
 
@@ -89,6 +91,11 @@ pub struct Summary {
     models: BTreeMap<(String, String), ModelUse>,
     message_models: BTreeMap<String, ModelUse>,
     health: Option<Health>,
+    /// The conversations of the log, one summary each (the last [`CONVERSATION_CAP`]); the
+    /// summary itself is their total.
+    parts: Vec<Summary>,
+    /// Conversations before those kept.
+    parts_dropped: u64,
 }
 
 /// What an orchestrator acts on.
@@ -216,6 +223,55 @@ impl Summary {
         let Ok(v) = serde_json::from_slice::<Value>(line) else {
             return;
         };
+        if self.starts_conversation(&v) {
+            if self.parts.len() >= CONVERSATION_CAP {
+                self.parts.remove(0);
+                self.parts_dropped += 1;
+            }
+            self.parts.push(Summary {
+                session: s(&v, "/new_conversation_id"),
+                ..Summary::default()
+            });
+        }
+        if self.parts.is_empty() {
+            self.parts.push(Summary::default());
+        }
+        if let Some(part) = self.parts.last_mut() {
+            part.add_value(&v);
+        }
+        self.add_value(&v);
+    }
+
+    /// True when `v` starts a conversation of its own: a `conversation_reset`, or the start of
+    /// a run (an init, `thread.started`, `session_meta`) after a final event or of another
+    /// session (runs appended with `-a`).
+    fn starts_conversation(&self, v: &Value) -> bool {
+        let Some(current) = self.parts.last() else {
+            return false;
+        };
+        if current.events == 0 {
+            return false;
+        }
+        let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
+        let sub = v.get("subtype").and_then(Value::as_str).unwrap_or("");
+        if kind == "conversation_reset" || (kind == "system" && sub == "conversation_reset") {
+            return true;
+        }
+        let starts_run = (kind == "system" && sub == "init")
+            || matches!(kind, "thread.started" | "session_meta")
+            || (kind == "init" && v.get("session_id").is_some());
+        if !starts_run {
+            return false;
+        }
+        let session = ["/session_id", "/thread_id", "/payload/id"]
+            .iter()
+            .find_map(|p| s(v, p));
+        let other_session = matches!((&session, &current.session), (Some(a), Some(b)) if a != b);
+        current.finished.is_some() || other_session
+    }
+
+    /// Takes one parsed event.
+    fn add_value(&mut self, v: &Value) {
         self.events += 1;
         if let Some(t) = time_of(&v) {
             self.first_time.get_or_insert_with(|| t.clone());
@@ -505,6 +561,14 @@ impl Summary {
     /// Sets what is known of the log beyond its lines, for [`Summary::state`].
     pub fn set_health(&mut self, health: Health) {
         self.health = Some(health);
+        // Only the last conversation may still be written to.
+        let last = self.parts.len().saturating_sub(1);
+        for (k, part) in self.parts.iter_mut().enumerate() {
+            part.health = Some(Health {
+                writer: health.writer && k == last,
+                ..health
+            });
+        }
     }
 
     /// How the run stands, when its health is known: finished when its last event is a final
@@ -646,6 +710,27 @@ impl Summary {
     /// The summary as one JSON object, with at most `lists` entries per list and `strings`
     /// bytes per string.
     fn to_json_within(&self, lists: usize, strings: usize) -> Value {
+        let mut v = self.own_json_within(lists, strings);
+        if self.parts.len() > 1 {
+            let shown = self.parts.len().min(lists);
+            let parts: Vec<Value> = self.parts[self.parts.len() - shown..]
+                .iter()
+                .map(|p| {
+                    let mut j = p.own_json_within(lists, strings);
+                    if let Some(o) = j.as_object_mut() {
+                        o.shift_remove("type");
+                    }
+                    j
+                })
+                .collect();
+            v["conversation_count"] = json!(self.parts.len() as u64 + self.parts_dropped);
+            v["conversations"] = json!(parts);
+        }
+        v
+    }
+
+    /// This summary's own members, its conversations aside.
+    fn own_json_within(&self, lists: usize, strings: usize) -> Value {
         let c = |x: &Option<String>| x.as_deref().map(|x| clip(x, strings));
         let mut tools: Vec<(&String, &u64)> = self.tools.iter().collect();
         tools.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
@@ -748,6 +833,32 @@ impl Summary {
     /// The summary as a screen of text, with at most `lists` entries per list and `strings`
     /// bytes per string; every string from the log escaped, so each stays on its line.
     fn to_text_within(&self, lists: usize, strings: usize) -> String {
+        if self.parts.len() < 2 {
+            return self.own_text_within(lists, strings);
+        }
+        let count = self.parts.len() as u64 + self.parts_dropped;
+        let shown = self.parts.len().min(lists);
+        let first = count - shown as u64;
+        let mut t = String::new();
+        if first > 0 {
+            t.push_str(&format!(
+                "({first} earlier conversations counted in the total only)\n"
+            ));
+        }
+        for (k, p) in self.parts[self.parts.len() - shown..].iter().enumerate() {
+            t.push_str(&format!(
+                "── conversation {} of {count}\n",
+                first + k as u64 + 1
+            ));
+            t.push_str(&p.own_text_within(lists, strings));
+        }
+        t.push_str(&format!("── total of {count} conversations\n"));
+        t.push_str(&self.own_text_within(lists, strings));
+        t
+    }
+
+    /// This summary's own lines, its conversations aside.
+    fn own_text_within(&self, lists: usize, strings: usize) -> String {
         let e = |x: &str| escape_controls(&clip(x, strings));
         let or = |x: &Option<String>| x.as_deref().map_or_else(|| "-".into(), e);
         let mut t = String::new();
@@ -911,7 +1022,9 @@ impl Summary {
         }
         // The least form: members dropped, the least telling first; type, events, errors and
         // how the run ended go last.
-        const DROP: [&str; 28] = [
+        const DROP: [&str; 30] = [
+            "conversations",
+            "conversation_count",
             "first_errors",
             "files_written",
             "models",
@@ -1002,7 +1115,7 @@ impl Summary {
     /// Merges the health of another log of the same summary: a writer on any, the latest
     /// modification.
     fn merge_health(&mut self, h: Health) {
-        self.health = Some(match self.health {
+        self.set_health(match self.health {
             None => h,
             Some(o) => Health {
                 writer: o.writer || h.writer,
