@@ -54,6 +54,128 @@ pub fn format_of(v: &Value) -> Format {
     Format::Claude
 }
 
+/// Event types some agent's rules here know, for any agent (plus smart-tee's own records).
+const KNOWN_TYPES: [&str; 45] = [
+    // Claude Code (stream-json and transcripts), Cursor
+    "system",
+    "assistant",
+    "user",
+    "result",
+    "stream_event",
+    "progress",
+    "summary",
+    "file-history-snapshot",
+    "queue-operation",
+    "conversation_reset",
+    "tool_progress",
+    "permission_denied",
+    "notification",
+    "keep_alive",
+    "control_request",
+    "control_response",
+    "control_cancel_request",
+    "auth_status",
+    "rate_limit_event",
+    "thinking",
+    "tool_call",
+    // Codex exec --json and rollout files
+    "thread.started",
+    "turn.started",
+    "turn.completed",
+    "turn.failed",
+    "item.started",
+    "item.updated",
+    "item.completed",
+    "item.plan.delta",
+    "error",
+    "session_meta",
+    "response_item",
+    "event_msg",
+    "turn_context",
+    "compacted",
+    // Gemini CLI, opencode, Goose
+    "init",
+    "message",
+    "tool_use",
+    "tool_result",
+    "step_start",
+    "step_finish",
+    "text",
+    "reasoning",
+    "complete",
+    // smart-tee's records of lines that were not JSON
+    "non_json",
+];
+
+/// Claude Code `system` subtypes and Codex item types the rules here know.
+const KNOWN_SUBTYPES: [&str; 35] = [
+    "init",
+    "api_retry",
+    "api_error",
+    "compact_boundary",
+    "hook_started",
+    "hook_progress",
+    "hook_response",
+    "model_refusal_fallback",
+    "model_refusal_no_fallback",
+    "session_state_changed",
+    "task_started",
+    "task_progress",
+    "task_updated",
+    "task_notification",
+    "permission_denied",
+    "files_persisted",
+    "notification",
+    "status",
+    "local_command",
+    "informational",
+    "turn_duration",
+    "stop_hook_summary",
+    "conversation_reset",
+    // Codex items
+    "agent_message",
+    "reasoning",
+    "command_execution",
+    "file_change",
+    "mcp_tool_call",
+    "web_search",
+    "todo_list",
+    "error",
+    "collab_tool_call",
+    "plan",
+    "request_user_input",
+    "user_message",
+];
+
+/// The `type` (or `type/subtype`) of an event that smart-tee's rules do not know, if it is
+/// one: a sign that the agent's format moved on and the readers may be stale.
+pub fn unknown_kind(v: &Value) -> Option<String> {
+    let kind = v.get("type").and_then(Value::as_str)?;
+    if !KNOWN_TYPES.contains(&kind) && kind != "truncated" {
+        return Some(kind.to_string());
+    }
+    let sub = match kind {
+        "system" => v.get("subtype").and_then(Value::as_str),
+        k if k.starts_with("item.") => v.pointer("/item/type").and_then(Value::as_str),
+        _ => None,
+    }?;
+    (!KNOWN_SUBTYPES.contains(&sub)).then(|| format!("{kind}/{sub}"))
+}
+
+/// The agent that wrote a run-start event and its version, when the event says:
+/// Claude Code's `claude_code_version`, Codex's `cli_version`, a `version`.
+pub fn agent_version(v: &Value) -> Option<String> {
+    [
+        "/claude_code_version",
+        "/payload/cli_version",
+        "/cli_version",
+        "/version",
+    ]
+    .iter()
+    .find_map(|p| v.pointer(p).and_then(Value::as_str))
+    .map(|s| first_line(s, 40))
+}
+
 /// One readable line: time (when known), type, and the gist of the event.
 pub fn gist(v: &Value) -> String {
     let (time, kind, rest) = type_and_gist(v);

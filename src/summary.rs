@@ -16,7 +16,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::{Value, json};
 
 use crate::error::Error;
-use crate::gist::{first_line, gist, time_of};
+use crate::gist::{
+    Format as Agent, agent_version, first_line, format_of, gist, time_of, unknown_kind,
+};
 use crate::view::{
     DecompressLimit, Format, ViewOptions, escape_controls, for_each_line_in, inert_json,
     is_error_event,
@@ -38,6 +40,8 @@ const MODEL_CAP: usize = 100;
 /// How long a run whose writer is alive may go without an event before it reads `stalled`,
 /// unless told (`--stall-after`, `stall_after_seconds`).
 pub const STALL_AFTER: Duration = Duration::from_secs(120);
+/// Unknown event types told apart at most.
+const UNKNOWN_CAP: usize = 50;
 /// Conversations summarized apart at most (the last ones); all count in the total.
 const CONVERSATION_CAP: usize = 20;
 /// What `state` says of a log with no final event whose writer is gone.
@@ -91,6 +95,12 @@ pub struct Summary {
     models: BTreeMap<(String, String), ModelUse>,
     message_models: BTreeMap<String, ModelUse>,
     health: Option<Health>,
+    /// The agent that wrote the log (from its first event) and its version, when an event
+    /// says.
+    agent: Option<String>,
+    version: Option<String>,
+    /// Event types and subtypes the rules do not know: how many, and the line of the first.
+    unknown: BTreeMap<String, (u64, u64)>,
     /// The conversations of the log, one summary each (the last [`CONVERSATION_CAP`]); the
     /// summary itself is their total.
     parts: Vec<Summary>,
@@ -189,6 +199,19 @@ pub fn writer_holds(file: &File) -> bool {
     }
 }
 
+/// The agent whose format an event has.
+fn agent_name(v: &Value) -> &'static str {
+    match format_of(v) {
+        Agent::Claude => "claude-code",
+        Agent::CodexExec => "codex-exec",
+        Agent::CodexSession => "codex-rollout",
+        Agent::Gemini => "gemini-cli",
+        Agent::OpenCode => "opencode",
+        Agent::Cursor => "cursor",
+        Agent::Goose => "goose",
+    }
+}
+
 /// True for an event that says the agent is alive without saying it progressed.
 fn is_heartbeat(v: &Value, kind: &str) -> bool {
     let sub = v.get("subtype").and_then(Value::as_str).unwrap_or("");
@@ -237,9 +260,10 @@ impl Summary {
             self.parts.push(Summary::default());
         }
         if let Some(part) = self.parts.last_mut() {
-            part.add_value(&v);
+            part.add_value(&v, self.lines);
         }
-        self.add_value(&v);
+        let at = self.lines;
+        self.add_value(&v, at);
     }
 
     /// True when `v` starts a conversation of its own: a `conversation_reset`, or the start of
@@ -271,7 +295,23 @@ impl Summary {
     }
 
     /// Takes one parsed event.
-    fn add_value(&mut self, v: &Value) {
+    fn add_value(&mut self, v: &Value, line_no: u64) {
+        // Cursor's first event has Claude Code's shape; its later ones tell.
+        if self.agent.is_none()
+            || (self.agent.as_deref() == Some("claude-code")
+                && matches!(format_of(v), Agent::Cursor))
+        {
+            self.agent = Some(agent_name(v).to_string());
+        }
+        if self.version.is_none() {
+            self.version = agent_version(v);
+        }
+        if let Some(k) = unknown_kind(v) {
+            let k = clip(&k, STRING_CAP / 2);
+            if self.unknown.contains_key(&k) || self.unknown.len() < UNKNOWN_CAP {
+                self.unknown.entry(k).or_insert((0, line_no)).0 += 1;
+            }
+        }
         self.events += 1;
         if let Some(t) = time_of(&v) {
             self.first_time.get_or_insert_with(|| t.clone());
@@ -757,6 +797,12 @@ impl Summary {
                 )
             })
             .collect();
+        let unknown: serde_json::Map<String, Value> = self
+            .unknown
+            .iter()
+            .take(lists)
+            .map(|(k, (n, at))| (clip(k, strings), json!({"count": n, "first_line": at})))
+            .collect();
         let calls = self.tool_calls();
         let ok = match state {
             Some(State::Finished(ok)) => Some(ok),
@@ -793,6 +839,9 @@ impl Summary {
             "hook_failures": self.counts.hook_failures,
             "startup_errors": self.counts.startup_errors,
             "models": models,
+            "agent": self.agent,
+            "agent_version": c(&self.version),
+            "unknown_events": unknown,
             "errors": self.error_count,
             "first_errors": list(&self.errors),
             "files_written": list(&self.files),
@@ -867,6 +916,29 @@ impl Summary {
         }
         t.push_str(&format!("session   {}\n", or(&self.session)));
         t.push_str(&format!("model     {}\n", or(&self.model)));
+        if let Some(agent) = &self.agent {
+            t.push_str(&format!(
+                "agent     {agent}{}\n",
+                self.version
+                    .as_deref()
+                    .map_or(String::new(), |v| format!(" {}", e(v)))
+            ));
+        }
+        if !self.unknown.is_empty() {
+            let mut shown: Vec<String> = self
+                .unknown
+                .iter()
+                .take(lists)
+                .map(|(k, (n, at))| format!("{} {n} (line {at})", e(k)))
+                .collect();
+            if self.unknown.len() > lists {
+                shown.push(format!("… {} more", self.unknown.len() - lists));
+            }
+            t.push_str(&format!(
+                "unknown   {} (event types smart-tee's rules do not know: its readers may be stale)\n",
+                shown.join(", ")
+            ));
+        }
         t.push_str(&format!(
             "time      {} → {}{}\n",
             or(&self.first_time),
@@ -1022,9 +1094,12 @@ impl Summary {
         }
         // The least form: members dropped, the least telling first; type, events, errors and
         // how the run ended go last.
-        const DROP: [&str; 30] = [
+        const DROP: [&str; 33] = [
             "conversations",
             "conversation_count",
+            "unknown_events",
+            "agent_version",
+            "agent",
             "first_errors",
             "files_written",
             "models",

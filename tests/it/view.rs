@@ -1025,3 +1025,29 @@ fn summary_gives_each_conversation_and_a_total() {
         assert!(out.stdout.len() <= budget, "{tokens}: {}", out.stdout.len());
     }
 }
+
+/// #31.4: formats drift under their readers; `--summary` names the agent and its version and
+/// counts the event types and subtypes the rules do not know, with the line of the first.
+#[test]
+fn summary_names_the_agent_version_and_counts_unknown_event_types() {
+    let dir = common::tempdir("view-drift");
+    let log = write_log(
+        &dir,
+        "drift.jsonl",
+        &[
+            r#"{"type":"system","subtype":"init","session_id":"d","claude_code_version":"2.9.0"}"#,
+            r#"{"type":"system","subtype":"warp_drive","session_id":"d"}"#,
+            r#"{"type":"assistant","message":{"content":[]}}"#,
+            r#"{"type":"system","subtype":"warp_drive","session_id":"d"}"#,
+            r#"{"type":"hologram","session_id":"d"}"#,
+        ],
+    );
+    let out = view(&["--summary", "--format", "json", log.to_str().unwrap()]);
+    let v: Value = strict_parse(out.stdout.trim_ascii_end()).unwrap();
+    assert_eq!(v["agent"], "claude-code");
+    assert_eq!(v["agent_version"], "2.9.0");
+    assert_eq!(
+        v["unknown_events"],
+        serde_json::json!({"hologram": {"count": 1, "first_line": 5}, "system/warp_drive": {"count": 2, "first_line": 2}})
+    );
+}
