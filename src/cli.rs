@@ -340,7 +340,7 @@ pub enum Mode {
     /// `smart-tee man`: the man page (roff) on stdout.
     Man,
     Tee(Config),
-    View(crate::view::ViewOptions),
+    View(Box<crate::view::ViewOptions>),
     Compact {
         files: Vec<PathBuf>,
         engine: EngineConfig,
@@ -550,7 +550,7 @@ impl Cli {
             .filter(|&w| w >= 20);
         let config = self.into_config()?;
         Ok(if view {
-            Mode::View(crate::view::ViewOptions {
+            Mode::View(Box::new(crate::view::ViewOptions {
                 files: config.files,
                 head,
                 tail,
@@ -570,7 +570,7 @@ impl Cli {
                 stall_after,
                 engine: config.engine,
                 ..crate::view::ViewOptions::new(Vec::new())
-            })
+            }))
         } else if compact {
             Mode::Compact {
                 files: config.files,

@@ -313,7 +313,7 @@ impl Summary {
             }
         }
         self.events += 1;
-        if let Some(t) = time_of(&v) {
+        if let Some(t) = time_of(v) {
             self.first_time.get_or_insert_with(|| t.clone());
             self.last_time = Some(t);
         }
@@ -326,17 +326,17 @@ impl Summary {
                 "/payload/id",
             ]
             .iter()
-            .find_map(|p| s(&v, p));
+            .find_map(|p| s(v, p));
         }
         if let Some(m) = ["/model", "/message/model", "/payload/model"]
             .iter()
-            .find_map(|p| s(&v, p))
+            .find_map(|p| s(v, p))
         {
             self.model = Some(m);
         }
         let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
-        if !is_heartbeat(&v, kind)
-            && let Some(t) = event_instant(&v)
+        if !is_heartbeat(v, kind)
+            && let Some(t) = event_instant(v)
         {
             self.last_progress = Some(self.last_progress.map_or(t, |l| l.max(t)));
         }
@@ -345,33 +345,33 @@ impl Summary {
         } else if self.finished.is_some() {
             self.after_final = true;
         }
-        self.tools_and_files(&v, kind);
-        self.count(&v, kind);
+        self.tools_and_files(v, kind);
+        self.count(v, kind);
         if kind == "assistant" {
-            self.message_tokens.0 += n(&v, "/message/usage/input_tokens").unwrap_or(0)
-                + n(&v, "/message/usage/cache_read_input_tokens").unwrap_or(0)
-                + n(&v, "/message/usage/cache_creation_input_tokens").unwrap_or(0);
-            self.message_tokens.1 += n(&v, "/message/usage/output_tokens").unwrap_or(0);
-            if let Some(model) = s(&v, "/message/model") {
+            self.message_tokens.0 += n(v, "/message/usage/input_tokens").unwrap_or(0)
+                + n(v, "/message/usage/cache_read_input_tokens").unwrap_or(0)
+                + n(v, "/message/usage/cache_creation_input_tokens").unwrap_or(0);
+            self.message_tokens.1 += n(v, "/message/usage/output_tokens").unwrap_or(0);
+            if let Some(model) = s(v, "/message/model") {
                 let full = self.message_models.len() >= MODEL_CAP;
                 if !full || self.message_models.contains_key(&model) {
                     let u = self.message_models.entry(model).or_default();
-                    u.input += n(&v, "/message/usage/input_tokens").unwrap_or(0)
-                        + n(&v, "/message/usage/cache_read_input_tokens").unwrap_or(0)
-                        + n(&v, "/message/usage/cache_creation_input_tokens").unwrap_or(0);
-                    u.output += n(&v, "/message/usage/output_tokens").unwrap_or(0);
+                    u.input += n(v, "/message/usage/input_tokens").unwrap_or(0)
+                        + n(v, "/message/usage/cache_read_input_tokens").unwrap_or(0)
+                        + n(v, "/message/usage/cache_creation_input_tokens").unwrap_or(0);
+                    u.output += n(v, "/message/usage/output_tokens").unwrap_or(0);
                 }
             }
         }
-        if is_error_event(&v) {
+        if is_error_event(v) {
             self.error_count += 1;
             if self.errors.len() < LIST_CAP {
-                self.errors.push(first_line(&gist(&v), 160));
+                self.errors.push(first_line(&gist(v), 160));
             }
         }
         match kind {
             "result" => {
-                let session = s(&v, "/session_id").unwrap_or_default();
+                let session = s(v, "/session_id").unwrap_or_default();
                 if let Some(c) = v.get("total_cost_usd").and_then(Value::as_f64) {
                     let full = self.cost_by_session.len() >= SESSION_CAP
                         && !self.cost_by_session.contains_key(&session);
@@ -384,35 +384,34 @@ impl Summary {
                     let slot = self.cost_by_session.entry(key).or_insert(c);
                     *slot = if full { slot.max(c) } else { c };
                 }
-                self.turns = n(&v, "/num_turns").or(self.turns);
-                self.duration_ms = n(&v, "/duration_ms").or(self.duration_ms);
-                self.input_tokens += n(&v, "/usage/input_tokens").unwrap_or(0)
-                    + n(&v, "/stats/input_tokens").unwrap_or(0);
-                self.output_tokens += n(&v, "/usage/output_tokens").unwrap_or(0)
-                    + n(&v, "/stats/output_tokens").unwrap_or(0);
-                let how = match (s(&v, "/subtype"), s(&v, "/status")) {
+                self.turns = n(v, "/num_turns").or(self.turns);
+                self.duration_ms = n(v, "/duration_ms").or(self.duration_ms);
+                self.input_tokens += n(v, "/usage/input_tokens").unwrap_or(0)
+                    + n(v, "/stats/input_tokens").unwrap_or(0);
+                self.output_tokens += n(v, "/usage/output_tokens").unwrap_or(0)
+                    + n(v, "/stats/output_tokens").unwrap_or(0);
+                let how = match (s(v, "/subtype"), s(v, "/status")) {
                     (Some(sub), _) | (None, Some(sub)) => sub,
                     _ => "result".into(),
                 };
                 let error = v.get("is_error") == Some(&Value::Bool(true));
                 let failed = error
-                    || is_error_event(&v)
+                    || is_error_event(v)
                     || v.get("terminal_reason")
                         .and_then(Value::as_str)
                         .is_some_and(|r| r != "completed" && r != "end_turn");
                 self.finished = Some(!failed);
-                self.model_use(&v, &session);
+                self.model_use(v, &session);
                 self.ended = Some(format!(
                     "{how}{}{}",
                     if error { " (is_error)" } else { "" },
-                    s(&v, "/result")
-                        .map_or(String::new(), |r| format!(": {}", first_line(&r, 120)))
+                    s(v, "/result").map_or(String::new(), |r| format!(": {}", first_line(&r, 120)))
                 ));
             }
             "turn.completed" => {
                 self.turns = Some(self.turns.unwrap_or(0) + 1);
-                self.input_tokens += n(&v, "/usage/input_tokens").unwrap_or(0);
-                self.output_tokens += n(&v, "/usage/output_tokens").unwrap_or(0);
+                self.input_tokens += n(v, "/usage/input_tokens").unwrap_or(0);
+                self.output_tokens += n(v, "/usage/output_tokens").unwrap_or(0);
                 self.ended = Some("turn.completed".into());
                 self.finished = Some(true);
             }
@@ -420,12 +419,12 @@ impl Summary {
                 self.finished = Some(false);
                 self.ended = Some(format!(
                     "turn.failed: {}",
-                    s(&v, "/error/message").unwrap_or_default()
+                    s(v, "/error/message").unwrap_or_default()
                 ));
             }
             "complete" => {
                 self.ended = Some("complete".into());
-                self.finished = Some(!is_error_event(&v));
+                self.finished = Some(!is_error_event(v));
             }
             _ => {}
         }
@@ -474,10 +473,8 @@ impl Summary {
                     c.denials_in_results.insert(session, n);
                 }
             }
-            ("assistant", _) => {
-                if v.pointer("/message/stop_reason") == Some(&json!("refusal")) {
-                    c.refusals += 1;
-                }
+            ("assistant", _) if v.pointer("/message/stop_reason") == Some(&json!("refusal")) => {
+                c.refusals += 1
             }
             ("user", _) => {
                 for b in v
