@@ -313,6 +313,17 @@ struct Cli {
     )]
     summary: bool,
 
+    /// With --summary: a run whose writer still holds the log reads `stalled` after SECS
+    /// seconds without an event (heartbeats do not count).
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 120,
+        requires = "summary",
+        help_heading = "Reading logs (--view)"
+    )]
+    stall_after: u64,
+
     /// Leave out events of this `type` (repeatable), e.g. --exclude-type progress.
     #[arg(
         long = "exclude-type",
@@ -397,7 +408,7 @@ pub enum Mode {
     /// `smart-tee man`: the man page (roff) on stdout.
     Man,
     Tee(Config),
-    View(crate::view::ViewOptions),
+    View(Box<crate::view::ViewOptions>),
     Compact {
         files: Vec<PathBuf>,
         engine: EngineConfig,
@@ -652,7 +663,10 @@ impl Cli {
             bound("--since", self.since.take())?,
             bound("--until", self.until.take())?,
         );
-        let summary = self.summary;
+        let (summary, stall_after) = (
+            self.summary,
+            std::time::Duration::from_secs(self.stall_after),
+        );
         let (archive, original, lines) = (
             self.archive.clone(),
             self.original,
@@ -692,7 +706,7 @@ impl Cli {
             }));
         }
         Ok(if view {
-            Mode::View(crate::view::ViewOptions {
+            Mode::View(Box::new(crate::view::ViewOptions {
                 files: config.files,
                 head,
                 tail,
@@ -709,10 +723,11 @@ impl Cli {
                 color: color && format == crate::view::Format::Text,
                 width,
                 summary,
+                stall_after,
                 engine: config.engine,
                 lines,
                 ..crate::view::ViewOptions::new(Vec::new())
-            })
+            }))
         } else if compact {
             Mode::Compact {
                 files: config.files,

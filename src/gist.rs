@@ -54,6 +54,128 @@ pub fn format_of(v: &Value) -> Format {
     Format::Claude
 }
 
+/// Event types some agent's rules here know, for any agent (plus smart-tee's own records).
+const KNOWN_TYPES: [&str; 45] = [
+    // Claude Code (stream-json and transcripts), Cursor
+    "system",
+    "assistant",
+    "user",
+    "result",
+    "stream_event",
+    "progress",
+    "summary",
+    "file-history-snapshot",
+    "queue-operation",
+    "conversation_reset",
+    "tool_progress",
+    "permission_denied",
+    "notification",
+    "keep_alive",
+    "control_request",
+    "control_response",
+    "control_cancel_request",
+    "auth_status",
+    "rate_limit_event",
+    "thinking",
+    "tool_call",
+    // Codex exec --json and rollout files
+    "thread.started",
+    "turn.started",
+    "turn.completed",
+    "turn.failed",
+    "item.started",
+    "item.updated",
+    "item.completed",
+    "item.plan.delta",
+    "error",
+    "session_meta",
+    "response_item",
+    "event_msg",
+    "turn_context",
+    "compacted",
+    // Gemini CLI, opencode, Goose
+    "init",
+    "message",
+    "tool_use",
+    "tool_result",
+    "step_start",
+    "step_finish",
+    "text",
+    "reasoning",
+    "complete",
+    // smart-tee's records of lines that were not JSON
+    "non_json",
+];
+
+/// Claude Code `system` subtypes and Codex item types the rules here know.
+const KNOWN_SUBTYPES: [&str; 35] = [
+    "init",
+    "api_retry",
+    "api_error",
+    "compact_boundary",
+    "hook_started",
+    "hook_progress",
+    "hook_response",
+    "model_refusal_fallback",
+    "model_refusal_no_fallback",
+    "session_state_changed",
+    "task_started",
+    "task_progress",
+    "task_updated",
+    "task_notification",
+    "permission_denied",
+    "files_persisted",
+    "notification",
+    "status",
+    "local_command",
+    "informational",
+    "turn_duration",
+    "stop_hook_summary",
+    "conversation_reset",
+    // Codex items
+    "agent_message",
+    "reasoning",
+    "command_execution",
+    "file_change",
+    "mcp_tool_call",
+    "web_search",
+    "todo_list",
+    "error",
+    "collab_tool_call",
+    "plan",
+    "request_user_input",
+    "user_message",
+];
+
+/// The `type` (or `type/subtype`) of an event that smart-tee's rules do not know, if it is
+/// one: a sign that the agent's format moved on and the readers may be stale.
+pub fn unknown_kind(v: &Value) -> Option<String> {
+    let kind = v.get("type").and_then(Value::as_str)?;
+    if !KNOWN_TYPES.contains(&kind) && kind != "truncated" {
+        return Some(kind.to_string());
+    }
+    let sub = match kind {
+        "system" => v.get("subtype").and_then(Value::as_str),
+        k if k.starts_with("item.") => v.pointer("/item/type").and_then(Value::as_str),
+        _ => None,
+    }?;
+    (!KNOWN_SUBTYPES.contains(&sub)).then(|| format!("{kind}/{sub}"))
+}
+
+/// The agent that wrote a run-start event and its version, when the event says:
+/// Claude Code's `claude_code_version`, Codex's `cli_version`, a `version`.
+pub fn agent_version(v: &Value) -> Option<String> {
+    [
+        "/claude_code_version",
+        "/payload/cli_version",
+        "/cli_version",
+        "/version",
+    ]
+    .iter()
+    .find_map(|p| v.pointer(p).and_then(Value::as_str))
+    .map(|s| first_line(s, 40))
+}
+
 /// One readable line: time (when known), type, and the gist of the event.
 pub fn gist(v: &Value) -> String {
     let (time, kind, rest) = type_and_gist(v);
@@ -226,7 +348,10 @@ fn codex_exec(v: &Value, kind: &str, parts: &mut Vec<String>) {
         )),
         "error" => parts.push(format!("ERROR {}", first_line(str_at(v, "/message"), 200))),
         _ => {
-            let Some(item) = v.get("item") else { return };
+            let Some(item) = v.get("item") else {
+                parts.push(fallback(v));
+                return;
+            };
             let it = |p: &str| str_at(item, p);
             let status = it("/status");
             match it("/type") {
@@ -273,6 +398,24 @@ fn codex_exec(v: &Value, kind: &str, parts: &mut Vec<String>) {
                     parts.push(format!("todo {done}/{} done", items.map_or(0, Vec::len)));
                 }
                 "error" => parts.push(format!("ERROR {}", first_line(it("/message"), 200))),
+                "collab_tool_call" => {
+                    parts.push(format!("{} {status}", it("/tool")));
+                    for key in ["/prompt", "/receiver_thread_id"] {
+                        if !it(key).is_empty() {
+                            parts.push(first_line(it(key), 100));
+                        }
+                    }
+                }
+                "plan" => parts.push(format!("plan: {}", first_line(it("/text"), 160))),
+                "request_user_input" => parts.push(format!(
+                    "ASKS: {}",
+                    first_line(
+                        item.pointer("/questions/0/question")
+                            .and_then(Value::as_str)
+                            .unwrap_or(it("/prompt")),
+                        160
+                    )
+                )),
                 _ => parts.push(fallback(item)),
             }
         }
@@ -388,13 +531,43 @@ fn gemini(v: &Value, kind: &str, parts: &mut Vec<String>) {
             };
             parts.push(outcome(failed, output));
         }
-        "error" => parts.push(format!("ERROR {}", first_line(str_at(v, "/message"), 200))),
+        "error" => {
+            let level = if str_at(v, "/severity") == "warning" {
+                "WARNING"
+            } else {
+                "ERROR"
+            };
+            parts.push(format!(
+                "{level} {}",
+                first_line(str_at(v, "/message"), 200)
+            ));
+        }
         "result" => {
             parts.push(str_at(v, "/status").to_string());
             if let Some(e) = v.pointer("/error/message").and_then(Value::as_str) {
                 parts.push(format!("ERROR {}", first_line(e, 160)));
             }
-            parts.push(args(v.get("stats"), 4));
+            let stats = v.get("stats").and_then(Value::as_object);
+            let scalars: serde_json::Map<String, Value> = stats
+                .into_iter()
+                .flatten()
+                .filter(|(_, x)| !x.is_object())
+                .map(|(k, x)| (k.clone(), x.clone()))
+                .collect();
+            parts.push(args(Some(&Value::Object(scalars)), 4));
+            if let Some(models) = v.pointer("/stats/models").and_then(Value::as_object) {
+                let names: Vec<&str> = models.keys().map(String::as_str).take(4).collect();
+                parts.push(format!("models {}", names.join(", ")));
+            }
+            if let Some(w) = v.get("warnings").and_then(Value::as_array)
+                && !w.is_empty()
+            {
+                let first = w[0]
+                    .as_str()
+                    .or_else(|| w[0].get("message").and_then(Value::as_str))
+                    .unwrap_or("");
+                parts.push(format!("WARNINGS {}: {}", w.len(), first_line(first, 100)));
+            }
         }
         _ => parts.push(fallback(v)),
     }
@@ -549,8 +722,124 @@ fn goose(v: &Value, kind: &str, parts: &mut Vec<String>) {
 }
 
 /// Anything else: its compact JSON in the event's own key order, cut to one line.
+/// The gist of an event nobody's rules know: its short scalar fields as `key=value` (ids,
+/// types and times left out, as the line shows them), then its containers by size; never its
+/// JSON.
 fn fallback(v: &Value) -> String {
-    first_line(&serde_json::to_string(v).unwrap_or_default(), 160)
+    let Value::Object(m) = v else {
+        return match v {
+            Value::String(s) => first_line(s, 160),
+            Value::Array(a) => format!("[{} items]", a.len()),
+            other => other.to_string(),
+        };
+    };
+    const QUIET: [&str; 10] = [
+        "type",
+        "subtype",
+        "timestamp",
+        "session_id",
+        "sessionId",
+        "uuid",
+        "parent_uuid",
+        "parentUuid",
+        "parent_tool_use_id",
+        "id",
+    ];
+    let mut out = Vec::new();
+    for (k, x) in m.iter().filter(|(k, _)| !QUIET.contains(&k.as_str())) {
+        match x {
+            Value::String(t) if !t.trim().is_empty() => {
+                out.push(format!("{k}={}", first_line(t, 60)))
+            }
+            Value::Number(n) => out.push(format!("{k}={n}")),
+            Value::Bool(b) => out.push(format!("{k}={b}")),
+            _ => {}
+        }
+    }
+    for (k, x) in m.iter().filter(|(k, _)| !QUIET.contains(&k.as_str())) {
+        match x {
+            Value::Array(a) if !a.is_empty() => out.push(format!("{k}=[{} items]", a.len())),
+            Value::Object(o) if !o.is_empty() => out.push(format!("{k}={{{} fields}}", o.len())),
+            _ => {}
+        }
+    }
+    let more = out.len().saturating_sub(6);
+    out.truncate(6);
+    if more > 0 {
+        out.push(format!("(+{more} fields)"));
+    }
+    out.join(" ")
+}
+
+/// Claude Code's 2026 `system` subtypes and top-level events; false for others.
+fn claude_2026(v: &Value, kind: &str, sub: &str, parts: &mut Vec<String>) -> bool {
+    let count = |p: &str| v.pointer(p).and_then(Value::as_array).map_or(0, Vec::len);
+    match (kind, sub) {
+        ("conversation_reset", _) | ("system", "conversation_reset") => parts.push(format!(
+            "new conversation {} ({})",
+            str_at(v, "/new_conversation_id"),
+            str_at(v, "/trigger")
+        )),
+        ("system", "model_refusal_fallback" | "model_refusal_no_fallback") => {
+            parts.push(format!(
+                "REFUSAL: {} message(s) retracted",
+                count("/retracted_message_uuids")
+            ));
+            if sub == "model_refusal_fallback" {
+                parts.push(format!("falling back to {}", str_at(v, "/fallback_model")));
+            }
+        }
+        ("system", "session_state_changed") => parts.push(str_at(v, "/state").to_string()),
+        ("system", t) if t.starts_with("task_") => {
+            parts.push(str_at(v, "/task_id").to_string());
+            for key in ["status", "description", "summary", "last_tool_name"] {
+                if let Some(x) = v.get(key).and_then(Value::as_str) {
+                    parts.push(first_line(x, 100));
+                }
+            }
+        }
+        ("system", "permission_denied") | ("permission_denied", _) => {
+            parts.push(format!("DENIED {}", str_at(v, "/tool_name")));
+            parts.push(first_line(str_at(v, "/reason"), 120));
+        }
+        ("system", "files_persisted") => parts.push(format!(
+            "{} file(s) persisted, {} failed",
+            count("/files"),
+            count("/failed")
+        )),
+        ("system", "notification") | ("notification", _) => {
+            parts.push(first_line(str_at(v, "/message"), 160))
+        }
+        ("tool_progress", _) => parts.push(format!(
+            "{} running {} s",
+            str_at(v, "/tool_name"),
+            count_at(v, "elapsed_time_seconds")
+        )),
+        ("system", "init") => {
+            for key in ["model", "cwd"] {
+                if let Some(x) = v.get(key).and_then(Value::as_str) {
+                    parts.push(format!("{key}={}", first_line(x, 80)));
+                }
+            }
+            let failed = v
+                .get("mcp_servers")
+                .and_then(Value::as_array)
+                .map_or(0, |a| {
+                    a.iter()
+                        .filter(|m| m.get("status") == Some(&Value::from("failed")))
+                        .count()
+                })
+                .max(count("/mcp_server_errors"));
+            if failed > 0 {
+                parts.push(format!("MCP servers failed {failed}"));
+            }
+            if count("/plugin_errors") > 0 {
+                parts.push(format!("plugin errors {}", count("/plugin_errors")));
+            }
+        }
+        _ => return false,
+    }
+    true
 }
 
 fn floor_char(s: &str, at: usize) -> usize {
@@ -599,6 +888,10 @@ fn text_of(content: &Value) -> String {
 
 /// Claude Code's stream-json and transcripts (and Cursor's, which share their shapes).
 fn claude(v: &Value, kind: &str, parts: &mut Vec<String>) {
+    let sub = v.get("subtype").and_then(Value::as_str).unwrap_or("");
+    if claude_2026(v, kind, sub, parts) {
+        return;
+    }
     let blocks = v.pointer("/message/content");
     match kind {
         "assistant" | "user" => {
@@ -626,6 +919,19 @@ fn claude(v: &Value, kind: &str, parts: &mut Vec<String>) {
             }
             if v.get("is_error") == Some(&Value::Bool(true)) {
                 s.push_str(if s.is_empty() { "ERROR" } else { " ERROR" });
+            }
+            for (key, name) in [
+                ("terminal_reason", "ended"),
+                ("api_error_status", "API status"),
+                ("origin", "origin"),
+            ] {
+                let x = match v.get(key) {
+                    Some(Value::String(x)) if x != "completed" => first_line(x, 40),
+                    Some(Value::Number(n)) => n.to_string(),
+                    _ => continue,
+                };
+                let sep = if s.is_empty() { "" } else { ", " };
+                s.push_str(&format!("{sep}{name} {x}"));
             }
             if let Some(r) = v.get("result").and_then(Value::as_str) {
                 let sep = if s.is_empty() { "" } else { ": " };
@@ -668,13 +974,7 @@ fn claude(v: &Value, kind: &str, parts: &mut Vec<String>) {
                     .unwrap_or("");
                 parts.push(first_line(out, 120));
             }
-            _ => {
-                for key in ["model", "cwd", "content", "status", "message"] {
-                    if let Some(x) = v.get(key).and_then(Value::as_str) {
-                        parts.push(format!("{key}={}", first_line(x, 80)));
-                    }
-                }
-            }
+            _ => parts.push(fallback(v)),
         },
         "stream_event" => {
             let e = v.get("event").unwrap_or(&Value::Null);

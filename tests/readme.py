@@ -7,6 +7,8 @@ that `cargo run --release` makes). A ```text block right after an `<!-- output -
 equal the standard output of the runnable block before it, byte for byte. Files the blocks
 create are removed at the end. `cargo test --release` inside a block is not run again: .ci/run
 runs it just before this script (say SMART_TEE_README_ALL=1 to run it anyway).
+SMART_TEE_BLESS=1 writes what the commands printed into the output blocks instead (review the
+diff).
 
 Usage: tests/readme.py [README.md]
 """
@@ -19,7 +21,7 @@ root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 readme = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "README.md")
 text = open(readme, encoding="utf-8").read()
 
-blocks = []  # (kind, body, line number)
+blocks = []  # (kind, body, line number, start of body)
 pattern = re.compile(r"<!-- (runnable|output) -->\n```(\w+)\n(.*?)```\n", re.S)
 for m in pattern.finditer(text):
     kind, lang, body = m.group(1), m.group(2), m.group(3)
@@ -27,8 +29,8 @@ for m in pattern.finditer(text):
     want = "sh" if kind == "runnable" else "text"
     if lang != want:
         sys.exit(f"{readme}:{line}: a {kind} block must be ```{want}, not ```{lang}")
-    blocks.append((kind, body, line))
-if not any(k == "runnable" for k, _, _ in blocks):
+    blocks.append((kind, body, line, m.start(3)))
+if not any(b[0] == "runnable" for b in blocks):
     sys.exit(f"{readme}: no runnable block found: the markers are gone or malformed")
 
 
@@ -45,8 +47,9 @@ env = dict(os.environ)
 env["PATH"] = os.path.join(root, "target", "release") + os.pathsep + env["PATH"]
 failures = 0
 last_out = None
+blessed = []  # (start, old body, new body)
 try:
-    for kind, body, line in blocks:
+    for kind, body, line, start in blocks:
         if kind == "runnable":
             script = body
             if not os.environ.get("SMART_TEE_README_ALL"):
@@ -70,7 +73,10 @@ try:
                 failures += 1
                 print(f"FAIL {readme}:{line}: an output block with no runnable block before it")
                 continue
-            if last_out != body.encode():
+            if last_out != body.encode() and os.environ.get("SMART_TEE_BLESS"):
+                blessed.append((start, body, last_out.decode()))
+                print(f"bless {readme}:{line}: output block rewritten")
+            elif last_out != body.encode():
                 failures += 1
                 print(f"FAIL {readme}:{line}: the README shows\n{body}\nthe command printed\n"
                       + last_out.decode(errors="replace"))
@@ -81,6 +87,10 @@ finally:
         full = os.path.join(root, path)
         if os.path.isfile(full):
             os.remove(full)
+if blessed:
+    for start, old, new in sorted(blessed, reverse=True):
+        text = text[:start] + new + text[start + len(old):]
+    open(readme, "w", encoding="utf-8").write(text)
 if failures:
     sys.exit(f"{failures} README block(s) failed")
 print("README: every runnable block ran, every output block matched")

@@ -9,8 +9,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
+use std::os::unix::fs::MetadataExt;
+
 use super::logs::{MAX_LISTED, OpenedLog, Roots, reopen};
-use crate::view::{DecompressLimit, Format, ReverseLines, ViewOptions, inert_json};
+use crate::summary::{Health, STALL_AFTER, State, Summary};
+use crate::view::{DecompressLimit, Format, ViewOptions, inert_json};
 
 /// The token budget of a response when the caller gives none: MCP tool results are capped at
 /// 25,000 tokens by common clients.
@@ -47,13 +50,15 @@ pub struct Context {
 pub fn list() -> Value {
     let path = json!({"type": "string", "description": "The log's path, relative to a root (as list_logs gives it)."});
     let max_tokens = json!({"type": "integer", "minimum": MIN_TOKENS, "maximum": MAX_TOKENS, "description": "The response's budget in tokens (bytes / 3); default 25000."});
+    let stall = json!({"type": "integer", "minimum": 0, "description": "Seconds without an event (heartbeats aside) after which a run whose writer is alive reads stalled; default 120."});
     let tool = |name: &str, description: &str, input: Value| json!({"name": name, "description": description, "inputSchema": input});
     json!([
         tool(
             "list_logs",
             "List the agent logs under the server's roots: path, size, lines, first and last \
-             event time, which agent's format, whether the run has finished (a final result / \
-             turn.completed event) and when the log was last written. Only files named like \
+             event time, which agent's format, the run's state (running, stalled, finished with \
+             ok true or false, or ended without a final event: no writer holds the log any \
+             more), as log_summary gives them, and when the log was last written. Only files named like \
              logs (.jsonl, .ndjson, .log, and their rotated .N/.gz/.zst forms) whose first line \
              is a JSON object; hidden folders are skipped.",
             json!({"type": "object", "properties": {"max_tokens": max_tokens}}),
@@ -102,26 +107,32 @@ pub fn list() -> Value {
         ),
         tool(
             "log_summary",
-            "One screen about a run: session id, model, time, turns, cost, tokens, tools used \
-             with counts, errors with their first line, files written, and how the run ended. \
-             As JSON.",
+            "One screen about a run: its state (running; stalled: a writer holds the log and no \
+             event came for stall_after_seconds, heartbeats aside; finished, with ok; ended \
+             without a final event: the agent or its pipeline died), session id, model, time, \
+             turns, cost, tokens per model, tool calls and failed ones, API retries with the \
+             last status, refusals, permission denials, hook failures, startup errors, errors \
+             with their first line, files written, and how the run ended. As JSON.",
             json!({
                 "type": "object",
-                "properties": {"path": path, "max_tokens": max_tokens},
+                "properties": {"path": path, "max_tokens": max_tokens, "stall_after_seconds": stall},
                 "required": ["path"]
             }),
         ),
         tool(
             "wait_for_log",
-            "Wait until a log grows past a size (default: its size now) or reaches its final \
-             event, or until the timeout (seconds, default 30, at most 300). Returns the new \
-             size and whether the run has finished: call read_log with a tail next.",
+            "Wait until a log grows past a size (default: its size now) or its run changes \
+             state (finished, ended without a final event, stalled, running again), or until \
+             the timeout (seconds, default 30, at most 300); a run already over is answered at \
+             once. Returns the new size, the state, and what changed: call read_log with a \
+             tail next.",
             json!({
                 "type": "object",
                 "properties": {
                     "path": path,
                     "after_bytes": {"type": "integer", "minimum": 0, "description": "Return once the log is larger than this."},
-                    "timeout_seconds": {"type": "number", "minimum": 0, "maximum": 300}
+                    "timeout_seconds": {"type": "number", "minimum": 0, "maximum": 300},
+                    "stall_after_seconds": stall
                 },
                 "required": ["path"]
             }),
@@ -186,6 +197,14 @@ impl<'a> Args<'a> {
         }
     }
 
+    /// `stall_after_seconds`: how long a run with a live writer may go without an event
+    /// before it reads `stalled` (default 120).
+    fn stall_after(&self) -> Result<Duration, InvalidParams> {
+        Ok(self
+            .uint("stall_after_seconds")?
+            .map_or(STALL_AFTER, |s| Duration::from_secs(s.min(1 << 32))))
+    }
+
     fn flag(&self, key: &str) -> Result<bool, InvalidParams> {
         match self.0.get(key) {
             None | Some(Value::Null) => Ok(false),
@@ -217,6 +236,7 @@ pub enum Call {
     Summary {
         path: String,
         budget: usize,
+        stall_after: Duration,
     },
     Original {
         path: String,
@@ -229,6 +249,7 @@ pub enum Call {
         path: String,
         after: Option<u64>,
         timeout: Duration,
+        stall_after: Duration,
     },
 }
 
@@ -293,6 +314,7 @@ impl Call {
             "log_summary" => Call::Summary {
                 path: a.path()?.to_string(),
                 budget: a.budget()?,
+                stall_after: a.stall_after()?,
             },
             "wait_for_log" => {
                 let timeout = match args.get("timeout_seconds") {
@@ -306,6 +328,7 @@ impl Call {
                     path: a.path()?.to_string(),
                     after: a.uint("after_bytes")?,
                     timeout,
+                    stall_after: a.stall_after()?,
                 }
             }
             other => return Err(InvalidParams(format!("unknown tool {other:?}"))),
@@ -337,11 +360,16 @@ impl Call {
                 }
                 Ok(answer)
             }
-            Call::Summary { path, budget } => {
+            Call::Summary {
+                path,
+                budget,
+                stall_after,
+            } => {
                 let log = cx.roots.open_log(&path)?;
                 let opts = ViewOptions {
                     summary: true,
                     format: Format::Json,
+                    stall_after,
                     ..ViewOptions::new(Vec::new())
                 };
                 view(log, opts, budget)
@@ -382,9 +410,11 @@ impl Call {
                 path,
                 after,
                 timeout,
+                stall_after,
             } => {
                 let log = cx.roots.open_log(&path)?;
-                Ok(vec![wait_for_log(cx, log, after, timeout.min(cx.max_wait))])
+                let timeout = timeout.min(cx.max_wait);
+                Ok(vec![wait_for_log(cx, log, after, timeout, stall_after)])
             }
         }
     }
@@ -422,21 +452,8 @@ fn view(log: OpenedLog, mut opts: ViewOptions, budget: usize) -> Answer {
     Ok(blocks)
 }
 
-/// True for the type of an event that ends a run, in any agent's stream.
-fn is_final(kind: &str) -> bool {
-    matches!(
-        kind,
-        "result" | "turn.completed" | "turn.failed" | "complete"
-    )
-}
-
-fn kind_of(line: &[u8]) -> Option<String> {
-    let v: Value = serde_json::from_slice(line).ok()?;
-    v.get("type").and_then(Value::as_str).map(str::to_string)
-}
-
-/// What `list_logs` says of one log: lines are counted (not parsed); only the first and the
-/// last are parsed.
+/// What `list_logs` says of one log: the fields of its summary (the same code as
+/// `log_summary`) that tell where the run stands.
 fn describe(log: OpenedLog) -> Value {
     let modified = log
         .file
@@ -448,50 +465,27 @@ fn describe(log: OpenedLog) -> Value {
         bytes: Some(MAX_DECOMPRESSED),
         ..DecompressLimit::default()
     };
-    let compressed = crate::view::is_compressed(&log.file).unwrap_or(false);
-    let mut first: Option<Vec<u8>> = None;
-    let mut last: Option<Vec<u8>> = None;
-    let mut lines = 0u64;
-    if let Ok(f) = log.file.try_clone() {
-        let _ = crate::view::for_each_line_in(f, &limit, |line| {
-            lines += 1;
-            if first.is_none() {
-                first = Some(line.to_vec());
-            } else if compressed {
-                last = Some(line.to_vec());
-            } else {
-                return false; // counted below, in blocks
-            }
-            true
+    let first = log.file.try_clone().ok().and_then(|f| {
+        let mut first = None;
+        let _ = crate::view::for_each_line_in(f, &limit, |l| {
+            first = serde_json::from_slice::<Value>(l).ok();
+            false
         });
-    }
-    if !compressed {
-        lines = count_lines(&log.file);
-        last = log
-            .file
-            .try_clone()
-            .ok()
-            .and_then(|f| ReverseLines::new(f).ok())
-            .and_then(|mut r| r.prev().ok().flatten());
-    }
-    let parse = |l: &Option<Vec<u8>>| {
-        l.as_ref()
-            .and_then(|l| serde_json::from_slice::<Value>(l).ok())
-    };
-    let (first, last) = (parse(&first), parse(&last).or_else(|| parse(&first)));
-    let time = |v: &Option<Value>| v.as_ref().and_then(crate::gist::time_of);
-    let finished = last
-        .as_ref()
-        .and_then(|v| v.get("type").and_then(Value::as_str))
-        .is_some_and(is_final);
+        first
+    });
+    let (summary, lines) =
+        crate::summary::of_log(&log.file, &limit, STALL_AFTER, |_| true).unwrap_or_default();
+    let s = summary.to_json();
     let mut d = json!({
         "path": log.rel.to_string_lossy(),
         "size": log.size,
         "lines": lines,
-        "first_event": time(&first),
-        "last_event": time(&last),
+        "first_event": s["first_event"],
+        "last_event": s["last_event"],
         "format": first.as_ref().map(|v| format!("{:?}", crate::gist::format_of(v))),
-        "finished": finished,
+        "state": s["state"],
+        "ok": s["ok"],
+        "finished": s["state"] == "finished",
         "last_write": modified,
     });
     if limit.hit.load(Ordering::Relaxed) {
@@ -501,21 +495,6 @@ fn describe(log: OpenedLog) -> Value {
         ));
     }
     d
-}
-
-/// Whole lines of a file, counted in blocks.
-fn count_lines(f: &std::fs::File) -> u64 {
-    use std::os::unix::fs::FileExt;
-    let mut buf = vec![0u8; 1 << 20];
-    let (mut at, mut n) = (0u64, 0u64);
-    while let Ok(k) = f.read_at(&mut buf, at) {
-        if k == 0 {
-            break;
-        }
-        n += memchr::memchr_iter(b'\n', &buf[..k]).count() as u64;
-        at += k as u64;
-    }
-    n
 }
 
 /// One JSON value as inert text.
@@ -558,33 +537,57 @@ fn list_logs(cx: &Context, budget: usize) -> String {
     json_text(&answer)
 }
 
-/// The log's size and whether its last event is a final one.
-fn state(log: &OpenedLog) -> (u64, bool) {
-    let finished = log
-        .file
-        .try_clone()
-        .ok()
-        .and_then(|f| ReverseLines::new(f).ok())
-        .and_then(|mut r| r.prev().ok().flatten())
-        .and_then(|l| kind_of(&l))
-        .is_some_and(|t| is_final(&t));
-    (log.size, finished)
+/// Where the run stands: the log's summary read once, then its health at each look.
+fn summary_of(log: &OpenedLog, stall_after: Duration) -> Summary {
+    let limit = DecompressLimit {
+        bytes: Some(MAX_DECOMPRESSED),
+        ..DecompressLimit::default()
+    };
+    crate::summary::of_log(&log.file, &limit, stall_after, |_| true)
+        .map(|(s, _)| s)
+        .unwrap_or_default()
 }
 
-fn wait_for_log(cx: &Context, log: OpenedLog, after: Option<u64>, timeout: Duration) -> String {
+/// Waits until the log grows past `after` or its run changes state (finished, ended without
+/// a final event, stalled, running again), or the timeout. A run already over is answered at
+/// once.
+fn wait_for_log(
+    cx: &Context,
+    log: OpenedLog,
+    after: Option<u64>,
+    timeout: Duration,
+    stall_after: Duration,
+) -> String {
     let started = Instant::now();
-    let (mut size, mut finished) = state(&log);
+    let mut summary = summary_of(&log, stall_after);
+    let was = summary.state();
+    let over = |s: &Option<State>| matches!(s, Some(State::Finished(_) | State::Ended));
+    let mut size = log.size;
     let after = after.unwrap_or(size);
     let mut seen = log;
     loop {
         let grew = size > after;
+        let now = summary.state();
+        let changed = now != was;
         let stopping = cx.stopping.load(Ordering::Relaxed);
-        if grew || finished || stopping || started.elapsed() >= timeout {
+        if grew || changed || over(&now) || stopping || started.elapsed() >= timeout {
+            let s = summary.to_json();
+            let change = if changed {
+                s["state"].clone()
+            } else if grew {
+                json!("grew")
+            } else {
+                Value::Null
+            };
             return json!({
                 "size": size,
                 "grew": grew,
-                "finished": finished,
-                "timed_out": !grew && !finished,
+                "state": s["state"],
+                "ok": s["ok"],
+                "changed": change,
+                "last_event": s["last_event"],
+                "finished": s["state"] == "finished",
+                "timed_out": !grew && !changed && !over(&now),
                 "waited_seconds": started.elapsed().as_secs_f64(),
             })
             .to_string();
@@ -593,8 +596,14 @@ fn wait_for_log(cx: &Context, log: OpenedLog, after: Option<u64>, timeout: Durat
         // The path again: the log may have been rotated, or swapped for what is not a log
         // (then its last state stands).
         if let Some(now) = reopen(&cx.roots, &seen) {
-            if now.size != seen.size {
-                (size, finished) = state(&now);
+            if now.size != seen.size
+                || now.file.metadata().ok().map(|m| m.ino())
+                    != seen.file.metadata().ok().map(|m| m.ino())
+            {
+                summary = summary_of(&now, stall_after);
+                size = now.size;
+            } else {
+                summary.set_health(Health::of(&now.file, stall_after));
             }
             seen = now;
         }

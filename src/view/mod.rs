@@ -84,6 +84,9 @@ pub struct ViewOptions {
     pub opened: Vec<Arc<File>>,
     /// The bound on bytes decompressed from a compressed log.
     pub decompress: DecompressLimit,
+    /// How long a run whose writer is alive may go without an event before its summary says
+    /// `stalled` (`--stall-after`).
+    pub stall_after: std::time::Duration,
 }
 
 impl ViewOptions {
@@ -110,6 +113,7 @@ impl ViewOptions {
             engine: EngineConfig::default(),
             opened: Vec::new(),
             decompress: DecompressLimit::default(),
+            stall_after: crate::summary::STALL_AFTER,
         }
     }
 
@@ -198,6 +202,9 @@ impl ViewOptions {
 pub fn is_error_event(v: &Value) -> bool {
     let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
     let sub = v.get("subtype").and_then(Value::as_str).unwrap_or("");
+    if kind == "error" && v.get("severity").and_then(Value::as_str) == Some("warning") {
+        return false; // Gemini CLI's warnings come as error events
+    }
     if matches!(kind, "error" | "turn.failed") || sub.starts_with("error") {
         return true;
     }

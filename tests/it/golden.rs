@@ -68,6 +68,16 @@ fn golden_cases() {
         assert!(view.status.success(), "{name}: --view failed");
         check(&case.join("view.txt"), &view.stdout, bless, &mut failures);
         if name.starts_with("format-") {
+            // #31: what --summary says of each agent's events (the writer has exited).
+            let summary =
+                common::run_cmd(common::bin().args(["--view", "--summary"]).arg(&log), b"");
+            assert!(summary.status.success(), "{name}: --summary failed");
+            check(
+                &case.join("summary.txt"),
+                &summary.stdout,
+                bless,
+                &mut failures,
+            );
             // #13: every agent's events start with a gist, never raw JSON.
             for line in String::from_utf8_lossy(&view.stdout).lines() {
                 assert!(

@@ -734,3 +734,162 @@ fn tail_reads_a_60_megabyte_last_line() {
     assert_eq!(strict_parse(lines[0]).unwrap()["type"], "first");
     assert_eq!(strict_parse(lines[1]).unwrap()["type"], "user");
 }
+
+/// `--summary --format json` of `log`, parsed, with `flags`.
+fn summary_json(log: &Path, flags: &[&str]) -> Value {
+    let out = common::run_cmd(
+        bin()
+            .args(["--view", "--summary", "--format", "json"])
+            .args(flags)
+            .arg(log),
+        b"",
+    );
+    assert!(out.status.success(), "{out:?}");
+    strict_parse(out.stdout.trim_ascii_end()).unwrap()
+}
+
+/// #31.3: a run whose agent died before its final event looked like one still running:
+/// `wait_for_log` waited out its timeout and `--summary` said "still running, or stopped".
+/// A real writer holds the log while it runs; once it is killed, every surface says the run
+/// ended without a final event, and the same first and last event times.
+#[test]
+fn a_log_whose_writer_was_killed_before_its_final_event_reads_ended_without_a_final_event() {
+    let dir = tempdir("reading-killed-writer");
+    let log = dir.join("run.jsonl");
+    let mut writer = bin()
+        .arg(&log)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let events = concat!(
+        r#"{"type":"system","subtype":"init","session_id":"s1","model":"m1","timestamp":"2026-02-11T21:41:40Z"}"#,
+        "\n",
+        r#"{"type":"assistant","message":{"model":"m1","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}}]},"timestamp":"2026-02-11T21:41:41Z"}"#,
+        "\n",
+        r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","is_error":true,"content":"no"}]},"timestamp":"2026-02-11T21:41:42Z"}"#,
+        "\n",
+        r#"{"type":"tool_progress","tool_name":"Bash","elapsed_time_seconds":5}"#,
+        "\n",
+    );
+    let mut stdin = writer.stdin.take().unwrap();
+    stdin.write_all(events.as_bytes()).unwrap();
+    stdin.flush().unwrap();
+    // The writer's lines reach the log (a guard, not an outcome).
+    let start = std::time::Instant::now();
+    while std::fs::read(&log).map_or(0, |l| l.iter().filter(|&&b| b == b'\n').count()) < 4 {
+        assert!(start.elapsed() < ANSWER, "the writer did not log its lines");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // Alive: its events are old, so past any stall clock it reads stalled; the heartbeat does
+    // not count as an event.
+    let s = summary_json(&log, &["--stall-after", "60"]);
+    assert_eq!(s["state"], "stalled", "{s}");
+    assert_eq!(s["tool_calls"], 1, "{s}");
+    assert_eq!(s["tool_failures"], 1, "{s}");
+    let mut m = Mcp::start(&dir, &[]);
+    let (text, _) = m.call("list_logs", json!({}));
+    let listed = &strict_parse(text.as_bytes()).unwrap()["logs"][0];
+    assert_eq!(listed["state"], "stalled", "{listed}");
+    let id = m.post(
+        "tools/call",
+        json!({"name": "wait_for_log", "arguments": {"path": "run.jsonl", "timeout_seconds": 100}}),
+    );
+    writer.kill().unwrap();
+    wait_timeout(&mut writer);
+    let (text, error) = tool_text(&m.answer(&id));
+    assert!(!error, "{text}");
+    let waited = strict_parse(text.as_bytes()).unwrap();
+    assert_eq!(waited["state"], "ended without a final event", "{waited}");
+    assert_eq!(waited["timed_out"], false, "{waited}");
+    assert_eq!(waited["finished"], false, "{waited}");
+    let s = summary_json(&log, &[]);
+    assert_eq!(s["state"], "ended without a final event", "{s}");
+    let (text, error) = m.call("log_summary", json!({"path": "run.jsonl"}));
+    assert!(!error, "{text}");
+    let mcp = strict_parse(text.trim_end().as_bytes()).unwrap();
+    assert_eq!(mcp["state"], s["state"]);
+    let (text, _) = m.call("list_logs", json!({}));
+    let listed = &strict_parse(text.as_bytes()).unwrap()["logs"][0];
+    for key in ["state", "first_event", "last_event"] {
+        assert_eq!(listed[key], s[key], "{key}: {listed} {s}");
+    }
+    assert_eq!(s["last_event"], "2026-02-11 21:41:42", "{s}");
+    let out = common::run_cmd(bin().args(["--view", "--summary"]).arg(&log), b"");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("state     ended without a final event (last event 2026-02-11 21:41:42)"),
+        "{text}"
+    );
+    assert!(text.contains("calls     1, failed 1 (100%)"), "{text}");
+    m.close();
+}
+
+/// #31.3: a final event says how the run ended, ok or failed, on every surface, and a wait on
+/// a finished run returns at once.
+#[test]
+fn a_finished_run_reads_finished_with_ok_from_its_final_event() {
+    let dir = tempdir("reading-finished");
+    let ok = write(
+        &dir.join("ok.jsonl"),
+        concat!(
+            r#"{"type":"system","subtype":"init","session_id":"s1","mcp_servers":[{"name":"a","status":"failed"}],"plugin_errors":[{"plugin":"p"}]}"#,
+            "\n",
+            r#"{"type":"system","subtype":"api_retry","attempt":1,"max_retries":10,"error_status":529,"error":"overloaded"}"#,
+            "\n",
+            r#"{"type":"system","subtype":"hook_response","hook_name":"h","exit_code":2,"stderr":"x"}"#,
+            "\n",
+            r#"{"type":"system","subtype":"model_refusal_fallback","retracted_message_uuids":["u1"]}"#,
+            "\n",
+            r#"{"type":"result","subtype":"success","is_error":false,"session_id":"s1","total_cost_usd":0.5,"permission_denials":[{"tool_name":"Bash"}],"modelUsage":{"m1":{"inputTokens":10,"outputTokens":3,"costUSD":0.4},"m2":{"inputTokens":5,"outputTokens":1,"costUSD":0.1}}}"#,
+            "\n"
+        ),
+    );
+    let failed = write(
+        &dir.join("failed.jsonl"),
+        r#"{"type":"result","subtype":"error_during_execution","is_error":true,"terminal_reason":"api_error","api_error_status":500}
+"#,
+    );
+    let s = summary_json(&ok, &[]);
+    assert_eq!(
+        (&s["state"], &s["ok"]),
+        (&json!("finished"), &json!(true)),
+        "{s}"
+    );
+    assert_eq!(s["api_retries"], 1);
+    assert_eq!(s["last_retry_status"], 529);
+    assert_eq!(s["hook_failures"], 1);
+    assert_eq!(s["refusals"], 1);
+    assert_eq!(s["permission_denials"], 1);
+    assert_eq!(s["startup_errors"], 2);
+    assert_eq!(s["models"]["m1"]["input_tokens"], 10);
+    assert_eq!(s["models"]["m2"]["cost_usd"], 0.1);
+    let s = summary_json(&failed, &[]);
+    assert_eq!(
+        (&s["state"], &s["ok"]),
+        (&json!("finished"), &json!(false)),
+        "{s}"
+    );
+    let mut m = Mcp::start(&dir, &[]);
+    let (text, _) = m.call(
+        "wait_for_log",
+        json!({"path": "failed.jsonl", "timeout_seconds": 100}),
+    );
+    let waited = strict_parse(text.as_bytes()).unwrap();
+    assert_eq!(waited["state"], "finished", "{waited}");
+    assert_eq!(waited["ok"], false, "{waited}");
+    assert_eq!(waited["timed_out"], false, "{waited}");
+    let out = common::run_cmd(bin().args(["--view", "--summary"]).arg(&ok), b"");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("state     finished, ok\n"), "{text}");
+    assert!(
+        text.contains("issues    API retries 1 (last status 529), refusals 1, permission denials 1, hook failures 1, startup errors 2\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("models    m1 in 10 out 3 $0.4000; m2 in 5 out 1 $0.1000\n"),
+        "{text}"
+    );
+    m.close();
+}
