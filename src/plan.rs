@@ -84,9 +84,12 @@ pub enum MarkerForm {
 /// ones.
 const NUMBERS_ONLY: u8 = 1;
 /// A value with nothing to cut: no string longer than [`MIN_CUT_LEN`] in it. Such a container of
-/// at most half the budget (a usage object, a todo item) is kept whole or left out, never cut,
-/// so a reader finds it with every member it had.
+/// at most half the budget that holds only numbers, or is preserved (`usage`), is kept whole
+/// or left out, never cut, so a reader finds it with every member it had.
 const NO_CUT: u8 = 2;
+/// A value kept whole or not at all that an object keeps first, and keeps even in its least
+/// form: short numbers, short preserved strings (`type`, ids), usage objects.
+const RIGID: u8 = 4;
 
 /// The cost model shared by the planner and the emitter.
 pub struct Costs<'a> {
@@ -373,6 +376,9 @@ impl Planner {
                     let len = sz.text_len(i) - 2;
                     if len <= MIN_CUT_LEN {
                         self.solid[i] = NO_CUT;
+                        if nd.class == FieldClass::Preserved {
+                            self.solid[i] |= RIGID;
+                        }
                     }
                     let floor = costs.string(len, 0);
                     self.full[i] = len + 2;
@@ -391,7 +397,7 @@ impl Planner {
                         len.min(costs.collapsed(len))
                     };
                     if len <= MIN_CUT_LEN {
-                        self.solid[i] = NUMBERS_ONLY | NO_CUT;
+                        self.solid[i] = NUMBERS_ONLY | NO_CUT | RIGID;
                     }
                 }
                 Kind::Object | Kind::Array => {
@@ -404,6 +410,8 @@ impl Planner {
                     }
                     let mut min = full;
                     let mut pref = full;
+                    // The rigid members an object keeps even in its least form.
+                    let (mut rigid, mut rigid_bytes) = (0, 0);
                     let mut c = i + 1;
                     while c < nd.next as usize {
                         let key = if nodes[c].has_key() {
@@ -415,6 +423,10 @@ impl Planner {
                         min += key + self.floor[c];
                         pref += key + self.pref[c];
                         solid &= self.solid[c];
+                        if self.solid[c] & RIGID != 0 {
+                            rigid += 1;
+                            rigid_bytes += key + self.full[c] + 1;
+                        }
                         c = nodes[c].next as usize;
                     }
                     self.full[i] = full;
@@ -422,11 +434,22 @@ impl Planner {
                     // Usage and costs are kept whole; any other container at least keeps its
                     // type: its least form holds only its marker (`{"_truncated":"…"}`, `[…]`).
                     self.solid[i] = if full <= budget / 2 { solid } else { 0 };
-                    self.floor[i] = if self.solid[i] & NO_CUT != 0 {
-                        full
+                    let whole = self.solid[i] & NUMBERS_ONLY != 0
+                        || (self.solid[i] & NO_CUT != 0 && nd.class == FieldClass::Preserved);
+                    if whole {
+                        self.solid[i] |= RIGID;
+                    }
+                    // The least form: an object keeps its rigid members and its marker; an array
+                    // of records that carry ids keeps them at their floors when that is small,
+                    // else only its marker.
+                    let least = if nd.kind == Kind::Object {
+                        2 + rigid_bytes + self.marker_cost(sz, line, i, rigid, costs)
+                    } else if min <= budget / 2 && self.array_has_ids(nodes, line, i) {
+                        min
                     } else {
-                        min.min(2 + self.marker_cost(sz, line, i, 0, costs))
+                        2 + self.marker_cost(sz, line, i, 0, costs)
                     };
+                    self.floor[i] = if whole { full } else { min.min(least) };
                 }
             }
         }
@@ -440,6 +463,18 @@ impl Planner {
         } else {
             costs.array_marker(n, kept, marker_form(nodes, line, i))
         }
+    }
+
+    /// Whether array `i`'s elements are records that carry ids (see [`has_ids`]).
+    fn array_has_ids(&mut self, nodes: &[Node], line: &[u8], i: usize) -> bool {
+        let mut children = std::mem::take(&mut self.children);
+        children.clear();
+        if let Some(first) = (nodes[i].children > 0).then_some(i as u32 + 1) {
+            children.push(first);
+        }
+        let ids = has_ids(nodes, line, &children);
+        self.children = children;
+        ids
     }
 
     fn plan_structure(&mut self, sz: Sizes, line: &[u8], budget: usize, costs: &Costs) {
@@ -511,15 +546,16 @@ impl Planner {
                 keep.fill(true);
                 kept = n;
             } else {
-                // Preserved members first, then usage and costs (members without strings), then
-                // the others in order, while their floors fit.
+                // Rigid members first (short ids and numbers, usage: what the least form keeps),
+                // then the other preserved members, then the others in order, while their floors
+                // fit.
                 let mut used = marker(n);
                 for pass in 0..3 {
                     for (k, &c) in self.children.iter().enumerate() {
                         let c_ = c as usize;
-                        let rank = if nodes[c_].class == FieldClass::Preserved {
+                        let rank = if self.solid[c_] & RIGID != 0 {
                             0
-                        } else if self.solid[c_] & NUMBERS_ONLY != 0 {
+                        } else if nodes[c_].class == FieldClass::Preserved {
                             1
                         } else {
                             2
