@@ -64,6 +64,11 @@ pub const DEFAULT_PRESERVE: &[&str] = &[
     // The same ids as Claude Code transcripts spell them.
     "sessionId",
     "parentUuid",
+    // What a transcript entry needs to be read as one (claude-code-log requires them).
+    "userType",
+    "cwd",
+    "version",
+    "isSidechain",
     // Tools and outcomes, by every agent's names.
     "name",
     "tool_name",

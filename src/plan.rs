@@ -426,6 +426,10 @@ impl Planner {
                         if self.solid[c] & RIGID != 0 {
                             rigid += 1;
                             rigid_bytes += key + self.full[c] + 1;
+                        } else if matches!(nodes[c].kind, Kind::Object | Kind::Array) {
+                            // A container member stays in its least form: the key set stays.
+                            rigid += 1;
+                            rigid_bytes += key + self.floor[c] + 1;
                         }
                         c = nodes[c].next as usize;
                     }
@@ -443,7 +447,11 @@ impl Planner {
                     // of records that carry ids keeps them at their floors when that is small,
                     // else only its marker.
                     let least = if nd.kind == Kind::Object {
-                        2 + rigid_bytes + self.marker_cost(sz, line, i, rigid, costs)
+                        if rigid == sz.children(i) {
+                            min
+                        } else {
+                            2 + rigid_bytes + self.marker_cost(sz, line, i, rigid, costs)
+                        }
                     } else if min <= budget / 2 && self.array_has_ids(nodes, line, i) {
                         min
                     } else {
@@ -546,19 +554,21 @@ impl Planner {
                 keep.fill(true);
                 kept = n;
             } else {
-                // Rigid members first (short ids and numbers, usage: what the least form keeps),
-                // then the other preserved members, then the others in order, while their floors
-                // fit.
+                // Rigid members first (short ids and numbers, usage), then containers (in their
+                // least forms at worst: the object keeps its key set), then the other preserved
+                // members, then the others in order, while their floors fit.
                 let mut used = marker(n);
-                for pass in 0..3 {
+                for pass in 0..4 {
                     for (k, &c) in self.children.iter().enumerate() {
                         let c_ = c as usize;
                         let rank = if self.solid[c_] & RIGID != 0 {
                             0
-                        } else if nodes[c_].class == FieldClass::Preserved {
+                        } else if matches!(nodes[c_].kind, Kind::Object | Kind::Array) {
                             1
-                        } else {
+                        } else if nodes[c_].class == FieldClass::Preserved {
                             2
+                        } else {
+                            3
                         };
                         if rank != pass || keep[k] {
                             continue;
