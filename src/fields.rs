@@ -93,6 +93,9 @@ pub const DEFAULT_PRESERVE: &[&str] = &[
     "partID",
     "model_call_id",
     "request_id",
+    // Claude Code transcripts: the API request an entry belongs to (usage readers such as
+    // ccusage count a message once by its id and this).
+    "requestId",
     "timestamp_ms",
     "created",
     // Usage, costs and timings, which cost tools and orchestrators read: Claude's `usage`,

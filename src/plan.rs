@@ -412,6 +412,8 @@ impl Planner {
                     let mut pref = full;
                     // The rigid members an object keeps even in its least form.
                     let (mut rigid, mut rigid_bytes) = (0, 0);
+                    // The same without the container members.
+                    let (mut fixed, mut fixed_bytes) = (0, 0);
                     let mut c = i + 1;
                     while c < nd.next as usize {
                         let key = if nodes[c].has_key() {
@@ -426,6 +428,8 @@ impl Planner {
                         if self.solid[c] & RIGID != 0 {
                             rigid += 1;
                             rigid_bytes += key + self.full[c] + 1;
+                            fixed += 1;
+                            fixed_bytes += key + self.full[c] + 1;
                         } else if matches!(nodes[c].kind, Kind::Object | Kind::Array) {
                             // A container member stays in its least form: the key set stays.
                             rigid += 1;
@@ -446,16 +450,28 @@ impl Planner {
                     // The least form: an object keeps its rigid members and its marker; an array
                     // of records that carry ids keeps them at their floors when that is small,
                     // else only its marker.
+                    let marker_only = 2 + self.marker_cost(sz, line, i, 0, costs);
                     let least = if nd.kind == Kind::Object {
-                        if rigid == sz.children(i) {
+                        let keys = if rigid == sz.children(i) {
                             min
                         } else {
                             2 + rigid_bytes + self.marker_cost(sz, line, i, rigid, costs)
+                        };
+                        // A key set too big for half the budget (deep nesting, wide records)
+                        // gives way to the rigid members alone, or else to the marker alone.
+                        let rigid_only =
+                            2 + fixed_bytes + self.marker_cost(sz, line, i, fixed, costs);
+                        if keys <= budget / 2 {
+                            keys
+                        } else if rigid_only <= budget / 2 {
+                            keys.min(rigid_only)
+                        } else {
+                            keys.min(rigid_only).min(marker_only)
                         }
                     } else if min <= budget / 2 && self.array_has_ids(nodes, line, i) {
                         min
                     } else {
-                        2 + self.marker_cost(sz, line, i, 0, costs)
+                        marker_only
                     };
                     self.floor[i] = if whole { full } else { min.min(least) };
                 }
