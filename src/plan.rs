@@ -571,15 +571,17 @@ impl Planner {
                 kept = n;
             } else {
                 // Rigid members first (short ids and numbers, usage), then containers (in their
-                // least forms at worst: the object keeps its key set), then the other preserved
-                // members, then the others in order, while their floors fit.
+                // least forms at worst: the object keeps its key set) and short strings, then the
+                // other preserved members, then the others in order, while their floors fit.
                 let mut used = marker(n);
                 for pass in 0..4 {
                     for (k, &c) in self.children.iter().enumerate() {
                         let c_ = c as usize;
                         let rank = if self.solid[c_] & RIGID != 0 {
                             0
-                        } else if matches!(nodes[c_].kind, Kind::Object | Kind::Array) {
+                        } else if matches!(nodes[c_].kind, Kind::Object | Kind::Array)
+                            || self.solid[c_] & NO_CUT != 0
+                        {
                             1
                         } else if nodes[c_].class == FieldClass::Preserved {
                             2

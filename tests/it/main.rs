@@ -15,4 +15,5 @@ mod layout;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod synth;
+mod types;
 mod view;
