@@ -304,6 +304,8 @@ pub struct Planner {
     pref: Vec<usize>,
     /// What each value holds, as [`NUMBERS_ONLY`] and [`NO_CUT`] bits.
     solid: Vec<u8>,
+    /// The least a value can cost: a container's marker alone, else its floor.
+    bare: Vec<usize>,
     work: Vec<(u32, usize)>,
     children: Vec<u32>,
     candidates: Vec<u32>,
@@ -357,6 +359,8 @@ impl Planner {
         }
         self.solid.clear();
         self.solid.resize(n, 0);
+        self.bare.clear();
+        self.bare.resize(n, 0);
         let share = (budget / 8).max(64);
         for i in (0..n).rev() {
             let nd = &nodes[i];
@@ -474,6 +478,7 @@ impl Planner {
                         marker_only
                     };
                     self.floor[i] = if whole { full } else { min.min(least) };
+                    self.bare[i] = self.floor[i].min(marker_only);
                 }
             }
         }
@@ -592,11 +597,23 @@ impl Planner {
                             continue;
                         }
                         let need = entry(c, self.floor[c as usize]);
+                        // An array whose least form does not fit may still fit as its marker
+                        // alone: better than leaving it out (and marking that).
+                        let least = match self.bare[c as usize] {
+                            b if b > 0 && nodes[c as usize].kind == Kind::Array => b,
+                            _ => self.floor[c as usize],
+                        };
+                        let bare = entry(c, least);
                         if used + need <= room {
                             used += need;
-                            keep[k] = true;
-                            kept += 1;
+                        } else if used + bare <= room {
+                            used += bare;
+                            self.floor[c as usize] = least;
+                        } else {
+                            continue;
                         }
+                        keep[k] = true;
+                        kept += 1;
                     }
                 }
             }
