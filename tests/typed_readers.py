@@ -1,6 +1,6 @@
 """Compares what typed readers get from smart-tee's logs with what they get from the originals.
 
-Usage: typed_readers.py ORIGINAL LOG [LOG ...]
+Usage: typed_readers.py [--readers-report-only] ORIGINAL LOG [LOG ...]
 
 Each LOG is smart-tee's log of ORIGINAL (same lines, same order). Checked, line by line:
 - the type rule: every value the log keeps has the JSON type it had (an object stays an object,
@@ -10,7 +10,8 @@ Each LOG is smart-tee's log of ORIGINAL (same lines, same order). Checked, line 
   the original it parses from the log, to the same class, with the same ids, usage and cost;
 - claude-code-log (when installed): the same counts of entries by type, messages, tool-use
   nodes, sessions and tokens.
-Prints one summary line per LOG; exits 1 on the first LOG that differs.
+Prints one summary line per LOG; exits 1 if a LOG differs (with --readers-report-only, only the
+type rule and usage fail it: the readers' differences are printed).
 """
 
 import json
@@ -140,7 +141,11 @@ def have(module):
 
 
 def main():
-    orig_path, logs = sys.argv[1], sys.argv[2:]
+    args = sys.argv[1:]
+    report_only = args[:1] == ["--readers-report-only"]
+    if report_only:
+        args = args[1:]
+    orig_path, logs = args[0], args[1:]
     with open(orig_path, encoding="utf-8") as f:
         originals = [json.loads(l) for l in f if l.strip()]
     sdk, ccl = have("claude_agent_sdk"), have("claude_code_log")
@@ -162,23 +167,26 @@ def main():
                 va = sdk_view(a)
                 if va is not None:
                     sdk_parsed += 1
-                    if sdk_view(b) != va:
+                    vb = sdk_view(b)
+                    if vb != va:
                         sdk_diff += 1
-                        problems.append(f"line {n + 1}: Agent SDK reads {sdk_view(b)} not {va}")
-        problems += types[:20] + usage[:20]
+                        problems.append(f"line {n + 1}: Agent SDK reads "
+                                        f"{vb[0] if vb else 'nothing'} not {va[0]}")
+        problems = types[:10] + usage[:10] + problems
         summary = f"{log}: {len(types)} type changes, {len(usage)} usage losses"
         if sdk:
             summary += f", Agent SDK: {sdk_parsed - sdk_diff}/{sdk_parsed} lines the same"
         if ccl:
             ca, cb = ccl_counts(orig_path), ccl_counts(log)
             if ca != cb:
-                problems.append(f"claude-code-log: {cb} not {ca}")
+                problems.insert(0, f"claude-code-log: {cb} not {ca}")
             summary += f", claude-code-log: {ca['entries']} entries, {ca['tool_uses']} tool uses, " \
                        f"{ca['sessions']} sessions {'the same' if ca == cb else 'DIFFER'}"
         print(summary)
-        if types or usage or problems:
+        if types or usage or (problems and not report_only):
             failed = True
-            for p in problems[:40]:
+        if types or usage or problems:
+            for p in problems[:12]:
                 print("  " + p)
     if not sdk:
         print("NOTE: claude_agent_sdk is not importable: the Agent SDK's parser was not compared")
