@@ -405,11 +405,25 @@ impl Planner {
                     }
                 }
                 Kind::Object | Kind::Array => {
+                    // The marker's form is looked up once (it scans the members' keys).
+                    let total = sz.children(i);
+                    let (suffix, form) = if nd.kind == Kind::Object {
+                        (marker_key_suffix(nodes, line, i), MarkerForm::Text)
+                    } else {
+                        (0, marker_form(nodes, line, i))
+                    };
+                    let marker_cost = |kept: usize| {
+                        if nd.kind == Kind::Object {
+                            costs.object_marker(total, kept, suffix)
+                        } else {
+                            costs.array_marker(total, kept, form)
+                        }
+                    };
                     let mut full = 2 + (nd.children as usize).saturating_sub(1);
                     let mut solid = NUMBERS_ONLY | NO_CUT;
                     if sz.dropped(i) > 0 {
                         // What a reduction dropped is always marked.
-                        full += 1 + self.marker_cost(sz, line, i, nd.children as usize, costs);
+                        full += 1 + marker_cost(nd.children as usize);
                         solid = 0;
                     }
                     let mut min = full;
@@ -454,17 +468,16 @@ impl Planner {
                     // The least form: an object keeps its rigid members and its marker; an array
                     // of records that carry ids keeps them at their floors when that is small,
                     // else only its marker.
-                    let marker_only = 2 + self.marker_cost(sz, line, i, 0, costs);
+                    let marker_only = 2 + marker_cost(0);
                     let least = if nd.kind == Kind::Object {
                         let keys = if rigid == sz.children(i) {
                             min
                         } else {
-                            2 + rigid_bytes + self.marker_cost(sz, line, i, rigid, costs)
+                            2 + rigid_bytes + marker_cost(rigid)
                         };
                         // A key set too big for half the budget (deep nesting, wide records)
                         // gives way to the rigid members alone, or else to the marker alone.
-                        let rigid_only =
-                            2 + fixed_bytes + self.marker_cost(sz, line, i, fixed, costs);
+                        let rigid_only = 2 + fixed_bytes + marker_cost(fixed);
                         if keys <= budget / 2 {
                             keys
                         } else if rigid_only <= budget / 2 {
