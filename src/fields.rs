@@ -249,7 +249,7 @@ mod tests {
         assert_eq!(f.class_of(b"type"), Some(FieldClass::Preserved));
         assert_eq!(f.class_of(b"stdout"), Some(FieldClass::CutFirst));
         assert_eq!(f.class_of(b"text"), Some(FieldClass::CutLast));
-        assert_eq!(f.class_of(b"cwd"), None);
+        assert_eq!(f.class_of(b"gitBranch"), None);
     }
 
     #[test]
@@ -257,7 +257,7 @@ mod tests {
         let f = FieldClasses::defaults();
         assert_eq!(f.class_of(br"\u0074ype"), Some(FieldClass::Preserved));
         assert_eq!(f.class_of(br"t\u0065xt"), Some(FieldClass::CutLast));
-        assert_eq!(f.class_of(br"\u0063wd"), None);
+        assert_eq!(f.class_of(br"\u0067itBranch"), None);
         assert!(key_is(br"\u0074imestamp", b"timestamp"));
         assert!(key_is(b"timestamp", b"timestamp"));
         assert!(!key_is(br"\u0074imestam", b"timestamp"));
