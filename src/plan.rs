@@ -3,14 +3,20 @@
 //! Two passes, neither recursive:
 //!
 //! 1. **Structure, top down.** Every value has three costs in output bytes: `full` (kept whole),
-//!    `floor` (the least it can cost and still be there: a long string reduced to its marker, a
-//!    container collapsed to a marker string) and `pref` (what it would cost if every long string
-//!    in it kept a fair share, 1/8 of the budget). The root gets the whole budget; a container
-//!    whose `pref` does not fit hands its budget down to its children by water-filling between
-//!    their floors and prefs. An array that cannot give each element its share keeps elements
-//!    from both ends and puts one marker element where the middle was; an object drops members
-//!    (preserved ones last) only when even their floors do not fit; a container that cannot
-//!    hold even one child becomes a marker.
+//!    `floor` (its least form: a long string reduced to its marker; an object keeping its short
+//!    ids, numbers, usage and container members in their least forms, or at worst only its
+//!    marker member; an array keeping its records at their floors, or only its marker element)
+//!    and `pref` (what it would cost if every long string in it kept a fair share, 1/8 of the
+//!    budget). A container never becomes a string: it keeps its JSON type (the type rule; only
+//!    containers nested deeper than [`MAX_LOG_DEPTH`] become a marker string). Objects of
+//!    numbers (usage, costs) and preserved objects with nothing to cut are kept whole or left
+//!    out. The root gets the whole budget; a container whose `pref` does not fit hands its
+//!    budget down to its children by water-filling between their floors and prefs. An array
+//!    that cannot give each element its share keeps elements from both ends and puts one
+//!    marker element, in the form of its first element, where the middle was; an object drops
+//!    members only when even their floors do not fit, keeping first its rigid members (short
+//!    ids and numbers, usage), then its containers and short strings, then the other preserved
+//!    members, then the rest.
 //! 2. **Strings, globally.** With the structure fixed, every kept string starts at its floor and
 //!    the strings are raised class by class — preserved, cut-last, normal, cut-first — each
 //!    class to the highest common level (water-filling) that still fits. A class that cannot be
@@ -38,7 +44,8 @@ pub enum State {
     Keep,
     /// A container that dropped children (`kept` says how many remain).
     Reduced,
-    /// Replaced by a marker string.
+    /// Replaced by a marker string: a container past the depth limit, or a scalar longer than
+    /// [`MIN_CUT_LEN`] with no room.
     Collapsed,
     /// Left out; its container shows a marker instead.
     Dropped,
