@@ -6,7 +6,8 @@
 
 use crate::marker::{MarkerTemplate, Unit, render_container_marker, render_payload_descriptor};
 use crate::plan::{
-    DESCRIPTOR, OBJECT_MARKER_KEY, Sizes, State, WHOLE, is_typed_array, media_type_of,
+    DESCRIPTOR, MarkerForm, Sizes, State, WHOLE, marker_form, marker_key_suffix, media_type_of,
+    push_marker_key,
 };
 use crate::scan::Kind;
 use crate::strings::{boundary_at_or_after, boundary_at_or_before, escape_len_in, is_escape_start};
@@ -33,16 +34,21 @@ pub fn emit_plan(
 ) {
     let nodes = sz.nodes;
     open.clear();
-    // Writes the marker element of array `a`, which keeps `kept` of its elements.
+    // Writes the marker element of array `a`, which keeps `kept` of its elements, in the form
+    // of its first element (see `plan::MarkerForm`).
     let array_marker = |a: usize, kept: usize, out: &mut Vec<u8>| {
-        let typed = is_typed_array(nodes, line, a);
-        if typed {
-            out.extend_from_slice(b"{\"type\":\"text\",\"text\":\"");
-        } else {
-            out.push(b'"');
-        }
+        let form = marker_form(nodes, line, a);
+        out.extend_from_slice(match form {
+            MarkerForm::Text => b"\"",
+            MarkerForm::Block => b"{\"type\":\"text\",\"text\":\"",
+            MarkerForm::Object => b"{\"_truncated\":\"",
+        });
         render_container_marker(sz.children(a), kept, Unit::Items, out);
-        out.extend_from_slice(if typed { b"\"}" } else { b"\"" });
+        out.extend_from_slice(if form == MarkerForm::Text {
+            b"\""
+        } else {
+            b"\"}"
+        });
     };
     let mut i = 0;
     loop {
@@ -58,7 +64,7 @@ pub fn emit_plan(
                         out.push(b',');
                     }
                     out.push(b'"');
-                    out.extend_from_slice(OBJECT_MARKER_KEY.as_bytes());
+                    push_marker_key(marker_key_suffix(nodes, line, c), out);
                     out.extend_from_slice(b"\":\"");
                     render_container_marker(total, kept[c] as usize, Unit::Keys, out);
                     out.push(b'"');

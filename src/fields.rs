@@ -64,6 +64,11 @@ pub const DEFAULT_PRESERVE: &[&str] = &[
     // The same ids as Claude Code transcripts spell them.
     "sessionId",
     "parentUuid",
+    // What a transcript entry needs to be read as one (claude-code-log requires them).
+    "userType",
+    "cwd",
+    "version",
+    "isSidechain",
     // Tools and outcomes, by every agent's names.
     "name",
     "tool_name",
@@ -88,8 +93,23 @@ pub const DEFAULT_PRESERVE: &[&str] = &[
     "partID",
     "model_call_id",
     "request_id",
+    // Claude Code transcripts: the API request an entry belongs to (usage readers such as
+    // ccusage count a message once by its id and this).
+    "requestId",
     "timestamp_ms",
     "created",
+    // Usage, costs and timings, which cost tools and orchestrators read: Claude's `usage`,
+    // `modelUsage`, `total_cost_usd`, `costUSD`, Codex's `model_usage`, Gemini's `stats`.
+    "usage",
+    "modelUsage",
+    "model_usage",
+    "total_cost_usd",
+    "cost_usd",
+    "costUSD",
+    "duration_ms",
+    "duration_api_ms",
+    "num_turns",
+    "stats",
 ];
 
 /// Tool output and tool inputs, by every agent's names.
@@ -126,9 +146,9 @@ pub const DEFAULT_DUPLICATE: &[&str] = &[
 /// The assistant's own words.
 pub const DEFAULT_CUT_LAST: &[&str] = &["text", "result", "summary"];
 
-/// The field rules in force, matched against raw key bytes (a key written with escapes matches
-/// only its escaped spelling). Looked up by key length first, so a lookup compares a key with
-/// the few names of its length, however many rules there are.
+/// The field rules in force, matched against the keys' text: a key written with escapes
+/// (`"\u0074ype"`) is the key it spells (`type`). Looked up by key length first, so a lookup
+/// compares a key with the few names of its length, however many rules there are.
 #[derive(Clone, Debug, Default)]
 pub struct FieldClasses {
     /// `by_len[n]`: the names of `n` bytes and their classes.
@@ -175,14 +195,47 @@ impl FieldClasses {
         }
     }
 
+    /// The rule for the key whose raw content (between its quotes, escapes as written) is
+    /// `key`.
     #[inline]
     pub fn class_of(&self, key: &[u8]) -> Option<FieldClass> {
+        if key.contains(&b'\\') {
+            return self.class_of_escaped(key);
+        }
         self.by_len
             .get(key.len())?
             .iter()
             .find(|(n, _)| &**n == key)
             .map(|&(_, c)| c)
     }
+
+    #[cold]
+    fn class_of_escaped(&self, key: &[u8]) -> Option<FieldClass> {
+        let mut text = Vec::with_capacity(key.len());
+        crate::strings::unescape_into(key, &mut text);
+        self.by_len
+            .get(text.len())?
+            .iter()
+            .find(|(n, _)| **n == *text)
+            .map(|&(_, c)| c)
+    }
+}
+
+/// True when the raw content of a key (between its quotes, escapes as written) spells `name`:
+/// `\u0074imestamp` is `timestamp`.
+#[inline]
+pub fn key_is(key: &[u8], name: &[u8]) -> bool {
+    if key == name {
+        return true;
+    }
+    key.contains(&b'\\') && key_is_escaped(key, name)
+}
+
+#[cold]
+fn key_is_escaped(key: &[u8], name: &[u8]) -> bool {
+    let mut text = Vec::with_capacity(key.len());
+    crate::strings::unescape_into(key, &mut text);
+    text == name
 }
 
 #[cfg(test)]
@@ -196,6 +249,18 @@ mod tests {
         assert_eq!(f.class_of(b"type"), Some(FieldClass::Preserved));
         assert_eq!(f.class_of(b"stdout"), Some(FieldClass::CutFirst));
         assert_eq!(f.class_of(b"text"), Some(FieldClass::CutLast));
-        assert_eq!(f.class_of(b"cwd"), None);
+        assert_eq!(f.class_of(b"gitBranch"), None);
+    }
+
+    #[test]
+    fn escaped_keys_are_the_keys_they_spell() {
+        let f = FieldClasses::defaults();
+        assert_eq!(f.class_of(br"\u0074ype"), Some(FieldClass::Preserved));
+        assert_eq!(f.class_of(br"t\u0065xt"), Some(FieldClass::CutLast));
+        assert_eq!(f.class_of(br"\u0067itBranch"), None);
+        assert!(key_is(br"\u0074imestamp", b"timestamp"));
+        assert!(key_is(b"timestamp", b"timestamp"));
+        assert!(!key_is(br"\u0074imestam", b"timestamp"));
+        assert!(key_is(br"\ud83d\ude00\n", "😀\n".as_bytes()));
     }
 }

@@ -3,14 +3,20 @@
 //! Two passes, neither recursive:
 //!
 //! 1. **Structure, top down.** Every value has three costs in output bytes: `full` (kept whole),
-//!    `floor` (the least it can cost and still be there: a long string reduced to its marker, a
-//!    container collapsed to a marker string) and `pref` (what it would cost if every long string
-//!    in it kept a fair share, 1/8 of the budget). The root gets the whole budget; a container
-//!    whose `pref` does not fit hands its budget down to its children by water-filling between
-//!    their floors and prefs. An array that cannot give each element its share keeps elements
-//!    from both ends and puts one marker element where the middle was; an object drops members
-//!    (preserved ones last) only when even their floors do not fit; a container that cannot
-//!    hold even one child becomes a marker.
+//!    `floor` (its least form: a long string reduced to its marker; an object keeping its short
+//!    ids, numbers, usage and container members in their least forms, or at worst only its
+//!    marker member; an array keeping its records at their floors, or only its marker element)
+//!    and `pref` (what it would cost if every long string in it kept a fair share, 1/8 of the
+//!    budget). A container never becomes a string: it keeps its JSON type (the type rule; only
+//!    containers nested deeper than [`MAX_LOG_DEPTH`] become a marker string). Objects of
+//!    numbers (usage, costs) and preserved objects with nothing to cut are kept whole or left
+//!    out. The root gets the whole budget; a container whose `pref` does not fit hands its
+//!    budget down to its children by water-filling between their floors and prefs. An array
+//!    that cannot give each element its share keeps elements from both ends and puts one
+//!    marker element, in the form of its first element, where the middle was; an object drops
+//!    members only when even their floors do not fit, keeping first its rigid members (short
+//!    ids and numbers, usage), then its containers and short strings, then the other preserved
+//!    members, then the rest.
 //! 2. **Strings, globally.** With the structure fixed, every kept string starts at its floor and
 //!    the strings are raised class by class — preserved, cut-last, normal, cut-first — each
 //!    class to the highest common level (water-filling) that still fits. A class that cannot be
@@ -25,7 +31,9 @@
 
 use crate::fields::FieldClass;
 use crate::index::Node;
-use crate::marker::{MarkerTemplate, Unit, container_marker_len, payload_descriptor_len};
+use crate::marker::{
+    MarkerTemplate, Unit, container_marker_len, digits, payload_descriptor_len, push_usize,
+};
 use crate::reduce::Elided;
 use crate::scan::Kind;
 
@@ -36,7 +44,8 @@ pub enum State {
     Keep,
     /// A container that dropped children (`kept` says how many remain).
     Reduced,
-    /// Replaced by a marker string.
+    /// Replaced by a marker string: a container past the depth limit, or a scalar longer than
+    /// [`MIN_CUT_LEN`] with no room.
     Collapsed,
     /// Left out; its container shows a marker instead.
     Dropped,
@@ -55,11 +64,39 @@ pub const WHOLE: u32 = u32::MAX;
 /// `kept` value of a base64 payload replaced by its descriptor.
 pub const DESCRIPTOR: u32 = u32::MAX - 1;
 
+/// The key of an object's marker member; when the object has a key of that name already, the
+/// first of `_truncated_1`, `_truncated_2`, … it does not have (see [`marker_key_suffix`]).
 pub const OBJECT_MARKER_KEY: &str = "_truncated";
 /// `{"type":"text","text":""}`: the marker element of an array of typed blocks.
 const TYPED_MARKER_OVERHEAD: usize = 25;
-/// `"_truncated":""`.
-const OBJECT_MARKER_OVERHEAD: usize = 15;
+/// `{"_truncated":""}`: the marker element of an array of other objects.
+const OBJECT_ELEMENT_OVERHEAD: usize = 17;
+/// The quotes, colon and quotes of `"<key>":""`.
+const OBJECT_MARKER_OVERHEAD: usize = 5;
+
+/// How an array's marker element reads: like the array's first element, so that a reader
+/// typed for the elements reads it too.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MarkerForm {
+    /// `"[TRUNCATED: n → k items]"`: elements that are not objects.
+    Text,
+    /// `{"type":"text","text":"[TRUNCATED: n → k items]"}`: typed blocks (`type` first).
+    Block,
+    /// `{"_truncated":"[TRUNCATED: n → k items]"}`: other objects.
+    Object,
+}
+
+/// A value that holds no string: a number, a boolean, null, or a container of such values
+/// (usage, costs, timings). An object keeps such members before any other but the preserved
+/// ones.
+const NUMBERS_ONLY: u8 = 1;
+/// A value with nothing to cut: no string longer than [`MIN_CUT_LEN`] in it. Such a container of
+/// at most half the budget that holds only numbers, or is preserved (`usage`), is kept whole
+/// or left out, never cut, so a reader finds it with every member it had.
+const NO_CUT: u8 = 2;
+/// A value kept whole or not at all that an object keeps first, and keeps even in its least
+/// form: short numbers, short preserved strings (`type`, ids), usage objects.
+const RIGID: u8 = 4;
 
 /// The cost model shared by the planner and the emitter.
 pub struct Costs<'a> {
@@ -84,13 +121,76 @@ impl Costs<'_> {
         2 + self.marker.len(len, 0)
     }
 
-    pub fn array_marker(&self, n: usize, kept: usize, typed: bool) -> usize {
-        let overhead = if typed { TYPED_MARKER_OVERHEAD } else { 2 };
+    pub fn array_marker(&self, n: usize, kept: usize, form: MarkerForm) -> usize {
+        let overhead = match form {
+            MarkerForm::Text => 2,
+            MarkerForm::Block => TYPED_MARKER_OVERHEAD,
+            MarkerForm::Object => OBJECT_ELEMENT_OVERHEAD,
+        };
         overhead + container_marker_len(n, kept, Unit::Items)
     }
 
-    pub fn object_marker(&self, n: usize, kept: usize) -> usize {
-        OBJECT_MARKER_OVERHEAD + container_marker_len(n, kept, Unit::Keys)
+    /// The marker member of an object whose marker key has suffix `suffix` (0: none).
+    pub fn object_marker(&self, n: usize, kept: usize, suffix: usize) -> usize {
+        OBJECT_MARKER_OVERHEAD + marker_key_len(suffix) + container_marker_len(n, kept, Unit::Keys)
+    }
+}
+
+/// Bytes of the marker key `_truncated` or `_truncated_<suffix>`.
+pub fn marker_key_len(suffix: usize) -> usize {
+    OBJECT_MARKER_KEY.len() + if suffix == 0 { 0 } else { 1 + digits(suffix) }
+}
+
+/// Writes the marker key (without quotes).
+pub fn push_marker_key(suffix: usize, out: &mut Vec<u8>) {
+    out.extend_from_slice(OBJECT_MARKER_KEY.as_bytes());
+    if suffix > 0 {
+        out.push(b'_');
+        push_usize(out, suffix);
+    }
+}
+
+/// The suffix of object `i`'s marker key: 0 (`_truncated`) unless the object has a key that
+/// spells `_truncated` already, else the least `k` for which it has no key `_truncated_<k>`.
+pub fn marker_key_suffix(nodes: &[Node], line: &[u8], i: usize) -> usize {
+    let has = |name: &[u8]| {
+        let mut c = i + 1;
+        while c < nodes[i].next as usize {
+            let m = &nodes[c];
+            if crate::fields::key_is(
+                &line[m.key_start as usize + 1..m.key_end as usize - 1],
+                name,
+            ) {
+                return true;
+            }
+            c = m.next as usize;
+        }
+        false
+    };
+    if !has(OBJECT_MARKER_KEY.as_bytes()) {
+        return 0;
+    }
+    let mut name = Vec::with_capacity(32);
+    (1..)
+        .find(|&k| {
+            name.clear();
+            push_marker_key(k, &mut name);
+            !has(&name)
+        })
+        .unwrap_or(0)
+}
+
+/// The form of array `i`'s marker element, from its first element.
+pub fn marker_form(nodes: &[Node], line: &[u8], i: usize) -> MarkerForm {
+    match nodes.get(i + 1).filter(|_| nodes[i].children > 0) {
+        Some(first) if first.kind == Kind::Object => {
+            if is_typed_array(nodes, line, i) {
+                MarkerForm::Block
+            } else {
+                MarkerForm::Object
+            }
+        }
+        _ => MarkerForm::Text,
     }
 }
 
@@ -102,9 +202,12 @@ pub fn is_typed_array(nodes: &[Node], line: &[u8], i: usize) -> bool {
     };
     first.kind == Kind::Object
         && first.children > 0
-        && nodes
-            .get(i + 2)
-            .is_some_and(|m| &line[m.key_start as usize..m.key_end as usize] == b"\"type\"")
+        && nodes.get(i + 2).is_some_and(|m| {
+            crate::fields::key_is(
+                &line[m.key_start as usize + 1..m.key_end as usize - 1],
+                b"type",
+            )
+        })
 }
 
 /// True when the elements are records that carry ids: objects with a preserved member other
@@ -121,7 +224,10 @@ fn has_ids(nodes: &[Node], line: &[u8], children: &[u32]) -> bool {
     while c < rec.next as usize {
         let m = &nodes[c];
         if m.class == FieldClass::Preserved
-            && &line[m.key_start as usize..m.key_end as usize] != b"\"type\""
+            && !crate::fields::key_is(
+                &line[m.key_start as usize + 1..m.key_end as usize - 1],
+                b"type",
+            )
         {
             return true;
         }
@@ -203,6 +309,10 @@ pub struct Planner {
     full: Vec<usize>,
     floor: Vec<usize>,
     pref: Vec<usize>,
+    /// What each value holds, as [`NUMBERS_ONLY`] and [`NO_CUT`] bits.
+    solid: Vec<u8>,
+    /// The least a value can cost: a container's marker alone, else its floor.
+    bare: Vec<usize>,
     work: Vec<(u32, usize)>,
     children: Vec<u32>,
     candidates: Vec<u32>,
@@ -254,6 +364,10 @@ impl Planner {
             v.clear();
             v.resize(n, 0);
         }
+        self.solid.clear();
+        self.solid.resize(n, 0);
+        self.bare.clear();
+        self.bare.resize(n, 0);
         let share = (budget / 8).max(64);
         for i in (0..n).rev() {
             let nd = &nodes[i];
@@ -271,29 +385,60 @@ impl Planner {
                 }
                 Kind::String => {
                     let len = sz.text_len(i) - 2;
+                    if len <= MIN_CUT_LEN {
+                        self.solid[i] = NO_CUT;
+                        if nd.class == FieldClass::Preserved {
+                            self.solid[i] |= RIGID;
+                        }
+                    }
                     let floor = costs.string(len, 0);
                     self.full[i] = len + 2;
                     self.floor[i] = floor;
                     self.pref[i] = (len + 2).min(floor.max(share));
                 }
                 Kind::Scalar => {
-                    self.full[i] = nd.text_len();
-                    self.pref[i] = nd.text_len();
-                    self.floor[i] = nd.text_len().min(costs.collapsed(nd.text_len()));
+                    // A number of at most MIN_CUT_LEN bytes is never cut (nor are `true`,
+                    // `false` and `null`): it keeps its type.
+                    let len = nd.text_len();
+                    self.full[i] = len;
+                    self.pref[i] = len;
+                    self.floor[i] = if len <= MIN_CUT_LEN {
+                        len
+                    } else {
+                        len.min(costs.collapsed(len))
+                    };
+                    if len <= MIN_CUT_LEN {
+                        self.solid[i] = NUMBERS_ONLY | NO_CUT | RIGID;
+                    }
                 }
                 Kind::Object | Kind::Array => {
+                    // The marker's form is looked up once (it scans the members' keys).
+                    let total = sz.children(i);
+                    let (suffix, form) = if nd.kind == Kind::Object {
+                        (marker_key_suffix(nodes, line, i), MarkerForm::Text)
+                    } else {
+                        (0, marker_form(nodes, line, i))
+                    };
+                    let marker_cost = |kept: usize| {
+                        if nd.kind == Kind::Object {
+                            costs.object_marker(total, kept, suffix)
+                        } else {
+                            costs.array_marker(total, kept, form)
+                        }
+                    };
                     let mut full = 2 + (nd.children as usize).saturating_sub(1);
+                    let mut solid = NUMBERS_ONLY | NO_CUT;
                     if sz.dropped(i) > 0 {
                         // What a reduction dropped is always marked.
-                        let (n, kept) = (sz.children(i), nd.children as usize);
-                        full += 1 + if nd.kind == Kind::Object {
-                            costs.object_marker(n, kept)
-                        } else {
-                            costs.array_marker(n, kept, is_typed_array(nodes, line, i))
-                        };
+                        full += 1 + marker_cost(nd.children as usize);
+                        solid = 0;
                     }
                     let mut min = full;
                     let mut pref = full;
+                    // The rigid members an object keeps even in its least form.
+                    let (mut rigid, mut rigid_bytes) = (0, 0);
+                    // The same without the container members.
+                    let (mut fixed, mut fixed_bytes) = (0, 0);
                     let mut c = i + 1;
                     while c < nd.next as usize {
                         let key = if nodes[c].has_key() {
@@ -304,14 +449,81 @@ impl Planner {
                         full += key + self.full[c];
                         min += key + self.floor[c];
                         pref += key + self.pref[c];
+                        solid &= self.solid[c];
+                        if self.solid[c] & RIGID != 0 {
+                            rigid += 1;
+                            rigid_bytes += key + self.full[c] + 1;
+                            fixed += 1;
+                            fixed_bytes += key + self.full[c] + 1;
+                        } else if matches!(nodes[c].kind, Kind::Object | Kind::Array) {
+                            // A container member stays in its least form: the key set stays.
+                            rigid += 1;
+                            rigid_bytes += key + self.floor[c] + 1;
+                        }
                         c = nodes[c].next as usize;
                     }
                     self.full[i] = full;
                     self.pref[i] = pref;
-                    self.floor[i] = min.min(costs.collapsed(sz.text_len(i)));
+                    // Usage and costs are kept whole; any other container at least keeps its
+                    // type: its least form holds only its marker (`{"_truncated":"…"}`, `[…]`).
+                    self.solid[i] = if full <= budget / 2 { solid } else { 0 };
+                    let whole = self.solid[i] & NUMBERS_ONLY != 0
+                        || (self.solid[i] & NO_CUT != 0 && nd.class == FieldClass::Preserved);
+                    if whole {
+                        self.solid[i] |= RIGID;
+                    }
+                    // The least form: an object keeps its rigid members and its marker; an array
+                    // of records that carry ids keeps them at their floors when that is small,
+                    // else only its marker.
+                    let marker_only = 2 + marker_cost(0);
+                    let least = if nd.kind == Kind::Object {
+                        let keys = if rigid == sz.children(i) {
+                            min
+                        } else {
+                            2 + rigid_bytes + marker_cost(rigid)
+                        };
+                        // A key set too big for half the budget (deep nesting, wide records)
+                        // gives way to the rigid members alone, or else to the marker alone.
+                        let rigid_only = 2 + fixed_bytes + marker_cost(fixed);
+                        if keys <= budget / 2 {
+                            keys
+                        } else if rigid_only <= budget / 2 {
+                            keys.min(rigid_only)
+                        } else {
+                            keys.min(rigid_only).min(marker_only)
+                        }
+                    } else if min <= budget / 2 && self.array_has_ids(nodes, line, i) {
+                        min
+                    } else {
+                        marker_only
+                    };
+                    self.floor[i] = if whole { full } else { min.min(least) };
+                    self.bare[i] = self.floor[i].min(marker_only);
                 }
             }
         }
+    }
+
+    /// The marker of container `i` when it keeps `kept` of its children.
+    fn marker_cost(&self, sz: Sizes, line: &[u8], i: usize, kept: usize, costs: &Costs) -> usize {
+        let (nodes, n) = (sz.nodes, sz.children(i));
+        if nodes[i].kind == Kind::Object {
+            costs.object_marker(n, kept, marker_key_suffix(nodes, line, i))
+        } else {
+            costs.array_marker(n, kept, marker_form(nodes, line, i))
+        }
+    }
+
+    /// Whether array `i`'s elements are records that carry ids (see [`has_ids`]).
+    fn array_has_ids(&mut self, nodes: &[Node], line: &[u8], i: usize) -> bool {
+        let mut children = std::mem::take(&mut self.children);
+        children.clear();
+        if let Some(first) = (nodes[i].children > 0).then_some(i as u32 + 1) {
+            children.push(first);
+        }
+        let ids = has_ids(nodes, line, &children);
+        self.children = children;
+        ids
     }
 
     fn plan_structure(&mut self, sz: Sizes, line: &[u8], budget: usize, costs: &Costs) {
@@ -355,12 +567,16 @@ impl Planner {
             let nd = &nodes[c as usize];
             cost + 1 + if nd.has_key() { nd.key_len() + 1 } else { 0 }
         };
-        let typed = !is_object && is_typed_array(nodes, line, i);
+        let (form, suffix) = if is_object {
+            (MarkerForm::Text, marker_key_suffix(nodes, line, i))
+        } else {
+            (marker_form(nodes, line, i), 0)
+        };
         let marker = |kept: usize| {
             1 + if is_object {
-                costs.object_marker(total, kept)
+                costs.object_marker(total, kept, suffix)
             } else {
-                costs.array_marker(total, kept, typed)
+                costs.array_marker(total, kept, form)
             }
         };
 
@@ -379,20 +595,45 @@ impl Planner {
                 keep.fill(true);
                 kept = n;
             } else {
-                // Preserved members first, then the others in order, while their floors fit.
+                // Rigid members first (short ids and numbers, usage), then containers (in their
+                // least forms at worst: the object keeps its key set) and short strings, then the
+                // other preserved members, then the others in order, while their floors fit.
                 let mut used = marker(n);
-                for pass in [true, false] {
+                for pass in 0..4 {
                     for (k, &c) in self.children.iter().enumerate() {
-                        let preserved = nodes[c as usize].class == FieldClass::Preserved;
-                        if preserved != pass || keep[k] {
+                        let c_ = c as usize;
+                        let rank = if self.solid[c_] & RIGID != 0 {
+                            0
+                        } else if matches!(nodes[c_].kind, Kind::Object | Kind::Array)
+                            || self.solid[c_] & NO_CUT != 0
+                        {
+                            1
+                        } else if nodes[c_].class == FieldClass::Preserved {
+                            2
+                        } else {
+                            3
+                        };
+                        if rank != pass || keep[k] {
                             continue;
                         }
                         let need = entry(c, self.floor[c as usize]);
+                        // An array whose least form does not fit may still fit as its marker
+                        // alone: better than leaving it out (and marking that).
+                        let least = match self.bare[c as usize] {
+                            b if b > 0 && nodes[c as usize].kind == Kind::Array => b,
+                            _ => self.floor[c as usize],
+                        };
+                        let bare = entry(c, least);
                         if used + need <= room {
                             used += need;
-                            keep[k] = true;
-                            kept += 1;
+                        } else if used + bare <= room {
+                            used += bare;
+                            self.floor[c as usize] = least;
+                        } else {
+                            continue;
                         }
+                        keep[k] = true;
+                        kept += 1;
                     }
                 }
             }
@@ -419,12 +660,8 @@ impl Planner {
         }
 
         if kept == 0 {
-            let marker_only = 2 + marker(0) - 1;
-            self.state[i] = if marker_only <= b {
-                State::Reduced
-            } else {
-                State::Collapsed
-            };
+            // Only the marker is left; the container keeps its type.
+            self.state[i] = State::Reduced;
             self.kept[i] = 0;
             for &c in &self.children {
                 self.state[c as usize] = State::Dropped;
@@ -551,11 +788,7 @@ impl Planner {
                     let entries = kept + usize::from(kept < n);
                     fixed += 2 + entries.saturating_sub(1);
                     if kept < n {
-                        fixed += if nd.kind == Kind::Object {
-                            costs.object_marker(n, kept)
-                        } else {
-                            costs.array_marker(n, kept, is_typed_array(nodes, line, i))
-                        };
+                        fixed += self.marker_cost(sz, line, i, kept, costs);
                     }
                 }
             }

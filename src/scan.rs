@@ -67,7 +67,7 @@ impl<'a> TopLevelKey<'a> {
 
 impl Visitor for TopLevelKey<'_> {
     fn key(&mut self, start: usize, end: usize) {
-        if self.depth == 1 && &self.line[start + 1..end - 1] == self.name {
+        if self.depth == 1 && crate::fields::key_is(&self.line[start + 1..end - 1], self.name) {
             self.found = true;
         }
     }

@@ -99,6 +99,52 @@ pub fn escape_end(s: &[u8], j: usize) -> Result<usize, Invalid> {
     }
 }
 
+/// Decodes the content of a valid JSON string (the scanner has checked it) into `out`: every
+/// escape becomes the character it stands for. Used for keys written with escapes, so that
+/// `"\u0074ype"` is the key `type`.
+#[cold]
+pub fn unescape_into(s: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    let mut i = 0;
+    while i < s.len() {
+        let Some(off) = memchr::memchr(b'\\', &s[i..]) else {
+            out.extend_from_slice(&s[i..]);
+            break;
+        };
+        out.extend_from_slice(&s[i..i + off]);
+        let j = i + off;
+        let c = match s.get(j + 1) {
+            Some(b'u') => {
+                let hi = hex4(s, j + 2).unwrap_or(0xFFFD);
+                let lo = (0xD800..0xDC00)
+                    .contains(&hi)
+                    .then(|| hex4(s, j + 8))
+                    .flatten();
+                i = j + if lo.is_some() { 12 } else { 6 };
+                match lo {
+                    Some(lo) => char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)),
+                    None => char::from_u32(hi),
+                }
+                .unwrap_or('\u{FFFD}')
+            }
+            Some(&e) => {
+                i = j + 2;
+                match e {
+                    b'n' => '\n',
+                    b't' => '\t',
+                    b'r' => '\r',
+                    b'b' => '\u{8}',
+                    b'f' => '\u{c}',
+                    e => char::from(e),
+                }
+            }
+            None => break,
+        };
+        let mut buf = [0u8; 4];
+        out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+    }
+}
+
 /// Length of the escape at the start of `s` (a surrogate pair counts as one): `Err(true)` if
 /// it is not a valid escape, `Err(false)` if `s` ends inside it.
 #[inline]

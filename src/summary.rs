@@ -435,7 +435,11 @@ impl Summary {
     fn count(&mut self, v: &Value, kind: &str) {
         let sub = v.get("subtype").and_then(Value::as_str).unwrap_or("");
         let c = &mut self.counts;
-        let len = |p: &str| v.pointer(p).and_then(Value::as_array).map_or(0, Vec::len) as u64;
+        let len = |p: &str| {
+            v.pointer(p)
+                .and_then(Value::as_array)
+                .map_or(0, |a| original_len(a))
+        };
         match (kind, sub) {
             ("system", "api_retry") => {
                 c.api_retries += 1;
@@ -1139,6 +1143,25 @@ impl Summary {
     }
 }
 
+/// The length an array had before smart-tee cut it: its marker element says so
+/// (`[TRUNCATED: 12 → 3 items]`, as a string, a `_truncated…` member or a text block); an
+/// array without one is whole.
+fn original_len(a: &[Value]) -> u64 {
+    let marker = |e: &Value| -> Option<u64> {
+        let text = match e {
+            Value::String(s) => s.as_str(),
+            Value::Object(m) if m.len() <= 2 => m
+                .iter()
+                .find(|(k, _)| k.starts_with("_truncated") || k.as_str() == "text")
+                .and_then(|(_, v)| v.as_str())?,
+            _ => return None,
+        };
+        let rest = text.strip_prefix("[TRUNCATED: ")?.strip_suffix(" items]")?;
+        rest.split(" → ").next()?.parse().ok()
+    };
+    a.iter().find_map(marker).unwrap_or(a.len() as u64)
+}
+
 /// One JSON value as an inert line.
 fn json_text(v: &Value) -> String {
     let s = serde_json::to_string(v).unwrap_or_default();
@@ -1233,6 +1256,20 @@ pub(crate) fn summarize<W: Write>(opts: &ViewOptions, mut out: W) -> Result<Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A cut log's array of denials counted as the stream's: its marker element gives the
+    /// length before the cut (the golden format-claude-2026 summary said 4 for 12).
+    #[test]
+    fn an_array_cut_to_its_ends_counts_as_long_as_it_was() {
+        let cut = json!([{"id": 1}, {"_truncated": "[TRUNCATED: 12 → 2 items]"}, {"id": 12}]);
+        assert_eq!(original_len(cut.as_array().unwrap()), 12);
+        let blocks = json!([{"type": "text", "text": "[TRUNCATED: 57 → 6 items]"}]);
+        assert_eq!(original_len(blocks.as_array().unwrap()), 57);
+        let plain = json!(["[TRUNCATED: 9 → 1 items]", 1]);
+        assert_eq!(original_len(plain.as_array().unwrap()), 9);
+        let whole = json!([{"id": 1}, {"text": "not a marker"}]);
+        assert_eq!(original_len(whole.as_array().unwrap()), 2);
+    }
 
     /// #28.6: a tool name holding newlines forged an `errors 0` line in the text summary.
     #[test]

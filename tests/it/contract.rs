@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use crate::common::naive::agrees;
+use crate::common::naive::{agrees, keeps_types};
 use crate::common::{check_contract, lines, strict_parse};
 use proptest::prelude::*;
 use serde_json::Value;
@@ -232,6 +232,73 @@ proptest! {
 }
 
 /// Reduces `line` the way a line past the memory cap is reduced, fed in `chunk`-byte pieces.
+/// Arrays of records (objects of the same keys, some nested) as agents write them: todos,
+/// edits, permission denials, content blocks.
+fn records() -> impl Strategy<Value = Value> {
+    let record = (text(), text(), any::<u32>(), any::<bool>(), json()).prop_map(|(a, b, n, f, v)| {
+        serde_json::json!({"content": a, "status": b, "n": n, "done": f, "input": {"v": v, "tokens": n}})
+    });
+    let block = (text(), "[a-z]{1,8}").prop_map(|(t, id)| {
+        serde_json::json!({"type": "tool_use", "id": id, "name": "Edit", "input": {"old_string": t, "new_string": "x"}})
+    });
+    (
+        prop::collection::vec(record, 1..30),
+        prop::collection::vec(block, 1..10),
+        json(),
+    )
+        .prop_map(|(todos, content, extra)| {
+            serde_json::json!({
+                "type": "assistant",
+                "message": {"id": "msg_1", "content": content,
+                    "usage": {"input_tokens": 3, "output_tokens": 7,
+                        "server_tool_use": {"web_search_requests": 0},
+                        "cache_creation": {"ephemeral_5m_input_tokens": 12}}},
+                "input": {"todos": todos},
+                "extra": extra,
+            })
+        })
+}
+
+/// Checks that the cut of `line` at `budget` keeps every value's type and every usage number.
+fn check_types(line: &[u8], budget: usize) {
+    let mut input = line.to_vec();
+    input.push(b'\n');
+    let log = check_contract(&input, budget);
+    let out = lines(&log);
+    let orig = strict_parse(line).expect("input is JSON");
+    let cut = strict_parse(out[0]).expect("output is JSON");
+    if let Err(e) = keeps_types(&orig, &cut) {
+        panic!(
+            "{e}\n in: {}\nout: {}",
+            String::from_utf8_lossy(line),
+            String::from_utf8_lossy(out[0])
+        );
+    }
+    if let Some(usage) = orig.pointer("/message/usage") {
+        assert_eq!(
+            cut.pointer("/message/usage"),
+            Some(usage),
+            "usage kept whole"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// #30: from a budget of 1024 up, an object stays an object and an array an array.
+    #[test]
+    fn values_keep_their_type_from_1024_up(v in json(), budget in 1024usize..8192) {
+        check_types(&serde_json::to_vec(&v).unwrap(), budget);
+    }
+
+    /// #30: arrays of records keep records (the marker element too), usage stays whole.
+    #[test]
+    fn records_keep_their_type_and_usage_from_1024_up(v in records(), budget in 1024usize..8192) {
+        check_types(&serde_json::to_vec(&v).unwrap(), budget);
+    }
+}
+
 fn reduce(line: &[u8], budget: usize, chunk: usize) -> Result<Option<Reduced>, Failure> {
     let mut r = Reducer::for_budget(budget);
     for piece in line.chunks(chunk.max(1)) {
@@ -377,8 +444,8 @@ fn reduced_arrays_and_objects_keep_their_ends_and_count_what_they_dropped() {
         assert_eq!(items.last().unwrap()["i"], n - 1);
         let marker = items
             .iter()
-            .find_map(|x| x.as_str())
-            .expect("a marker element");
+            .find_map(|x| x.get("_truncated").and_then(Value::as_str))
+            .expect("a marker element, an object as the elements are");
         assert!(marker.contains(&n.to_string()), "{marker}");
         let map = v["map"].as_object().unwrap();
         let marker = map["_truncated"].as_str().unwrap();

@@ -2,7 +2,7 @@
 //! 5120 and 20000 honours the contract, keeps every line's structure, and keeps the fields a
 //! reader needs to follow the session.
 
-use crate::common::naive::agrees;
+use crate::common::naive::keeps_types;
 use crate::common::{check_contract, corpus_files, input_lines, lines, strict_parse};
 use serde_json::Value;
 
@@ -26,14 +26,16 @@ fn corpus_honours_the_contract_at_every_budget() {
             for (inp, out) in input_lines(&input).iter().zip(lines(&log)) {
                 let orig = strict_parse(inp).expect("corpus lines are JSON");
                 let cut = strict_parse(out).expect("log lines are JSON");
-                if let Err(e) = agrees(&orig, &cut) {
+                if let Err(e) = keeps_types(&orig, &cut) {
                     panic!("{name} at {budget}: {e}");
                 }
                 let (Value::Object(o), Value::Object(c)) = (&orig, &cut) else {
                     continue;
                 };
+                // At 1024 a line of many members may give a whole member up (a copy such as
+                // `toolUseResult`) rather than make every member a marker.
                 assert!(
-                    o.keys().eq(c.keys()),
+                    budget < 5120 || o.keys().eq(c.keys()),
                     "{name} at {budget}: top-level keys changed: {:?} vs {:?}",
                     o.keys().collect::<Vec<_>>(),
                     c.keys().collect::<Vec<_>>()

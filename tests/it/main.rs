@@ -20,5 +20,6 @@ mod newcomer;
 mod reading;
 mod redact;
 mod synth;
+mod types;
 mod view;
 mod writing;

@@ -28,7 +28,7 @@ async def main(binary: str, root: str) -> None:
             assert info.name == "smart-tee", info
             tools = await asyncio.wait_for(session.list_tools(), 60)
             names = sorted(t.name for t in tools.tools)
-            assert names == ["list_logs", "log_summary", "read_log", "wait_for_log"], names
+            assert names == ["list_logs", "log_summary", "read_log", "read_original", "wait_for_log"], names
 
             listed = await asyncio.wait_for(session.call_tool("list_logs", {}), 60)
             assert not is_error(listed), listed

@@ -122,6 +122,12 @@ fn is_cut_of(orig: &str, out: &str) -> bool {
 fn is_container_marker(v: &Value, n: usize, kept: usize, unit: &str) -> bool {
     let s = match v {
         Value::String(s) => s.as_str(),
+        Value::Object(o) if o.len() == 1 && o.contains_key("_truncated") => {
+            match o.get("_truncated") {
+                Some(Value::String(s)) => s.as_str(),
+                _ => return false,
+            }
+        }
         Value::Object(o) if o.len() == 2 && o.get("type") == Some(&Value::from("text")) => {
             match o.get("text") {
                 Some(Value::String(s)) => s.as_str(),
@@ -138,14 +144,37 @@ fn is_container_marker(v: &Value, n: usize, kept: usize, unit: &str) -> bool {
 /// arrays whole or their first and last elements around one marker element, containers
 /// replaced only by a marker. Iterative, so deep values do not exhaust the stack.
 pub fn agrees(orig: &Value, out: &Value) -> Result<(), String> {
+    agrees_with(orig, out, false)
+}
+
+/// [`agrees`], and the type rule of budgets from 1024 up: an object stays an object and an
+/// array an array (a container never becomes a marker string), and the marker element of an
+/// array of objects is an object.
+pub fn keeps_types(orig: &Value, out: &Value) -> Result<(), String> {
+    agrees_with(orig, out, true)
+}
+
+/// The marker key of object `x`: `_truncated`, or the first `_truncated_<k>` it does not have.
+fn marker_key(x: &serde_json::Map<String, Value>) -> String {
+    if !x.contains_key("_truncated") {
+        return "_truncated".into();
+    }
+    (1..)
+        .map(|k| format!("_truncated_{k}"))
+        .find(|k| !x.contains_key(k))
+        .unwrap()
+}
+
+fn agrees_with(orig: &Value, out: &Value, typed: bool) -> Result<(), String> {
     let mut work = vec![(orig, out, String::from("$"))];
     while let Some((a, b, path)) = work.pop() {
         match (a, b) {
             (Value::Object(x), Value::Object(y)) => {
                 let mut keys = x.keys();
                 let mut kept = 0;
+                let mk = marker_key(x);
                 for (k, v) in y {
-                    if k == "_truncated" && !x.contains_key("_truncated") {
+                    if *k == mk {
                         if !is_container_marker(v, x.len(), y.len() - 1, "keys") {
                             return Err(format!("{path}: bad object marker {v}"));
                         }
@@ -157,7 +186,7 @@ pub fn agrees(orig: &Value, out: &Value) -> Result<(), String> {
                     kept += 1;
                     work.push((&x[k], v, format!("{path}.{k}")));
                 }
-                if kept < x.len() && !y.contains_key("_truncated") {
+                if kept < x.len() && !y.contains_key(&mk) {
                     return Err(format!(
                         "{path}: {} keys dropped without a marker",
                         x.len() - kept
@@ -181,6 +210,12 @@ pub fn agrees(orig: &Value, out: &Value) -> Result<(), String> {
                     }
                     continue;
                 };
+                if typed && x.first().is_some_and(Value::is_object) && !y[m].is_object() {
+                    return Err(format!(
+                        "{path}[{m}]: the marker of an array of objects is {}",
+                        y[m]
+                    ));
+                }
                 for i in 0..m {
                     work.push((&x[i], &y[i], format!("{path}[{i}]")));
                 }
@@ -194,6 +229,9 @@ pub fn agrees(orig: &Value, out: &Value) -> Result<(), String> {
                 if !is_cut_of(x, y) {
                     return Err(format!("{path}: {y:?} is not a cut of the original"));
                 }
+            }
+            (Value::Object(_) | Value::Array(_), Value::String(y)) if typed => {
+                return Err(format!("{path}: {a} became the string {y:?}"));
             }
             (_, Value::String(y)) if !a.is_string() => match parse_marker(y) {
                 Some((_, 0, "bytes", "")) => {}
