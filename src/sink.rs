@@ -357,6 +357,25 @@ pub fn whole_lines_len(file: &File) -> io::Result<u64> {
     Ok(0)
 }
 
+/// The newlines in the file's first `upto` bytes, read in blocks at their offsets (the
+/// file's position is not used).
+pub fn count_newlines(file: &File, upto: u64) -> io::Result<u64> {
+    let mut block = vec![0u8; 1 << 20];
+    let (mut at, mut n) = (0u64, 0u64);
+    while at < upto {
+        let want = block.len().min((upto - at) as usize);
+        let got = match file.read_at(&mut block[..want], at) {
+            Ok(0) => break,
+            Ok(k) => k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        n += memchr::memchr_iter(b'\n', &block[..got]).count() as u64;
+        at += got as u64;
+    }
+    Ok(n)
+}
+
 /// Cuts an unfinished last line off the file (the caller holds the exclusive lock).
 pub fn cut_to_last_newline(file: &File) -> io::Result<()> {
     if ends_mid_line(file)? {

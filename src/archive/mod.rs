@@ -172,21 +172,9 @@ pub fn fold(frame: u64, line: u64) -> u64 {
 /// Counts the lines of a log as a writer appending to it will number them: each newline ends
 /// one, and an unfinished last line counts too (the next write ends it with a newline).
 pub fn count_log_lines(path: &Path) -> std::io::Result<u64> {
-    use std::io::Read;
-    let mut f = std::fs::File::open(path)?;
-    let mut buf = vec![0u8; 256 * 1024];
-    let (mut lines, mut last) = (0u64, b'\n');
-    loop {
-        let n = match f.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        lines += memchr::memchr_iter(b'\n', &buf[..n]).count() as u64;
-        last = buf[n - 1];
-    }
-    Ok(lines + u64::from(last != b'\n'))
+    let f = std::fs::File::open(path)?;
+    let len = f.metadata()?.len();
+    Ok(crate::sink::count_newlines(&f, len)? + u64::from(crate::sink::ends_mid_line(&f)?))
 }
 
 #[cfg(test)]

@@ -33,7 +33,7 @@ impl Followed {
             Ok(f) => {
                 let pos = crate::sink::whole_lines_len(&f).unwrap_or(0);
                 let ino = f.metadata().ok().map(|m| m.ino());
-                (pos, ino, count_lines(&f, pos).unwrap_or(0))
+                (pos, ino, crate::sink::count_newlines(&f, pos).unwrap_or(0))
             }
             Err(_) => (0, None, 0),
         };
@@ -44,21 +44,6 @@ impl Followed {
             lines,
             pending: Splitter::new(LINE_CAP),
         }
-    }
-}
-
-pub(super) fn count_lines(f: &File, upto: u64) -> io::Result<u64> {
-    let mut r = f.try_clone()?;
-    r.seek(SeekFrom::Start(0))?;
-    let mut r = r.take(upto);
-    let mut buf = vec![0u8; 1 << 20];
-    let mut n = 0;
-    loop {
-        let k = r.read(&mut buf)?;
-        if k == 0 {
-            return Ok(n);
-        }
-        n += memchr::memchr_iter(b'\n', &buf[..k]).count() as u64;
     }
 }
 
@@ -84,7 +69,7 @@ pub(super) fn follow_files<W: Write>(
             if f.ino.is_some_and(|i| i != ino) {
                 // Replaced: a compaction keeps every line already read; anything else is new.
                 let whole = crate::sink::whole_lines_len(&file).unwrap_or(0);
-                let lines = count_lines(&file, whole).unwrap_or(0);
+                let lines = crate::sink::count_newlines(&file, whole).unwrap_or(0);
                 if lines >= f.lines && f.lines > 0 {
                     f.pos = skip_lines(&file, f.lines).unwrap_or(whole);
                 } else {

@@ -580,7 +580,7 @@ fn last_events(
         // (memchr), paid only when events are numbered (text, or --line).
         let mut number = if opts.numbered() {
             crate::sink::whole_lines_len(&file)
-                .and_then(|whole| follow::count_lines(&file, whole))
+                .and_then(|whole| crate::sink::count_newlines(&file, whole))
                 .ok()
         } else {
             None
