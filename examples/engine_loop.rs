@@ -3,7 +3,7 @@
 //!
 //! ```sh
 //! cargo build --profile profiling --examples   # release with symbols
-//! valgrind --tool=callgrind --toggle-collect='smart_tee::engine::LineEngine::process' \
+//! valgrind --tool=callgrind --toggle-collect='smart_tee::cut::engine::LineEngine::process' \
 //!     target/profiling/examples/engine_loop write 1
 //! target/profiling/examples/engine_loop read 15   # best and median MiB/s of 15 rounds
 //! ```

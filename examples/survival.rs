@@ -6,7 +6,7 @@
 //! ```
 
 use serde_json::Value;
-use smart_tee::fields::FieldClasses;
+use smart_tee::line::fields::FieldClasses;
 use smart_tee::{EngineConfig, LineEngine};
 
 /// Bytes of `s` that are original text: all of it, or what its marker says was kept.

@@ -16,52 +16,30 @@
 //! assert!(String::from_utf8_lossy(&out).contains("[TRUNCATED: 1000 → "));
 //! ```
 //!
-//! The data path and the modules by phase are drawn in docs/design.md; in short:
-//! `tee` reads and writes stdout, `log` splits lines (`split`) and batches log writes to the
-//! `sink`s; `engine` handles one line: `scan` validates (`strings` finds where strings end, with
-//! SIMD: with `early`'s start-up check, the crate's only unsafe code), `index` records the values, `plan` decides the cuts,
-//! `emit` writes the cut line, `record` the record of a line that is not JSON; `reduce` shrinks
-//! a line past 8 MiB while it is read. `view` and `compact` read logs back (`when` reads
-//! `--since`/`--until`); `mcp` serves them to agents, opening each once beneath a root
-//! (`confine`); `cli` turns flags into a checked configuration.
+//! The data path and the modules by phase are drawn in docs/design.md. One folder per phase, in
+//! data-path order; a phase uses only itself and earlier ones (`tests/it/layout.rs`):
+//! - [`line`]: reading one line: where strings end (SIMD), strict validation, the flat index;
+//! - [`reduce`]: shrinking a line past 8 MiB while it is read;
+//! - [`cut`]: the line engine, the cut policy (`cut::plan`), records, redaction;
+//! - [`tee`]: the threads, the hand-off queue, the sinks, the archive;
+//! - [`read`]: `--view`, gists, the summary, `--compact`, opening files beneath a root;
+//! - `mcp`: the MCP server (feature `mcp`); [`cli`]: flags into a checked configuration.
+//!
+//! `early` (the SIMD start-up check, the crate's only unsafe code) and `error` are shared.
 #![deny(unsafe_code)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
-pub mod archive;
 pub mod cli;
-pub mod compact;
-pub mod confine;
+pub mod cut;
 pub mod early;
-pub mod emit;
-pub mod engine;
 pub mod error;
-pub mod fd;
-pub mod fields;
-pub mod gist;
-pub mod handoff;
-pub mod index;
-pub mod log;
-pub mod marker;
+pub mod line;
 #[cfg(feature = "mcp")]
 pub mod mcp;
-pub mod payload;
-pub mod plan;
-pub mod record;
-pub mod redact;
+pub mod read;
 pub mod reduce;
-pub mod scan;
-pub mod sink;
-pub mod splice;
-pub mod split;
-pub mod stamp;
-pub mod stats;
-pub mod stdout_cap;
-pub mod strings;
-pub mod summary;
 pub mod tee;
-pub mod view;
-pub mod when;
 
-pub use engine::{EngineConfig, LineEngine, Outcome};
+pub use cut::engine::{EngineConfig, LineEngine, Outcome};
 pub use error::Error;
-pub use log::{LogWriter, Stats};
+pub use tee::log::{LogWriter, Stats};

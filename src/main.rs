@@ -106,7 +106,7 @@ fn main() -> ExitCode {
         }
         Mode::Original(req) => {
             let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
-            match smart_tee::archive::original::run(&req, &mut out, &mut err) {
+            match smart_tee::tee::archive::original::run(&req, &mut out, &mut err) {
                 Ok(true) => ExitCode::SUCCESS,
                 Ok(false) => ExitCode::from(1),
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
@@ -130,11 +130,11 @@ fn main() -> ExitCode {
             );
             // --compact --archive (hook: `archive` module): the lines first, then the rewrite.
             if let Some(path) = archive.as_ref().filter(|_| !dry_run)
-                && !smart_tee::archive::writer::archive_logs(&files, path, &engine)
+                && !smart_tee::tee::archive::writer::archive_logs(&files, path, &engine)
             {
                 return ExitCode::from(1);
             }
-            if smart_tee::compact::run(&files, &engine, dry_run) {
+            if smart_tee::read::compact::run(&files, &engine, dry_run) {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(1)
@@ -144,8 +144,8 @@ fn main() -> ExitCode {
 }
 
 /// `--view`'s run and its exit status.
-fn view(options: &smart_tee::view::ViewOptions) -> ExitCode {
-    match smart_tee::view::run(options) {
+fn view(options: &smart_tee::read::view::ViewOptions) -> ExitCode {
+    match smart_tee::read::view::run(options) {
         Ok(true) => ExitCode::SUCCESS,
         // A file could not be read: said, and the others shown.
         Ok(false) => ExitCode::from(1),

@@ -8,7 +8,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use smart_tee::fields::FieldClasses;
+use smart_tee::line::fields::FieldClasses;
 use smart_tee::reduce::{Failure, Reducer};
 use smart_tee::{EngineConfig, LineEngine, scan};
 

@@ -7,8 +7,8 @@ use std::io::Read;
 
 use libfuzzer_sys::fuzz_target;
 use smart_tee::cli::OutputError;
-use smart_tee::log::LogWriter;
-use smart_tee::sink::LogSink;
+use smart_tee::tee::log::LogWriter;
+use smart_tee::tee::sink::LogSink;
 use smart_tee::{EngineConfig, LineEngine};
 
 /// Hands out the input in the chunk sizes it is given, cycling.

@@ -10,7 +10,7 @@ fuzz_target!(|data: &[u8]| {
     if data.iter().filter(|&&b| b == b'[' || b == b'{').count() > 100 {
         return;
     }
-    let ours = smart_tee::scan::is_valid(data, &mut Vec::new());
+    let ours = smart_tee::line::scan::is_valid(data, &mut Vec::new());
     let theirs = serde_json::from_slice::<serde_json::Value>(data).is_ok();
     assert_eq!(
         ours,

@@ -22,8 +22,8 @@ use std::path::{Component, Path, PathBuf};
 
 use rustix::fs::{Dir, FileType, Mode, OFlags};
 
-use crate::confine::{self, Kind, Root};
-use crate::view::{DecompressLimit, escape_controls};
+use crate::read::confine::{self, Kind, Root};
+use crate::read::view::{DecompressLimit, escape_controls};
 
 /// How much of a log's start is read to tell whether it is one.
 const HEAD: usize = 1 << 20;
@@ -148,7 +148,7 @@ impl Roots {
     /// Opens the archive smart-tee keeps beside `log` (`NAME.orig.zst`, `--archive`), beneath
     /// the same root and with the same checks as a log but its name and first line.
     pub fn open_archive_of(&self, log: &OpenedLog) -> Result<File, String> {
-        let rel = crate::archive::default_path(&log.rel);
+        let rel = crate::tee::archive::default_path(&log.rel);
         let q = quoted(&rel.to_string_lossy());
         let (file, kind) = match confine::open_regular(self.roots[log.root].fd(), &rel) {
             Ok(opened) => opened,
@@ -350,12 +350,12 @@ fn head_of(file: &File) -> io::Result<Vec<u8>> {
         }
     }
     head.truncate(n);
-    if crate::view::is_compressed(file)? {
+    if crate::read::view::is_compressed(file)? {
         let limit = DecompressLimit {
             bytes: Some(HEAD as u64),
             ..DecompressLimit::default()
         };
-        let mut r = crate::view::open_log(file.try_clone()?, &limit)?;
+        let mut r = crate::read::view::open_log(file.try_clone()?, &limit)?;
         let mut out = Vec::new();
         r.read_to_end(&mut out)?;
         return Ok(out);

@@ -87,7 +87,7 @@ pub struct Server {
 /// A JSON-RPC answer line: inert (no character from a log can act on a terminal).
 fn line(v: &Value) -> String {
     let s = v.to_string();
-    String::from_utf8_lossy(&crate::view::inert_json(s.as_bytes())).into_owned()
+    String::from_utf8_lossy(&crate::read::view::inert_json(s.as_bytes())).into_owned()
 }
 
 fn error(id: &Value, code: i64, message: &str) -> String {
@@ -210,7 +210,7 @@ impl Server {
                     Err(InvalidParams(why)) => Dispatch::Answer(error(
                         &id,
                         INVALID_PARAMS,
-                        &crate::view::escape_controls(&why),
+                        &crate::read::view::escape_controls(&why),
                     )),
                 }
             }
@@ -227,10 +227,10 @@ impl Server {
         // With --redact, every answer passes the same redaction as the logs.
         let (content, is_error) = match call.run(&self.cx) {
             Ok(blocks) => (
-                blocks.into_iter().map(crate::redact::answer).collect(),
+                blocks.into_iter().map(crate::cut::redact::answer).collect(),
                 false,
             ),
-            Err(message) => (vec![crate::redact::answer(message)], true),
+            Err(message) => (vec![crate::cut::redact::answer(message)], true),
         };
         let content: Vec<Value> = content
             .into_iter()

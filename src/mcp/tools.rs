@@ -12,8 +12,8 @@ use serde_json::{Map, Value, json};
 use std::os::unix::fs::MetadataExt;
 
 use super::logs::{MAX_LISTED, OpenedLog, Roots, reopen};
-use crate::summary::{Health, STALL_AFTER, State, Summary};
-use crate::view::{DecompressLimit, Format, ViewOptions, inert_json};
+use crate::read::summary::{Health, STALL_AFTER, State, Summary};
+use crate::read::view::{DecompressLimit, Format, ViewOptions, inert_json};
 
 /// The token budget of a response when the caller gives none: MCP tool results are capped at
 /// 25,000 tokens by common clients.
@@ -392,7 +392,7 @@ impl Call {
                     ))
                 };
                 let (log_fd, archive_fd) = (via(&log.file), via(&archive));
-                let page = crate::archive::original::read_page(
+                let page = crate::tee::archive::original::read_page(
                     &log_fd,
                     &archive_fd,
                     line,
@@ -423,7 +423,7 @@ impl Call {
 /// The `--view` engine on an opened log, within `budget` bytes; a second block says when the
 /// bound on decompressed bytes cut the log.
 fn view(log: OpenedLog, mut opts: ViewOptions, budget: usize) -> Answer {
-    let compressed = crate::view::is_compressed(&log.file).unwrap_or(false);
+    let compressed = crate::read::view::is_compressed(&log.file).unwrap_or(false);
     let budget = if compressed {
         budget.saturating_sub(NOTE_ROOM)
     } else {
@@ -437,9 +437,9 @@ fn view(log: OpenedLog, mut opts: ViewOptions, budget: usize) -> Answer {
         ..DecompressLimit::default()
     };
     let mut out = Vec::new();
-    let problems = crate::view::run_to(&opts, &mut out).map_err(|e| e.to_string())?;
+    let problems = crate::read::view::run_to(&opts, &mut out).map_err(|e| e.to_string())?;
     if let Some(p) = problems.into_iter().next() {
-        return Err(crate::view::escape_controls(&p));
+        return Err(crate::read::view::escape_controls(&p));
     }
     let mut blocks = vec![String::from_utf8_lossy(&out).into_owned()];
     if opts.decompress.hit.load(Ordering::Relaxed) {
@@ -460,21 +460,21 @@ fn describe(log: OpenedLog) -> Value {
         .metadata()
         .ok()
         .and_then(|m| m.modified().ok())
-        .map(crate::stamp::rfc3339_millis);
+        .map(crate::cut::stamp::rfc3339_millis);
     let limit = DecompressLimit {
         bytes: Some(MAX_DECOMPRESSED),
         ..DecompressLimit::default()
     };
     let first = log.file.try_clone().ok().and_then(|f| {
         let mut first = None;
-        let _ = crate::view::for_each_line_in(f, &limit, |l| {
+        let _ = crate::read::view::for_each_line_in(f, &limit, |l| {
             first = serde_json::from_slice::<Value>(l).ok();
             false
         });
         first
     });
     let (summary, lines) =
-        crate::summary::of_log(&log.file, &limit, STALL_AFTER, |_| true).unwrap_or_default();
+        crate::read::summary::of_log(&log.file, &limit, STALL_AFTER, |_| true).unwrap_or_default();
     let s = summary.to_json();
     let mut d = json!({
         "path": log.rel.to_string_lossy(),
@@ -482,7 +482,7 @@ fn describe(log: OpenedLog) -> Value {
         "lines": lines,
         "first_event": s["first_event"],
         "last_event": s["last_event"],
-        "format": first.as_ref().map(|v| format!("{:?}", crate::gist::format_of(v))),
+        "format": first.as_ref().map(|v| format!("{:?}", crate::read::gist::format_of(v))),
         "state": s["state"],
         "ok": s["ok"],
         "finished": s["state"] == "finished",
@@ -543,7 +543,7 @@ fn summary_of(log: &OpenedLog, stall_after: Duration) -> Summary {
         bytes: Some(MAX_DECOMPRESSED),
         ..DecompressLimit::default()
     };
-    crate::summary::of_log(&log.file, &limit, stall_after, |_| true)
+    crate::read::summary::of_log(&log.file, &limit, stall_after, |_| true)
         .map(|(s, _)| s)
         .unwrap_or_default()
 }

@@ -1,6 +1,6 @@
 //! Reducing a giant line while it is read, so that no line needs to be held whole.
 //!
-//! A line that outgrows [`crate::log::STREAM_CAP`] is fed here piece by piece as it arrives.
+//! A line that outgrows [`crate::tee::log::STREAM_CAP`] is fed here piece by piece as it arrives.
 //! The [`Reducer`] validates it as strict JSON (the same rules as `scan.rs`, UTF-8 included)
 //! and writes a *reduced* copy of it, compact and in bounded memory:
 //!
@@ -26,8 +26,8 @@
 
 use std::collections::VecDeque;
 
-use crate::scan::{self, Kind, Visitor};
-use crate::strings;
+use crate::line::scan::{self, Kind, Visitor};
+use crate::line::strings;
 
 mod ordinals;
 mod string;
@@ -35,7 +35,7 @@ mod tokens;
 mod utf8;
 mod whole;
 
-use crate::strings::escape_len;
+use crate::line::strings::escape_len;
 use string::Str;
 use tokens::St;
 

@@ -231,7 +231,8 @@ impl Reducer {
                 self.out.truncate(body + s.origin as usize);
                 self.out.extend_from_slice(&s.tail);
             } else {
-                let head = crate::strings::boundary_at_or_before(&self.out[body..], self.keep);
+                let head =
+                    crate::line::strings::boundary_at_or_before(&self.out[body..], self.keep);
                 self.out.truncate(body + head);
                 let from = s.tail_start(s.len, self.keep).unwrap_or(s.origin);
                 let from = (from - s.origin) as usize;

@@ -580,7 +580,7 @@ fn redact_with_stats_counts_a_line_cut_twice_once() {
         ..common::config(1000)
     };
     let mut redacted = Vec::new();
-    assert!(smart_tee::redact::Redactor::new().redact(line.as_bytes(), &mut redacted));
+    assert!(smart_tee::cut::redact::Redactor::new().redact(line.as_bytes(), &mut redacted));
     let (mut twice, mut once) = (
         LineEngine::new(config(true)),
         LineEngine::new(config(false)),
@@ -613,8 +613,8 @@ fn a_signature_of_prose_or_of_64_bytes_is_not_a_payload() {
     })
     .to_string();
     assert_eq!(
-        smart_tee::payload::CIPHERTEXT_MIN_LEN,
-        smart_tee::plan::MIN_CUT_LEN + 1,
+        smart_tee::line::payload::CIPHERTEXT_MIN_LEN,
+        smart_tee::cut::plan::MIN_CUT_LEN + 1,
         "one rule"
     );
     let (out, v) = logged(&line, 2048);

@@ -7,11 +7,11 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
-use smart_tee::archive::reader::Archive;
-use smart_tee::archive::writer::{ArchiveFeed, ArchiveOptions};
-use smart_tee::engine::LineEngine;
-use smart_tee::log::LogWriter;
-use smart_tee::sink::LogSink;
+use smart_tee::cut::engine::LineEngine;
+use smart_tee::tee::archive::reader::Archive;
+use smart_tee::tee::archive::writer::{ArchiveFeed, ArchiveOptions};
+use smart_tee::tee::log::LogWriter;
+use smart_tee::tee::sink::LogSink;
 
 use crate::common::{self, bin, config, run_cmd, tempdir};
 

@@ -7,9 +7,10 @@ use crate::common::naive::{agrees, keeps_types};
 use crate::common::{check_contract, lines, strict_parse};
 use proptest::prelude::*;
 use serde_json::Value;
-use smart_tee::fields::FieldClasses;
+use smart_tee::line::fields::FieldClasses;
+use smart_tee::line::scan;
 use smart_tee::reduce::{Failure, Reduced, Reducer};
-use smart_tee::{EngineConfig, LineEngine, scan};
+use smart_tee::{EngineConfig, LineEngine};
 
 fn number() -> impl Strategy<Value = Value> {
     prop_oneof![

@@ -77,7 +77,7 @@ fn a_torn_last_line_with_another_writer_gets_a_fresh_line() {
 /// JSON). The first write looks again: one newline ends the torn line, and no line is blank.
 #[test]
 fn two_writers_that_opened_a_torn_log_together_leave_no_blank_line() {
-    use smart_tee::sink::{DEFAULT_MODE, LogSink};
+    use smart_tee::tee::sink::{DEFAULT_MODE, LogSink};
     let dir = tempdir("torn-two");
     let log = dir.join("l");
     std::fs::write(&log, b"{\"type\":\"a\"}\n{\"ty").unwrap();
@@ -101,7 +101,7 @@ fn two_writers_that_opened_a_torn_log_together_leave_no_blank_line() {
 /// making one invalid line of two. Every write looks at the log's end first.
 #[test]
 fn a_running_writer_does_not_glue_its_line_onto_one_torn_meanwhile() {
-    use smart_tee::sink::{DEFAULT_MODE, LogSink};
+    use smart_tee::tee::sink::{DEFAULT_MODE, LogSink};
     use std::io::Write;
     let dir = tempdir("torn-live");
     let log = dir.join("l");
@@ -373,7 +373,7 @@ fn run_logged(args: &[&str], input: &[u8]) -> Vec<u8> {
 
 #[test]
 fn a_line_past_the_memory_cap_keeps_its_structure() {
-    use smart_tee::log::STREAM_CAP;
+    use smart_tee::tee::log::STREAM_CAP;
     let big = STREAM_CAP + (3 << 20);
     let mut line = b"{\"type\":\"user\",\"content\":\"".to_vec();
     line.extend(std::iter::repeat_n(b'z', big));
@@ -407,7 +407,7 @@ fn a_line_past_the_memory_cap_keeps_its_structure() {
 
 #[test]
 fn a_line_past_the_memory_cap_that_is_not_json_is_logged_as_an_excerpt() {
-    use smart_tee::log::STREAM_CAP;
+    use smart_tee::tee::log::STREAM_CAP;
     let mut line = b"{\"type\":\"user\",\"content\":\"".to_vec();
     line.extend(std::iter::repeat_n(b'z', STREAM_CAP + 100));
     line.extend_from_slice(b"\"]\n");
@@ -425,7 +425,7 @@ fn a_line_past_the_memory_cap_that_is_not_json_is_logged_as_an_excerpt() {
 #[test]
 fn a_line_past_the_memory_cap_without_reduction_is_logged_as_an_excerpt() {
     // Budgets past MAX_STREAM_BUDGET hold lines whole up to LINE_CAP, then keep an excerpt.
-    use smart_tee::log::LINE_CAP;
+    use smart_tee::tee::log::LINE_CAP;
     let mut line = b"{\"type\":\"user\",\"content\":\"".to_vec();
     line.extend(std::iter::repeat_n(b'z', LINE_CAP + (3 << 20)));
     line.extend_from_slice(b"\"}\n{\"next\":1}\n");
@@ -447,7 +447,7 @@ fn a_line_past_the_memory_cap_without_reduction_is_logged_as_an_excerpt() {
 
 #[test]
 fn a_blank_line_past_the_memory_cap_is_not_logged() {
-    let mut input = vec![b' '; smart_tee::log::STREAM_CAP + 5];
+    let mut input = vec![b' '; smart_tee::tee::log::STREAM_CAP + 5];
     input.extend_from_slice(b"\n{}\n");
     let log = common::log_of(&input, &common::config(5120), 65536);
     assert_eq!(log, b"{}\n");
@@ -459,7 +459,7 @@ fn a_blank_line_past_the_memory_cap_is_not_logged() {
 #[test]
 fn a_line_with_too_many_values_keeps_its_structure() {
     use smart_tee::{EngineConfig, LineEngine, Outcome};
-    let n = smart_tee::index::MAX_NODES + 10;
+    let n = smart_tee::line::index::MAX_NODES + 10;
     let line = format!(
         r#"{{"type":"user","uuid":"u-1","data":[{}]}}"#,
         (0..n)
@@ -467,7 +467,7 @@ fn a_line_with_too_many_values_keeps_its_structure() {
             .collect::<Vec<_>>()
             .join(",")
     );
-    assert!(line.len() < smart_tee::log::STREAM_CAP);
+    assert!(line.len() < smart_tee::tee::log::STREAM_CAP);
     let mut engine = LineEngine::new(EngineConfig::default());
     let mut out = Vec::new();
     assert_eq!(engine.process(line.as_bytes(), &mut out), Outcome::Cut);

@@ -138,7 +138,7 @@ fn deep_nesting_is_cut_without_recursion() {
         }
         // With no budget too, the containers past the depth limit become one marker.
         let out = one_line(deep.as_bytes(), 0);
-        assert_eq!(common::depth(&out), smart_tee::plan::MAX_LOG_DEPTH);
+        assert_eq!(common::depth(&out), smart_tee::cut::plan::MAX_LOG_DEPTH);
         assert!(String::from_utf8_lossy(&out).contains("[TRUNCATED: "));
     }
 }
@@ -148,7 +148,7 @@ fn deep_nesting_is_cut_without_recursion() {
 /// serde_json's default recursion limit (128), whether the line fits the budget or not.
 #[test]
 fn log_lines_nest_no_deeper_than_readers_parse() {
-    let limit = smart_tee::plan::MAX_LOG_DEPTH;
+    let limit = smart_tee::cut::plan::MAX_LOG_DEPTH;
     let deep = |n: usize| "[".repeat(n) + &"]".repeat(n);
     let deep_objects = |n: usize| "{\"a\":".repeat(n) + "1" + &"}".repeat(n);
     let wrapped = |n: usize| {

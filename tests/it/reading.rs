@@ -88,7 +88,10 @@ impl Mcp {
                 Err(RecvTimeoutError::Disconnected) => panic!("the server ended before {id}"),
             };
             let v = strict_parse(line.as_bytes()).expect("an answer is JSON");
-            assert!(!line.chars().any(smart_tee::view::is_unsafe_char), "{line}");
+            assert!(
+                !line.chars().any(smart_tee::read::view::is_unsafe_char),
+                "{line}"
+            );
             let got = match &v["id"] {
                 Value::String(s) => s.clone(),
                 other => other.to_string(),
@@ -257,7 +260,7 @@ fn assert_inert(what: &str, text: &str, newlines: bool) {
             continue;
         }
         assert!(
-            !smart_tee::view::is_unsafe_char(c),
+            !smart_tee::read::view::is_unsafe_char(c),
             "{what}: raw U+{:04X} in {text:?}",
             c as u32
         );

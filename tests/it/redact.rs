@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use smart_tee::engine::EngineConfig;
+use smart_tee::cut::engine::EngineConfig;
 
 use crate::common::{self, lines, strict_parse};
 
@@ -109,7 +109,7 @@ fn env_config(budget: usize) -> EngineConfig {
     EngineConfig {
         max_line_bytes: budget,
         redact: true,
-        secrets: smart_tee::redact::secrets_of(ENV.iter().copied()),
+        secrets: smart_tee::cut::redact::secrets_of(ENV.iter().copied()),
         ..EngineConfig::default()
     }
 }

@@ -17,7 +17,7 @@ fn generated_lines_are_json_and_deterministic() {
     for line in a.split(|&c| c == b'\n').filter(|l| !l.is_empty()) {
         assert!(std::str::from_utf8(line).is_ok());
         assert!(
-            smart_tee::scan::is_valid(line, &mut stack),
+            smart_tee::line::scan::is_valid(line, &mut stack),
             "{}",
             String::from_utf8_lossy(&line[..200.min(line.len())])
         );
@@ -36,7 +36,7 @@ fn giant_lines_are_json_of_the_size_asked() {
             line.len()
         );
         assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1);
-        assert!(smart_tee::scan::is_valid(&line, &mut stack), "{kind}");
+        assert!(smart_tee::line::scan::is_valid(&line, &mut stack), "{kind}");
     }
     let mut tiny = Vec::new();
     write_tiny_lines(&mut tiny, 10).unwrap();

@@ -12,7 +12,7 @@ use std::time::Duration;
 use crate::common::{bin, check_contract, corpus_files, lines, strict_parse};
 use proptest::prelude::*;
 use serde_json::Value;
-use smart_tee::view::{Format, ViewOptions, render_events};
+use smart_tee::read::view::{Format, ViewOptions, render_events};
 
 fn tempdir(name: &str) -> PathBuf {
     common::tempdir(&format!("view-{name}"))
@@ -515,7 +515,7 @@ fn compact_refuses_files_that_are_not_logs() {
 fn compact_reads_giant_lines_with_the_tee_paths_caps() {
     let dir = tempdir("compact-giant");
     let log = dir.join("g.jsonl");
-    let big = smart_tee::log::STREAM_CAP + (12 << 20);
+    let big = smart_tee::tee::log::STREAM_CAP + (12 << 20);
     let mut data = b"{\"type\":\"user\",\"uuid\":\"u-1\",\"content\":\"".to_vec();
     data.extend(std::iter::repeat_n(b'x', big));
     data.extend_from_slice(b"\"}\n{\"type\":\"next\"}\n");
@@ -752,7 +752,7 @@ fn exclude_errors_and_time_filters() {
     assert!(!lines(&errors.stdout).is_empty());
     for l in lines(&errors.stdout) {
         let v = strict_parse(l).unwrap();
-        assert!(smart_tee::view::is_error_event(&v), "{v}");
+        assert!(smart_tee::read::view::is_error_event(&v), "{v}");
     }
     let dir = tempdir("since");
     let log = write_log(

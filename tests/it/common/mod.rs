@@ -5,9 +5,9 @@
 pub mod naive;
 
 use serde_json::Value;
-use smart_tee::engine::{EngineConfig, LineEngine};
-use smart_tee::log::LogWriter;
-use smart_tee::sink::LogSink;
+use smart_tee::cut::engine::{EngineConfig, LineEngine};
+use smart_tee::tee::log::LogWriter;
+use smart_tee::tee::sink::LogSink;
 use std::io::{self, Write};
 
 /// The binary under test, with the budget variable of the caller's environment removed.
@@ -186,7 +186,7 @@ pub fn log_of(input: &[u8], config: &EngineConfig, chunk: usize) -> Vec<u8> {
     // Only a line past the memory cap may be logged as an excerpt.
     let big = input
         .split(|&b| b == b'\n')
-        .any(|l| l.len() > smart_tee::log::STREAM_CAP);
+        .any(|l| l.len() > smart_tee::tee::log::STREAM_CAP);
     assert!(
         big || log.stats().lines_unplanned == 0,
         "the planner gave up on a line"
@@ -257,14 +257,14 @@ pub fn check_contract(input: &[u8], budget: usize) -> Vec<u8> {
             panic!("log line not JSON ({e}): {}", String::from_utf8_lossy(out))
         });
         assert!(
-            depth(out) <= smart_tee::plan::MAX_LOG_DEPTH,
+            depth(out) <= smart_tee::cut::plan::MAX_LOG_DEPTH,
             "log line nested {} deep",
             depth(out)
         );
         let inp_json = inp.strip_prefix("\u{FEFF}".as_bytes()).unwrap_or(inp);
         let inp_json = inp_json.trim_ascii();
         if is_json(inp_json) {
-            let shallow = depth(inp_json) <= smart_tee::plan::MAX_LOG_DEPTH;
+            let shallow = depth(inp_json) <= smart_tee::cut::plan::MAX_LOG_DEPTH;
             if (budget == 0 || inp_json.len() <= budget) && shallow {
                 // Unchanged, but for the raw CRs between its tokens.
                 let without_cr: Vec<u8> =

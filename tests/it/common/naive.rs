@@ -97,7 +97,7 @@ fn is_descriptor_of(orig: &str, out: &str) -> bool {
     let shaped = out.starts_with("[BASE64 OMITTED: ") && out.ends_with(&format!(" {size} bytes]"))
         || (out.starts_with("[IMAGE OMITTED: ") || out.starts_with("[DATA OMITTED: "))
             && out.ends_with(&format!(", {size} bytes base64]"));
-    shaped && smart_tee::payload::is_base64_payload(orig.as_bytes())
+    shaped && smart_tee::line::payload::is_base64_payload(orig.as_bytes())
 }
 
 /// Is `out` the string `orig` cut to head + marker + tail, or a base64 payload's descriptor?

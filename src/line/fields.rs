@@ -212,7 +212,7 @@ impl FieldClasses {
     #[cold]
     fn class_of_escaped(&self, key: &[u8]) -> Option<FieldClass> {
         let mut text = Vec::with_capacity(key.len());
-        crate::strings::unescape_into(key, &mut text);
+        crate::line::strings::unescape_into(key, &mut text);
         self.by_len
             .get(text.len())?
             .iter()
@@ -234,7 +234,7 @@ pub fn key_is(key: &[u8], name: &[u8]) -> bool {
 #[cold]
 fn key_is_escaped(key: &[u8], name: &[u8]) -> bool {
     let mut text = Vec::with_capacity(key.len());
-    crate::strings::unescape_into(key, &mut text);
+    crate::line::strings::unescape_into(key, &mut text);
     text == name
 }
 

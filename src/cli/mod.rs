@@ -9,10 +9,10 @@ use std::path::PathBuf;
 use clap::error::ErrorKind;
 use clap::{CommandFactory, FromArgMatches, Parser};
 
-use crate::engine::{DEFAULT_BUDGET, EngineConfig};
-use crate::fields::{FieldClass, FieldClasses};
-use crate::marker::{DEFAULT_MARKER, MarkerTemplate};
-use crate::stats::StatsReport;
+use crate::cut::engine::{DEFAULT_BUDGET, EngineConfig};
+use crate::line::fields::{FieldClass, FieldClasses};
+use crate::line::marker::{DEFAULT_MARKER, MarkerTemplate};
+use crate::tee::stats::StatsReport;
 pub use crate::tee::{Config, OutputError};
 
 #[derive(Parser, Debug)]
@@ -284,7 +284,7 @@ struct Cli {
         requires = "view",
         help_heading = "Reading logs (--view)"
     )]
-    format: crate::view::Format,
+    format: crate::read::view::Format,
 
     /// The whole output fits in N tokens, counted as bytes / --bytes-per-token: the oldest
     /// events are dropped first, long fields are cut, and a first line says how many events
@@ -408,7 +408,7 @@ pub enum Mode {
     /// `smart-tee man`: the man page (roff) on stdout.
     Man,
     Tee(Config),
-    View(Box<crate::view::ViewOptions>),
+    View(Box<crate::read::view::ViewOptions>),
     Compact {
         files: Vec<PathBuf>,
         engine: EngineConfig,
@@ -417,7 +417,7 @@ pub enum Mode {
         archive: Option<PathBuf>,
     },
     /// `--view --original --line N LOG`: lines' original bytes from the archive.
-    Original(crate::archive::original::OriginalRequest),
+    Original(crate::tee::archive::original::OriginalRequest),
     /// A malformed command line for the tee (not for `--view`, `--compact` or a subcommand):
     /// the caller says why, copies stdin to stdout all the same (a typo in a pipeline must not
     /// cost the stream), and exits with status 2.
@@ -488,11 +488,12 @@ fn reads_logs(args: &[std::ffi::OsString]) -> bool {
 }
 
 /// The secrets to redact by value: the environment's, and those of `file` (`--redact-values`).
-fn secrets(file: Option<&std::path::Path>) -> Result<Vec<crate::redact::Secret>, String> {
-    let mut secrets = crate::redact::from_env();
+fn secrets(file: Option<&std::path::Path>) -> Result<Vec<crate::cut::redact::Secret>, String> {
+    let mut secrets = crate::cut::redact::from_env();
     if let Some(path) = file {
-        secrets
-            .extend(crate::redact::from_dotenv(path).map_err(|e| format!("--redact-values: {e}"))?);
+        secrets.extend(
+            crate::cut::redact::from_dotenv(path).map_err(|e| format!("--redact-values: {e}"))?,
+        );
     }
     Ok(secrets)
 }
@@ -549,7 +550,7 @@ fn parse_mcp(args: &[std::ffi::OsString]) -> Mode {
     let values = m.get_one::<PathBuf>("redact-values");
     if m.get_flag("redact") || values.is_some() {
         match secrets(values.map(PathBuf::as_path)) {
-            Ok(secrets) => crate::redact::answers_on(&secrets),
+            Ok(secrets) => crate::cut::redact::answers_on(&secrets),
             Err(e) => {
                 eprintln!("smart-tee mcp: {e}");
                 std::process::exit(2);
@@ -645,7 +646,7 @@ impl Cli {
             self.follow,
             self.dry_run,
         );
-        if follow && format == crate::view::Format::Json {
+        if follow && format == crate::read::view::Format::Json {
             return Err(
                 "--follow prints events as they come, which a JSON array cannot hold; \
                         use --format jsonl or text"
@@ -655,7 +656,7 @@ impl Cli {
         let exclude_types = std::mem::take(&mut self.exclude_types);
         let now = std::time::SystemTime::now();
         let bound = |flag: &str, v: Option<String>| {
-            v.map(|v| crate::when::parse_bound(flag, &v, now))
+            v.map(|v| crate::read::when::parse_bound(flag, &v, now))
                 .transpose()
         };
         let (errors, since, until) = (
@@ -689,7 +690,7 @@ impl Cli {
             .filter(|&w| w >= 20);
         let config = self.into_config()?;
         if view && config.engine.redact {
-            crate::redact::answers_on(&config.engine.secrets);
+            crate::cut::redact::answers_on(&config.engine.secrets);
         }
         if original {
             if config.files.len() != 1 {
@@ -698,15 +699,17 @@ impl Cli {
             if page.is_some() && (lines.len() != 1 || lines[0].0 != lines[0].1) {
                 return Err("--offset and --limit page through one line: give one --line N".into());
             }
-            return Ok(Mode::Original(crate::archive::original::OriginalRequest {
-                log: config.files[0].clone(),
-                archive,
-                lines,
-                page,
-            }));
+            return Ok(Mode::Original(
+                crate::tee::archive::original::OriginalRequest {
+                    log: config.files[0].clone(),
+                    archive,
+                    lines,
+                    page,
+                },
+            ));
         }
         Ok(if view {
-            Mode::View(Box::new(crate::view::ViewOptions {
+            Mode::View(Box::new(crate::read::view::ViewOptions {
                 files: config.files,
                 head,
                 tail,
@@ -720,13 +723,13 @@ impl Cli {
                 max_tokens: max_tokens.map(|t| t as usize),
                 bytes_per_token,
                 follow,
-                color: color && format == crate::view::Format::Text,
+                color: color && format == crate::read::view::Format::Text,
                 width,
                 summary,
                 stall_after,
                 engine: config.engine,
                 lines,
-                ..crate::view::ViewOptions::new(Vec::new())
+                ..crate::read::view::ViewOptions::new(Vec::new())
             }))
         } else if compact {
             Mode::Compact {
@@ -797,7 +800,7 @@ impl Cli {
                 "--max-line-bytes {} is below {floor}, the least that holds a marker record{}; \
                  use 0 for no truncation",
                 engine.max_line_bytes,
-                if floor > crate::engine::MIN_BUDGET {
+                if floor > crate::cut::engine::MIN_BUDGET {
                     " with this --marker"
                 } else {
                     ""
@@ -817,14 +820,14 @@ impl Cli {
         // --archive, or the environment's archive beside the first log.
         let archive = match self.archive {
             Some(path) => Some(path),
-            None if crate::archive::wanted_by_env() => {
+            None if crate::tee::archive::wanted_by_env() => {
                 if files.is_empty() {
                     warnings.push(format!(
                         "{}: no log to put the archive beside; no archive is written",
-                        crate::archive::ARCHIVE_VAR
+                        crate::tee::archive::ARCHIVE_VAR
                     ));
                 }
-                files.first().map(|f| crate::archive::default_path(f))
+                files.first().map(|f| crate::tee::archive::default_path(f))
             }
             None => None,
         };
@@ -969,7 +972,7 @@ mod tests {
 
     #[test]
     fn default_mode_is_private() {
-        assert_eq!(parse_mode("600"), Ok(crate::sink::DEFAULT_MODE));
+        assert_eq!(parse_mode("600"), Ok(crate::tee::sink::DEFAULT_MODE));
         assert_eq!(parse_mode("777"), Ok(0o777));
         for bad in ["999", "7777", "4755", "1644", "2600", "-1", ""] {
             assert!(parse_mode(bad).is_err(), "{bad}");

@@ -25,10 +25,10 @@ use std::sync::Arc;
 use regex::bytes::Regex;
 use serde_json::Value;
 
-use crate::engine::EngineConfig;
+use crate::cut::engine::EngineConfig;
 use crate::error::Error;
-pub use crate::gist::gist;
-use crate::when::Instant;
+pub use crate::read::gist::gist;
+use crate::read::when::Instant;
 use follow::{Followed, follow_files};
 use read::read_error;
 pub use read::{
@@ -113,7 +113,7 @@ impl ViewOptions {
             engine: EngineConfig::default(),
             opened: Vec::new(),
             decompress: DecompressLimit::default(),
-            stall_after: crate::summary::STALL_AFTER,
+            stall_after: crate::read::summary::STALL_AFTER,
         }
     }
 
@@ -185,7 +185,7 @@ impl ViewOptions {
             return false;
         }
         if self.since.is_some() || self.until.is_some() {
-            let Some(t) = crate::when::event_instant(&v) else {
+            let Some(t) = crate::read::when::event_instant(&v) else {
                 return false; // an event without a time cannot be placed
             };
             if self.since.is_some_and(|s| t < s) || self.until.is_some_and(|u| t >= u) {
@@ -404,7 +404,10 @@ pub fn render_events(events: &[Vec<u8>], opts: &ViewOptions, out: &mut Vec<u8>) 
 /// Runs `--view`. Returns false when a file could not be read (reported, and the others
 /// shown).
 pub fn run(opts: &ViewOptions) -> Result<bool, Error> {
-    let problems = run_to(opts, crate::redact::AnswerWriter::new(io::stdout().lock()))?;
+    let problems = run_to(
+        opts,
+        crate::cut::redact::AnswerWriter::new(io::stdout().lock()),
+    )?;
     for p in &problems {
         eprintln!("smart-tee: {p}");
     }
@@ -415,7 +418,7 @@ pub fn run(opts: &ViewOptions) -> Result<bool, Error> {
 /// others are shown).
 pub fn run_to<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, Error> {
     if opts.summary {
-        return crate::summary::summarize(opts, out);
+        return crate::read::summary::summarize(opts, out);
     }
     // Where following starts: taken before the first read, so that nothing written while the
     // selection is printed is missed (an event written in that moment may show twice).
@@ -579,8 +582,8 @@ fn last_events(
         // The last whole line's number, counted down from: one count of the file's newlines
         // (memchr), paid only when events are numbered (text, or --line).
         let mut number = if opts.numbered() {
-            crate::sink::whole_lines_len(&file)
-                .and_then(|whole| crate::sink::count_newlines(&file, whole))
+            crate::tee::sink::whole_lines_len(&file)
+                .and_then(|whole| crate::tee::sink::count_newlines(&file, whole))
                 .ok()
         } else {
             None

@@ -20,6 +20,16 @@
 //! logs are opened: under a short descriptor limit a log may fail to open (and is named), the
 //! stream never does.
 
+pub mod archive;
+pub mod fd;
+pub mod handoff;
+pub mod log;
+pub mod sink;
+pub mod splice;
+pub mod split;
+pub mod stats;
+pub mod stdout_cap;
+
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -29,15 +39,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGXFSZ};
 use signal_hook::iterator::Signals;
 
-use crate::engine::{EngineConfig, LineEngine};
+pub use self::handoff::QUEUE_BYTES;
+use self::handoff::{Buf, Handoff, Msg, Sent};
+use self::log::LogWriter;
+use self::sink::LogSink;
+use self::splice::Splice;
+use self::stats::StatsReport;
+use self::stdout_cap::StdoutCap;
+use crate::cut::engine::{EngineConfig, LineEngine};
 use crate::error::Error;
-pub use crate::handoff::QUEUE_BYTES;
-use crate::handoff::{Buf, Handoff, Msg, Sent};
-use crate::log::LogWriter;
-use crate::sink::LogSink;
-use crate::splice::{self, Splice};
-use crate::stats::{self, StatsReport};
-use crate::stdout_cap::StdoutCap;
 
 /// Bytes asked of one read. Each chunk costs a hand-over between the threads (a futex wake and
 /// a context switch each way) and, per log, a write with its lock, identity check and
@@ -144,7 +154,7 @@ pub fn run(mut config: Config) -> ExitCode {
         failed |= !ok;
         None
     } else {
-        Some(crate::fd::Stdout)
+        Some(crate::tee::fd::Stdout)
     };
     // Without a cap, a pipe on stdout is fed inside the kernel.
     let splice = match (&stdout, config.stdout_max_line_bytes) {
@@ -185,7 +195,7 @@ pub fn run(mut config: Config) -> ExitCode {
     }
     let log = LogWriter::new(LineEngine::new(config.engine.clone()), sinks);
     // --archive (hook: `archive` module).
-    let log = crate::archive::writer::attach(log, &config, &mut failed);
+    let log = crate::tee::archive::writer::attach(log, &config, &mut failed);
     let options = CopyOptions {
         mode: config.output_error,
         splice,
@@ -203,7 +213,7 @@ pub fn run(mut config: Config) -> ExitCode {
             StdoutCap::new(max, LineEngine::new(engine))
         }),
     };
-    copy(crate::fd::Stdin, stdout, log, options).exit_code(failed)
+    copy(crate::tee::fd::Stdin, stdout, log, options).exit_code(failed)
 }
 
 /// How [`copy`] runs.

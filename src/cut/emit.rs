@@ -4,13 +4,17 @@
 //! Cut lines are written compactly by copying byte ranges of the original line (keys, numbers,
 //! string heads and tails stay exactly as written) and splicing markers in between.
 
-use crate::marker::{MarkerTemplate, Unit, render_container_marker, render_payload_descriptor};
-use crate::plan::{
+use crate::cut::plan::{
     DESCRIPTOR, MarkerForm, Sizes, State, WHOLE, marker_form, marker_key_suffix, media_type_of,
     push_marker_key,
 };
-use crate::scan::Kind;
-use crate::strings::{boundary_at_or_after, boundary_at_or_before, escape_len_in, is_escape_start};
+use crate::line::marker::{
+    MarkerTemplate, Unit, render_container_marker, render_payload_descriptor,
+};
+use crate::line::scan::Kind;
+use crate::line::strings::{
+    boundary_at_or_after, boundary_at_or_before, escape_len_in, is_escape_start,
+};
 
 /// Settings the emitter needs.
 pub struct EmitStyle<'a> {

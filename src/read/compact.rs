@@ -20,10 +20,10 @@ use std::io::{self, Read, Write};
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::engine::{EngineConfig, LineEngine};
+use crate::cut::engine::{EngineConfig, LineEngine};
 use crate::error::Error;
-use crate::log::LogWriter;
-use crate::sink::{LogSink, whole_lines_len};
+use crate::tee::log::LogWriter;
+use crate::tee::sink::{LogSink, whole_lines_len};
 
 /// Bytes read at a time.
 const CHUNK: usize = 1 << 20;

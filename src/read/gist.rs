@@ -221,7 +221,7 @@ pub fn type_and_gist(v: &Value) -> (Option<String>, String, String) {
 pub fn time_of(v: &Value) -> Option<String> {
     let from_millis = |ms: u64| {
         let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms);
-        let s = crate::stamp::rfc3339_millis(t);
+        let s = crate::cut::stamp::rfc3339_millis(t);
         s.replace('T', " ").chars().take(19).collect::<String>()
     };
     match v.get("timestamp") {

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::error::Error;
-use crate::log::LINE_CAP;
-use crate::split::{Piece, Splitter};
+use crate::tee::log::LINE_CAP;
+use crate::tee::split::{Piece, Splitter};
 
 /// The block read at a time, backward and forward.
 const BLOCK: usize = 64 * 1024;
@@ -33,7 +33,7 @@ impl ReverseLines {
     /// Lines of `file` from the end of its last whole line: an unfinished last line is a line
     /// in progress (or torn by a kill), not an event.
     pub fn new(file: File) -> io::Result<ReverseLines> {
-        let end = crate::sink::whole_lines_len(&file)?;
+        let end = crate::tee::sink::whole_lines_len(&file)?;
         Ok(ReverseLines {
             file,
             end,
@@ -182,7 +182,7 @@ pub fn open_log(mut file: File, limit: &DecompressLimit) -> io::Result<Box<dyn R
             .map_err(io::Error::other)?;
         return Ok(bound(Box::new(zst)));
     }
-    let whole = crate::sink::whole_lines_len(&file)?;
+    let whole = crate::tee::sink::whole_lines_len(&file)?;
     Ok(Box::new(file.take(whole)))
 }
 

@@ -16,14 +16,14 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::{Value, json};
 
 use crate::error::Error;
-use crate::gist::{
+use crate::read::gist::{
     Format as Agent, agent_version, first_line, format_of, gist, time_of, unknown_kind,
 };
-use crate::view::{
+use crate::read::view::{
     DecompressLimit, Format, ViewOptions, escape_controls, for_each_line_in, inert_json,
     is_error_event,
 };
-use crate::when::{Instant, event_instant};
+use crate::read::when::{Instant, event_instant};
 
 /// Errors and files listed at most.
 const LIST_CAP: usize = 20;

@@ -2,7 +2,7 @@
 //! (`non_json`), and for a JSON line that could not be planned (`truncated`).
 //!
 //! The text is escaped as a JSON string's content sixty-four bytes at a time, from the SIMD
-//! masks of [`crate::strings`]: the bytes that need attention are found a block at a time and
+//! masks of [`crate::line::strings`]: the bytes that need attention are found a block at a time and
 //! the runs between them are copied whole. Text that is valid UTF-8 (checked first, in one
 //! SIMD pass) is written losslessly: quotes, backslashes and control bytes escaped, the rest
 //! copied. Text that is not ([`Text::Lossy`]) keeps its characters, and each run of bytes that
@@ -12,8 +12,8 @@
 //! A record over the budget keeps a head and a tail of the text with a marker between them:
 //! the text is escaped until it passes the budget, so what a cut drops is never escaped.
 
-use crate::emit::EmitStyle;
-use crate::strings::{BlockLoop, Masks, TextMasks, block_at, run_block_loop};
+use crate::cut::emit::EmitStyle;
+use crate::line::strings::{BlockLoop, Masks, TextMasks, block_at, run_block_loop};
 
 /// The `type` of the record that holds a line that is not JSON.
 pub const NON_JSON: &str = "non_json";
@@ -560,7 +560,7 @@ fn escape_units(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::marker::MarkerTemplate;
+    use crate::line::marker::MarkerTemplate;
     use proptest::prelude::*;
 
     fn style() -> EmitStyle<'static> {
@@ -625,7 +625,7 @@ mod tests {
             match std::str::from_utf8(&raw[at..at + raw_len]) {
                 Ok(s) if text == Text::Utf8 || !s.bytes().all(is_noise) => {
                     for c in s.chars() {
-                        crate::marker::escape_char(c, &mut out);
+                        crate::line::marker::escape_char(c, &mut out);
                     }
                 }
                 _ => out.extend_from_slice(REPLACEMENT),
@@ -822,7 +822,7 @@ mod tests {
             let (want, want_consumed) = escape_reference(&raw, limit, text);
             prop_assert_eq!(&out[6..], &want[..]);
             prop_assert_eq!(consumed, want_consumed);
-            for (each, n) in crate::strings::run_block_loop_each_way(EscapeNew(&raw, limit, text)) {
+            for (each, n) in crate::line::strings::run_block_loop_each_way(EscapeNew(&raw, limit, text)) {
                 prop_assert_eq!(&each, &want);
                 prop_assert_eq!(n, want_consumed);
             }

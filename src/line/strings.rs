@@ -267,7 +267,7 @@ pub struct UMasks<T> {
 }
 
 /// Which bytes of a block can make a run of integer array elements (`1,-2, 30`): ASCII digits,
-/// `0` among them, `,`, ` ` and `-`: bit `k` for byte `k`. Read by [`crate::scan::integers`].
+/// `0` among them, `,`, ` ` and `-`: bit `k` for byte `k`. Read by [`crate::line::scan::integers`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct NumMasks<T> {
     pub digit: T,

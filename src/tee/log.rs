@@ -7,11 +7,11 @@
 
 use std::panic::{self, AssertUnwindSafe};
 
-use crate::engine::{EngineConfig, LineEngine, Outcome};
+use crate::cut::engine::{EngineConfig, LineEngine, Outcome};
 use crate::error::Error;
 use crate::reduce::{Failure, Reducer};
-use crate::sink::LogSink;
-use crate::split::{Piece, Splitter};
+use crate::tee::sink::LogSink;
+use crate::tee::split::{Piece, Splitter};
 
 /// A batch is written early once it holds this much, to bound its memory.
 const BATCH_LIMIT: usize = 256 * 1024;
@@ -25,7 +25,7 @@ pub const LINE_CAP: usize = 64 << 20;
 /// (`reduce.rs`): it keeps its structure in bounded memory, however long it grows.
 pub const STREAM_CAP: usize = 8 << 20;
 
-pub use crate::engine::MAX_STREAM_BUDGET;
+pub use crate::cut::engine::MAX_STREAM_BUDGET;
 
 /// The longest line held whole under `config`: [`STREAM_CAP`] when long lines are reduced while
 /// read, else [`LINE_CAP`].
@@ -217,7 +217,7 @@ pub struct LogWriter {
     looked: u8,
     notice: Option<String>,
     /// `--archive`: every line's bytes, and whether it was logged (hook: `archive` module).
-    archive: Option<crate::archive::writer::ArchiveFeed>,
+    archive: Option<crate::tee::archive::writer::ArchiveFeed>,
 }
 
 impl LogWriter {
@@ -241,7 +241,7 @@ impl LogWriter {
 
     /// Also writes the archive fed here (`--archive`): then every line is split and numbered,
     /// even with no log to write.
-    pub fn with_archive(mut self, feed: crate::archive::writer::ArchiveFeed) -> LogWriter {
+    pub fn with_archive(mut self, feed: crate::tee::archive::writer::ArchiveFeed) -> LogWriter {
         self.archive = Some(feed);
         self.active = true;
         self

@@ -29,13 +29,13 @@
 //! The costs are exact for the emitter in `emit.rs`; the engine still checks the emitted length
 //! and falls back to a minimal record should the two ever disagree.
 
-use crate::fields::FieldClass;
-use crate::index::Node;
-use crate::marker::{
+use crate::line::fields::FieldClass;
+use crate::line::index::Node;
+use crate::line::marker::{
     MarkerTemplate, Unit, container_marker_len, digits, payload_descriptor_len, push_usize,
 };
+use crate::line::scan::Kind;
 use crate::reduce::Elided;
-use crate::scan::Kind;
 
 /// What becomes of a value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -157,7 +157,7 @@ pub fn marker_key_suffix(nodes: &[Node], line: &[u8], i: usize) -> usize {
         let mut c = i + 1;
         while c < nodes[i].next as usize {
             let m = &nodes[c];
-            if crate::fields::key_is(
+            if crate::line::fields::key_is(
                 &line[m.key_start as usize + 1..m.key_end as usize - 1],
                 name,
             ) {
@@ -203,7 +203,7 @@ pub fn is_typed_array(nodes: &[Node], line: &[u8], i: usize) -> bool {
     first.kind == Kind::Object
         && first.children > 0
         && nodes.get(i + 2).is_some_and(|m| {
-            crate::fields::key_is(
+            crate::line::fields::key_is(
                 &line[m.key_start as usize + 1..m.key_end as usize - 1],
                 b"type",
             )
@@ -224,7 +224,7 @@ fn has_ids(nodes: &[Node], line: &[u8], children: &[u32]) -> bool {
     while c < rec.next as usize {
         let m = &nodes[c];
         if m.class == FieldClass::Preserved
-            && !crate::fields::key_is(
+            && !crate::line::fields::key_is(
                 &line[m.key_start as usize + 1..m.key_end as usize - 1],
                 b"type",
             )
@@ -241,7 +241,7 @@ fn has_ids(nodes: &[Node], line: &[u8], children: &[u32]) -> bool {
 /// plain string.
 pub fn media_type_of<'l>(nodes: &[Node], line: &'l [u8], i: usize) -> Option<&'l [u8]> {
     let own = &line[nodes[i].start as usize + 1..nodes[i].end as usize - 1];
-    if let Some(media) = crate::payload::data_url_media(own) {
+    if let Some(media) = crate::line::payload::data_url_media(own) {
         return Some(media);
     }
     let parent = nodes[i].parent as usize;

@@ -85,9 +85,9 @@ impl<'a> Splice<'a> {
     /// Waits until the input has bytes (or its end) and stdout has room (or an error).
     pub fn wait(&self) {
         if let Source::Pipe = self.source {
-            crate::fd::wait_for(self.input, PollFlags::IN);
+            crate::tee::fd::wait_for(self.input, PollFlags::IN);
         }
-        crate::fd::wait_for(self.output, PollFlags::OUT);
+        crate::tee::fd::wait_for(self.output, PollFlags::OUT);
     }
 
     /// Gives stdout the next bytes of input (at most `buf.len()`) and reads the same bytes into

@@ -5,8 +5,8 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use crate::error::Error;
-use crate::log::Stats;
-use crate::marker::{escape_str, push_usize};
+use crate::line::marker::{escape_str, push_usize};
+use crate::tee::log::Stats;
 
 /// Where the summary goes at exit.
 #[derive(Clone, Debug, Default)]

@@ -11,8 +11,8 @@ use regex::bytes::Regex;
 use serde_json::Value;
 
 use super::{Format, ViewOptions, event_cap, is_error_event};
-use crate::engine::{EngineConfig, LineEngine};
-use crate::gist::type_and_gist;
+use crate::cut::engine::{EngineConfig, LineEngine};
+use crate::read::gist::type_and_gist;
 
 /// Renders events: one line each, within a per-event cap.
 pub struct Renderer<'a> {
@@ -48,7 +48,7 @@ impl<'a> Renderer<'a> {
             };
         }
         let gist_config = EngineConfig {
-            max_line_bytes: crate::engine::DEFAULT_BUDGET,
+            max_line_bytes: crate::cut::engine::DEFAULT_BUDGET,
             ..opts.engine.clone()
         };
         Renderer {
@@ -87,7 +87,7 @@ impl<'a> Renderer<'a> {
             return;
         };
         let mut member = b",\"_match\":\"".to_vec();
-        crate::marker::escape_str(&context, &mut member);
+        crate::line::marker::escape_str(&context, &mut member);
         member.extend_from_slice(b"\"}");
         // Cut the event again with room for the member, then add it.
         let room = self.engine.config().max_line_bytes;

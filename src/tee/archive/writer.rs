@@ -23,9 +23,9 @@ use super::{
     CONTINUES, EOF_END, Entry, FRAME_MAX, FRAME_TARGET, LEVEL, MAX_BLANKS, OPEN_END, fold,
     line_hash,
 };
+use crate::cut::redact::Redactor;
 use crate::error::Error;
-use crate::redact::Redactor;
-use crate::split::Piece;
+use crate::tee::split::Piece;
 
 /// Batches waiting for the compressor at most.
 const QUEUE: usize = 4;
@@ -55,7 +55,7 @@ impl ArchiveOptions {
         ArchiveOptions {
             path: path.to_owned(),
             append: false,
-            mode: crate::sink::DEFAULT_MODE,
+            mode: crate::tee::sink::DEFAULT_MODE,
             log: None,
             redact: false,
             frame_target: FRAME_TARGET,
@@ -562,7 +562,7 @@ pub fn archive_logs(files: &[PathBuf], path: &Path, engine: &crate::EngineConfig
             source,
         };
         let file = File::open(log).map_err(read_err)?;
-        let whole = crate::sink::whole_lines_len(&file).map_err(read_err)?;
+        let whole = crate::tee::sink::whole_lines_len(&file).map_err(read_err)?;
         let feed = ArchiveFeed::start(ArchiveOptions {
             redact: engine.redact,
             ..ArchiveOptions::new(path)

@@ -1,9 +1,9 @@
 //! The flat index of a line that must be cut: one [`Node`] per value, in document order, built
 //! by the scanner's visitor [`IndexBuilder`]. The planner and the emitter work on it.
 
-use crate::fields::{FieldClass, FieldClasses};
-use crate::payload::is_payload;
-use crate::scan::{Kind, Visitor};
+use crate::line::fields::{FieldClass, FieldClasses};
+use crate::line::payload::is_payload;
+use crate::line::scan::{Kind, Visitor};
 
 /// One value of the line. Ranges are byte offsets into the line.
 #[derive(Clone, Copy, Debug)]

@@ -174,7 +174,10 @@ pub fn fold(frame: u64, line: u64) -> u64 {
 pub fn count_log_lines(path: &Path) -> std::io::Result<u64> {
     let f = std::fs::File::open(path)?;
     let len = f.metadata()?.len();
-    Ok(crate::sink::count_newlines(&f, len)? + u64::from(crate::sink::ends_mid_line(&f)?))
+    Ok(
+        crate::tee::sink::count_newlines(&f, len)?
+            + u64::from(crate::tee::sink::ends_mid_line(&f)?),
+    )
 }
 
 #[cfg(test)]

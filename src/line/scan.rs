@@ -9,10 +9,10 @@
 //! rejected because they cannot become valid UTF-8; there is no depth limit (serde_json stops at
 //! 128 levels); numbers of any size are accepted (serde_json without `arbitrary_precision` rejects
 //! `1e400`). UTF-8 is checked first, in one SIMD pass (simdutf8); strings are then scanned 64 bytes
-//! at a time from bit masks of their quotes, backslashes and control bytes ([`crate::strings`]).
+//! at a time from bit masks of their quotes, backslashes and control bytes ([`crate::line::strings`]).
 
-use crate::strings;
-pub use crate::strings::Invalid;
+use crate::line::strings;
+pub use crate::line::strings::Invalid;
 
 /// What a node in the index is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,7 +67,8 @@ impl<'a> TopLevelKey<'a> {
 
 impl Visitor for TopLevelKey<'_> {
     fn key(&mut self, start: usize, end: usize) {
-        if self.depth == 1 && crate::fields::key_is(&self.line[start + 1..end - 1], self.name) {
+        if self.depth == 1 && crate::line::fields::key_is(&self.line[start + 1..end - 1], self.name)
+        {
             self.found = true;
         }
     }
@@ -376,7 +377,7 @@ pub(crate) fn integers(s: &[u8], i: usize) -> Integers {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::strings::escape_end;
+    use crate::line::strings::escape_end;
     use proptest::prelude::*;
 
     /// The run of digits ends at the first byte that is not one, whichever byte value it is

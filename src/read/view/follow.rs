@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use super::{Printer, Renderer, ViewOptions, read_error};
 use crate::error::Error;
-use crate::log::LINE_CAP;
-use crate::split::{Piece, Splitter};
+use crate::tee::log::LINE_CAP;
+use crate::tee::split::{Piece, Splitter};
 
 /// The block read at a time.
 const BLOCK: usize = 1 << 20;
@@ -31,9 +31,13 @@ impl Followed {
     pub(super) fn at_end(path: &Path) -> Followed {
         let (pos, ino, lines) = match File::open(path) {
             Ok(f) => {
-                let pos = crate::sink::whole_lines_len(&f).unwrap_or(0);
+                let pos = crate::tee::sink::whole_lines_len(&f).unwrap_or(0);
                 let ino = f.metadata().ok().map(|m| m.ino());
-                (pos, ino, crate::sink::count_newlines(&f, pos).unwrap_or(0))
+                (
+                    pos,
+                    ino,
+                    crate::tee::sink::count_newlines(&f, pos).unwrap_or(0),
+                )
             }
             Err(_) => (0, None, 0),
         };
@@ -68,8 +72,8 @@ pub(super) fn follow_files<W: Write>(
             let (len, ino) = (meta.len(), meta.ino());
             if f.ino.is_some_and(|i| i != ino) {
                 // Replaced: a compaction keeps every line already read; anything else is new.
-                let whole = crate::sink::whole_lines_len(&file).unwrap_or(0);
-                let lines = crate::sink::count_newlines(&file, whole).unwrap_or(0);
+                let whole = crate::tee::sink::whole_lines_len(&file).unwrap_or(0);
+                let lines = crate::tee::sink::count_newlines(&file, whole).unwrap_or(0);
                 if lines >= f.lines && f.lines > 0 {
                     f.pos = skip_lines(&file, f.lines).unwrap_or(whole);
                 } else {

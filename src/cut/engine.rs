@@ -8,15 +8,15 @@ use std::collections::HashMap;
 use std::mem::take;
 use std::panic::{self, AssertUnwindSafe};
 
-use crate::emit::{self, EmitStyle};
-use crate::fields::FieldClasses;
-use crate::index::{IndexBuilder, Node};
-use crate::marker::MarkerTemplate;
-use crate::plan::{Costs, DESCRIPTOR, MAX_LOG_DEPTH, Planner, Sizes, State, WHOLE};
-use crate::record::{self, NON_JSON, UNPLANNED};
-use crate::redact::Redactor;
+use crate::cut::emit::{self, EmitStyle};
+use crate::cut::plan::{Costs, DESCRIPTOR, MAX_LOG_DEPTH, Planner, Sizes, State, WHOLE};
+use crate::cut::record::{self, NON_JSON, UNPLANNED};
+use crate::cut::redact::Redactor;
+use crate::line::fields::FieldClasses;
+use crate::line::index::{IndexBuilder, Node};
+use crate::line::marker::MarkerTemplate;
+use crate::line::scan::{self, Kind};
 use crate::reduce::{Elided, Failure, Reduced, Reducer};
-use crate::scan::{self, Kind};
 
 /// The smallest budget any configuration may have: a marker record must always fit.
 pub const MIN_BUDGET: usize = 128;
@@ -45,7 +45,7 @@ pub struct EngineConfig {
     pub redact: bool,
     /// With `redact`, the secrets also found by value (`[REDACTED:env:NAME]`): those of the
     /// environment and of `--redact-values`.
-    pub secrets: Vec<crate::redact::Secret>,
+    pub secrets: Vec<crate::cut::redact::Secret>,
     /// Count the bytes each field gave up (`--stats`).
     pub field_stats: bool,
 }
@@ -380,7 +380,7 @@ impl LineEngine {
             stamped.push(b',');
         }
         stamped.extend_from_slice(b"\"timestamp\":\"");
-        let now = crate::stamp::rfc3339_millis(std::time::SystemTime::now());
+        let now = crate::cut::stamp::rfc3339_millis(std::time::SystemTime::now());
         stamped.extend_from_slice(now.as_bytes());
         stamped.extend_from_slice(b"\"}");
         true

@@ -6,9 +6,9 @@
 //! the memory cap is not held: it is reduced while read, as the log reduces it
 //! ([`BigLine`]), and stdout gets the reduction at its newline.
 
-use crate::engine::LineEngine;
-use crate::log::{BigLine, Next, line_cap};
-use crate::split::{Piece, Splitter};
+use crate::cut::engine::LineEngine;
+use crate::tee::log::{BigLine, Next, line_cap};
+use crate::tee::split::{Piece, Splitter};
 
 pub struct StdoutCap {
     max: usize,

@@ -185,7 +185,7 @@ impl LogSink {
         }
         let result = match &mut self.target {
             Target::File(f) if self.repairable => write_on_a_fresh_line(f, lines),
-            Target::File(f) => crate::fd::write_all(f.as_fd(), lines),
+            Target::File(f) => crate::tee::fd::write_all(f.as_fd(), lines),
             Target::Other(w) => w.write_all(lines).and_then(|()| w.flush()),
         };
         result.map_err(|source| {
@@ -295,11 +295,11 @@ pub fn ends_mid_line(file: &File) -> io::Result<bool> {
 /// the file system has no locks), the lines are written as they are.
 fn write_on_a_fresh_line(f: &File, lines: &[u8]) -> io::Result<()> {
     if !take_turn(f) {
-        return crate::fd::write_all(f.as_fd(), lines);
+        return crate::tee::fd::write_all(f.as_fd(), lines);
     }
     let result = match ends_mid_line(f) {
         Ok(true) => write_after(f, b"\n", lines),
-        _ => crate::fd::write_all(f.as_fd(), lines),
+        _ => crate::tee::fd::write_all(f.as_fd(), lines),
     };
     let _ = rustix::fs::fcntl_lock(f, FlockOperation::Unlock);
     result
@@ -335,9 +335,9 @@ fn write_after(mut f: &File, first: &[u8], rest: &[u8]) -> io::Result<()> {
         }
     };
     match written.checked_sub(first.len()) {
-        Some(n) => crate::fd::write_all(f.as_fd(), &rest[n..]),
-        None => crate::fd::write_all(f.as_fd(), &first[written..])
-            .and_then(|()| crate::fd::write_all(f.as_fd(), rest)),
+        Some(n) => crate::tee::fd::write_all(f.as_fd(), &rest[n..]),
+        None => crate::tee::fd::write_all(f.as_fd(), &first[written..])
+            .and_then(|()| crate::tee::fd::write_all(f.as_fd(), rest)),
     }
 }
 
@@ -399,7 +399,7 @@ pub fn repair_tail(file: &File) -> io::Result<Option<String>> {
     let whole = whole_lines_len(file)?;
     let len = file.metadata()?.len();
     if len - whole > TAIL_CAP {
-        crate::fd::write_all(file.as_fd(), b"\n")?;
+        crate::tee::fd::write_all(file.as_fd(), b"\n")?;
         return Ok(Some(format!(
             "its last line had no newline and is too long to check ({} bytes): ended with one",
             len - whole
@@ -408,8 +408,8 @@ pub fn repair_tail(file: &File) -> io::Result<Option<String>> {
     let mut tail = vec![0u8; (len - whole) as usize];
     file.read_exact_at(&mut tail, whole)?;
     let json = tail.trim_ascii();
-    if json.is_empty() || crate::scan::valid_depth(json, &mut Vec::new()).is_ok() {
-        crate::fd::write_all(file.as_fd(), b"\n")?;
+    if json.is_empty() || crate::line::scan::valid_depth(json, &mut Vec::new()).is_ok() {
+        crate::tee::fd::write_all(file.as_fd(), b"\n")?;
         return Ok(Some(
             "its last line had no newline; it is complete JSON: kept, and ended with one".into(),
         ));
@@ -419,7 +419,7 @@ pub fn repair_tail(file: &File) -> io::Result<Option<String>> {
         .map_err(io::Error::other)?;
     record.push(b'\n');
     file.set_len(whole)?;
-    crate::fd::write_all(file.as_fd(), &record)?;
+    crate::tee::fd::write_all(file.as_fd(), &record)?;
     Ok(Some(format!(
         "its last line was torn ({} bytes, not JSON: a writer stopped mid-line); kept as a \
          {{\"type\":\"torn\"}} record",
