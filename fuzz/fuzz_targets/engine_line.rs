@@ -67,9 +67,13 @@ fuzz_target!(|data: &[u8]| {
         .strip_prefix("\u{feff}".as_bytes())
         .unwrap_or(trimmed)
         .trim_ascii();
-    assert!(depth(logged) <= smart_tee::cut::plan::MAX_LOG_DEPTH, "too deep");
+    assert!(
+        depth(logged) <= smart_tee::cut::plan::MAX_LOG_DEPTH,
+        "too deep"
+    );
     let shallow = depth(json) <= smart_tee::cut::plan::MAX_LOG_DEPTH;
-    if !redact && (outcome == Outcome::Verbatim || (strict(json) && json.len() <= budget && shallow))
+    if !redact
+        && (outcome == Outcome::Verbatim || (strict(json) && json.len() <= budget && shallow))
     {
         assert_eq!(logged, json);
     }

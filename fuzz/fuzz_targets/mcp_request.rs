@@ -46,7 +46,10 @@ fuzz_target!(|data: &[u8]| {
         );
         let v: serde_json::Value = serde_json::from_str(&answer).expect("an answer is JSON");
         assert_eq!(v["jsonrpc"], "2.0");
-        assert!(v.get("result").is_some() != v.get("error").is_some(), "{answer}");
+        assert!(
+            v.get("result").is_some() != v.get("error").is_some(),
+            "{answer}"
+        );
         if let Some(content) = v.pointer("/result/content").and_then(|c| c.as_array()) {
             let len: usize = content
                 .iter()

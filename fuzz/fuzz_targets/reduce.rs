@@ -9,8 +9,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use smart_tee::line::fields::FieldClasses;
-use smart_tee::reduce::{Failure, Reducer};
 use smart_tee::line::scan;
+use smart_tee::reduce::{Failure, Reducer};
 use smart_tee::{EngineConfig, LineEngine};
 
 fuzz_target!(|data: &[u8]| {
