@@ -129,6 +129,21 @@ fn main() -> ExitCode {
                 std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
             );
             // --compact --archive (hook: `archive` module): the lines first, then the rewrite.
+            // The archive takes a plain log's lines; a compressed one is refused before anything.
+            if archive.is_some()
+                && let Some(log) = files.iter().find(|f| {
+                    std::fs::File::open(f)
+                        .and_then(|f| smart_tee::read::view::is_compressed(&f))
+                        .unwrap_or(false)
+                })
+            {
+                eprintln!(
+                    "smart-tee: --compact --archive: {} is compressed; archive its lines from a \
+                     plain copy (zcat it to a file), or compact it without --archive",
+                    log.display()
+                );
+                return ExitCode::from(1);
+            }
             if let Some(path) = archive.as_ref().filter(|_| !dry_run)
                 && !smart_tee::tee::archive::writer::archive_logs(&files, path, &engine)
             {

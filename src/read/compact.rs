@@ -14,6 +14,11 @@
 //! (a writer that takes no lock, such as `>>`) is refused, checked last just before the rename;
 //! what it appends between that check and the rename is carried over. With `--dry-run` nothing
 //! is written; the report is the same. `docs/writing.md` says what compaction cannot protect.
+//!
+//! A log compressed with gzip or zstd (a rotated `agent.jsonl.1.gz`) is compacted the same way
+//! and written back compressed as it was (gzip level 6, zstd level 3); its sizes in the report
+//! are the compressed ones. A compressed stream that is damaged or cut short is refused, and a
+//! last line without a newline in it is compacted as a line.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
@@ -22,6 +27,7 @@ use std::path::{Path, PathBuf};
 
 use crate::cut::engine::{EngineConfig, LineEngine};
 use crate::error::Error;
+use crate::read::view::Compression;
 use crate::tee::log::LogWriter;
 use crate::tee::sink::{LogSink, whole_lines_len};
 
@@ -71,7 +77,7 @@ pub enum Verdict {
     Unchanged,
 }
 
-/// A writer that counts what it is given and keeps nothing (`--dry-run`).
+/// A writer that keeps nothing (`--dry-run`).
 struct Discard;
 
 impl Write for Discard {
@@ -80,6 +86,106 @@ impl Write for Discard {
     }
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+/// Where the compacted lines go: the temporary file (or nothing, in a dry run), through the
+/// compressor of a compressed log, counting the bytes that reach the file.
+enum Output {
+    Plain(Counted),
+    Gzip(flate2::write::GzEncoder<Counted>),
+    Zstd(zstd::stream::write::Encoder<'static, Counted>),
+}
+
+/// A writer that counts the bytes it passes on.
+struct Counted {
+    inner: Box<dyn Write + Send>,
+    bytes: u64,
+}
+
+impl Write for Counted {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.bytes += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl Output {
+    fn new(to: Box<dyn Write + Send>, compression: Option<Compression>) -> io::Result<Output> {
+        let counted = Counted {
+            inner: to,
+            bytes: 0,
+        };
+        Ok(match compression {
+            None => Output::Plain(counted),
+            Some(Compression::Gzip) => Output::Gzip(flate2::write::GzEncoder::new(
+                counted,
+                flate2::Compression::new(6),
+            )),
+            Some(Compression::Zstd) => Output::Zstd(zstd::stream::write::Encoder::new(counted, 3)?),
+        })
+    }
+
+    /// Ends the compressed stream; the bytes that reached the file.
+    fn finish(self) -> io::Result<u64> {
+        let mut counted = match self {
+            Output::Plain(c) => c,
+            Output::Gzip(e) => e.finish()?,
+            Output::Zstd(e) => e.finish()?,
+        };
+        counted.flush()?;
+        Ok(counted.bytes)
+    }
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Output::Plain(w) => w.write(buf),
+            Output::Gzip(w) => w.write(buf),
+            Output::Zstd(w) => w.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Output::Plain(w) => w.flush(),
+            Output::Gzip(w) => w.flush(),
+            Output::Zstd(w) => w.flush(),
+        }
+    }
+}
+
+/// An [`Output`] that the log's sink writes to and the compaction finishes after it.
+#[derive(Clone)]
+struct SharedOutput(std::sync::Arc<std::sync::Mutex<Option<Output>>>);
+
+impl SharedOutput {
+    fn with<T>(&self, f: impl FnOnce(&mut Output) -> io::Result<T>) -> io::Result<T> {
+        let mut guard = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        match guard.as_mut() {
+            Some(out) => f(out),
+            None => Err(io::Error::other(
+                "the compacted output was already finished",
+            )),
+        }
+    }
+
+    fn finish(&self) -> io::Result<u64> {
+        let taken = self.0.lock().unwrap_or_else(|e| e.into_inner()).take();
+        taken.map_or(Ok(0), Output::finish)
+    }
+}
+
+impl Write for SharedOutput {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.with(|out| out.write(buf))
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.with(|out| out.flush())
     }
 }
 
@@ -118,7 +224,8 @@ pub fn compact_file(
              not compacted"
         )));
     }
-    if looks_binary(&file).map_err(io_err)? {
+    let compression = Compression::of(&file).map_err(io_err)?;
+    if compression.is_none() && looks_binary(&file).map_err(io_err)? {
         return Err(refuse(
             "it holds NUL bytes: a binary file, not a log; not compacted".into(),
         ));
@@ -146,21 +253,42 @@ pub fn compact_file(
                     .open(&tmp)?,
             )
         };
-        let writer: Box<dyn Write + Send> = match &out {
+        let to: Box<dyn Write + Send> = match &out {
             Some(f) => Box::new(f.try_clone()?),
             None => Box::new(Discard),
         };
-        let sink = LogSink::new(&tmp, writer);
+        let output = SharedOutput(std::sync::Arc::new(std::sync::Mutex::new(Some(
+            Output::new(to, compression)?,
+        ))));
+        let sink = LogSink::new(&tmp, Box::new(output.clone()));
         let mut log = LogWriter::new(LineEngine::new(config.clone()), vec![sink]);
-        // Whole lines go through the tee path; an unfinished last line is copied unprocessed.
-        let whole = whole_lines_len(&file)?;
-        let mut reader = (&file).take(whole);
+        // Whole lines go through the tee path; an unfinished last line of a plain log is
+        // copied unprocessed. A compressed log is read whole, decompressed.
+        let whole = match compression {
+            None => whole_lines_len(&file)?,
+            Some(_) => before.len(),
+        };
+        let mut reader: Box<dyn Read> = match compression {
+            None => Box::new((&file).take(whole)),
+            Some(Compression::Gzip) => {
+                Box::new(flate2::read::MultiGzDecoder::new(io::BufReader::new(&file)))
+            }
+            Some(Compression::Zstd) => Box::new(zstd::stream::read::Decoder::new(&file)?),
+        };
         let mut buf = vec![0u8; CHUNK];
+        let mut read = 0u64;
         loop {
-            let n = reader.read(&mut buf)?;
+            let n = reader.read(&mut buf).map_err(|e| match compression {
+                Some(c) => io::Error::other(format!(
+                    "its {} stream is damaged or cut short ({e}); not compacted",
+                    c.name()
+                )),
+                None => e,
+            })?;
             if n == 0 {
                 break;
             }
+            read += n as u64;
             if let Some(e) = log.feed(&buf[..n]).into_iter().next() {
                 return Err(io::Error::other(e.to_string()));
             }
@@ -169,26 +297,41 @@ pub fn compact_file(
             return Err(io::Error::other(e.to_string()));
         }
         let stats = log.stats();
+        drop(log);
+        let written = output.finish()?;
         let unfinished = before.len() - whole;
         report.lines = stats.lines_logged();
         report.lines_cut = stats.lines_cut + stats.lines_unplanned;
         report.lines_non_json = stats.lines_non_json;
-        report.bytes_after = stats.bytes_logged + unfinished;
+        report.bytes_after = written + unfinished;
         if stats.lines_non_json > 0 && stats.lines_non_json * NON_JSON_SHARE > report.lines {
             return Err(io::Error::other(format!(
                 "{} of its {} lines are not JSON: not a log; not compacted",
                 stats.lines_non_json, report.lines
             )));
         }
-        if report.bytes_after > report.bytes_before {
+        let nothing_cut = report.lines_cut + report.lines_non_json + stats.lines_blank == 0;
+        // Recompressing lines that were all kept as they were changes nothing worth a rename.
+        if compression.is_some() && nothing_cut {
+            if out.is_some() {
+                fs::remove_file(&tmp)?;
+            }
+            report.bytes_after = report.bytes_before;
+            return Ok(Verdict::Unchanged);
+        }
+        // A compressed log is judged by its lines: recompressed cut lines may take a few more
+        // bytes than the runs of repeats they replaced, and the lines are what readers read.
+        let (from, to) = match compression {
+            Some(_) => (read, stats.bytes_logged),
+            None => (report.bytes_before, report.bytes_after),
+        };
+        if to > from {
             return Err(io::Error::other(format!(
-                "compacting would make it larger ({} -> {} bytes); not compacted",
-                report.bytes_before, report.bytes_after
+                "compacting would make it larger ({from} -> {to} bytes); not compacted"
             )));
         }
         let Some(out) = out else {
-            let same = report.bytes_after == report.bytes_before
-                && report.lines_cut + report.lines_non_json + stats.lines_blank == 0;
+            let same = report.bytes_after == report.bytes_before && nothing_cut;
             return Ok(if same {
                 Verdict::Unchanged
             } else {

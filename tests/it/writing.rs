@@ -472,3 +472,92 @@ fn compaction_refuses_a_hard_linked_log_and_one_held_by_a_writer() {
     drop(writer);
     assert!(compact(&log).status.success());
 }
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(bytes).unwrap();
+    enc.finish().unwrap()
+}
+
+/// A rotated log compressed by logrotate (`agent.jsonl.1.gz`, or zstd) is compacted like a
+/// plain one and stays compressed the same way: `--compact` used to refuse it as "a binary
+/// file, not a log". Its lines are the plain log's compacted lines, byte for byte.
+#[test]
+fn compaction_of_a_compressed_rotated_log_keeps_it_compressed() {
+    let dir = tempdir("compact-compressed");
+    let plain = dir.join("l.jsonl");
+    let original = compactable(&plain);
+    let gz = dir.join("l.jsonl.1.gz");
+    std::fs::write(&gz, gzip(&original)).unwrap();
+    let zst = dir.join("l.jsonl.2.zst");
+    std::fs::write(&zst, zstd::stream::encode_all(&original[..], 3).unwrap()).unwrap();
+    for log in [&plain, &gz, &zst] {
+        let out = compact(log);
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            log.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let compacted = std::fs::read(&plain).unwrap();
+    assert!(
+        compacted.len() < original.len() / 2,
+        "the plain log was cut"
+    );
+    let mut from_gz = Vec::new();
+    flate2::read::MultiGzDecoder::new(std::fs::File::open(&gz).unwrap())
+        .read_to_end(&mut from_gz)
+        .unwrap();
+    assert_eq!(from_gz, compacted, "the gzip log holds the compacted lines");
+    let from_zst = zstd::stream::decode_all(std::fs::File::open(&zst).unwrap()).unwrap();
+    assert_eq!(
+        from_zst, compacted,
+        "the zstd log holds the compacted lines"
+    );
+
+    // Compacted once, it is left as it is.
+    let out = compact(&gz);
+    assert!(out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("unchanged"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// A compressed log whose stream is cut short (a copy interrupted) is refused, named, and left
+/// as it was; `--compact --archive` refuses a compressed log before writing anything.
+#[test]
+fn compaction_refuses_a_damaged_compressed_log() {
+    let dir = tempdir("compact-damaged");
+    let original = compactable(&dir.join("plain.jsonl"));
+    let gz = dir.join("l.jsonl.1.gz");
+    let whole = gzip(&original);
+    let damaged = &whole[..whole.len() / 2];
+    std::fs::write(&gz, damaged).unwrap();
+    let out = compact(&gz);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("l.jsonl.1.gz") && err.contains("gzip stream is damaged or cut short"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&gz).unwrap(), damaged);
+
+    std::fs::write(&gz, &whole).unwrap();
+    let archive = dir.join("a.zst");
+    let out = common::run_cmd(
+        bin()
+            .arg("--compact")
+            .arg("--archive")
+            .arg(&archive)
+            .arg(&gz),
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is compressed"), "{err}");
+    assert!(!archive.exists());
+    assert_eq!(std::fs::read(&gz).unwrap(), whole);
+}

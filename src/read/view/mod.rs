@@ -32,7 +32,8 @@ use crate::read::when::Instant;
 use follow::{Followed, follow_files};
 use read::read_error;
 pub use read::{
-    DecompressLimit, ReverseLines, for_each_line, for_each_line_in, is_compressed, open_log,
+    Compression, DecompressLimit, ReverseLines, for_each_line, for_each_line_in, is_compressed,
+    open_log,
 };
 pub use render::{Renderer, escape_controls, inert_json, is_unsafe_char};
 

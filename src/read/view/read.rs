@@ -152,16 +152,44 @@ fn magic(file: &File) -> io::Result<([u8; 4], usize)> {
     Ok((magic, n))
 }
 
+/// How a log file is compressed, told by its first bytes whatever its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compression {
+    Gzip,
+    Zstd,
+}
+
+impl Compression {
+    /// The file's compression, or `None` for a plain file.
+    pub fn of(file: &File) -> io::Result<Option<Compression>> {
+        let (m, n) = magic(file)?;
+        Ok(if n >= 2 && m[..2] == [0x1f, 0x8b] {
+            Some(Compression::Gzip)
+        } else if n == 4 && m == [0x28, 0xb5, 0x2f, 0xfd] {
+            Some(Compression::Zstd)
+        } else {
+            None
+        })
+    }
+
+    /// The name a user knows it by.
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::Gzip => "gzip",
+            Compression::Zstd => "zstd",
+        }
+    }
+}
+
 /// True when `file` is gzip or zstd, told by its first bytes whatever its name.
 pub fn is_compressed(file: &File) -> io::Result<bool> {
-    let (m, n) = magic(file)?;
-    Ok(n >= 2 && m[..2] == [0x1f, 0x8b] || n == 4 && m == [0x28, 0xb5, 0x2f, 0xfd])
+    Ok(Compression::of(file)?.is_some())
 }
 
 /// A log's bytes: decompressed when it is gzip or zstd, within `limit`, else its whole lines
 /// (an unfinished last line is in progress).
 pub fn open_log(mut file: File, limit: &DecompressLimit) -> io::Result<Box<dyn Read>> {
-    let (m, n) = magic(&file)?;
+    let compression = Compression::of(&file)?;
     file.seek(SeekFrom::Start(0))?;
     let bound = |r: Box<dyn Read>| -> Box<dyn Read> {
         match limit.bytes {
@@ -173,11 +201,11 @@ pub fn open_log(mut file: File, limit: &DecompressLimit) -> io::Result<Box<dyn R
             None => r,
         }
     };
-    if n >= 2 && m[..2] == [0x1f, 0x8b] {
+    if compression == Some(Compression::Gzip) {
         let gz = flate2::read::MultiGzDecoder::new(io::BufReader::new(file));
         return Ok(bound(Box::new(gz)));
     }
-    if n == 4 && m == [0x28, 0xb5, 0x2f, 0xfd] {
+    if compression == Some(Compression::Zstd) {
         let zst = ruzstd::decoding::StreamingDecoder::new(io::BufReader::new(file))
             .map_err(io::Error::other)?;
         return Ok(bound(Box::new(zst)));
