@@ -202,7 +202,8 @@ impl<'a> Pass<'a> {
             t.not_asked += 1;
             return;
         }
-        let depth = parent_call(&v).map_or(0, |p| t.calls.get(&p).map_or(1, |c| c.2 + 1));
+        // A subagent's event sits one level under the call it runs in.
+        let depth = parent_call(&v).map_or(0, |p| t.calls.get(&p).map_or(1, |c| (c.2 + 1).min(8)));
         let json = self.json.render(at.0, line);
         let mut row = Row::new(at, &v, &json, line, depth);
         let (calls, results) = call_ids(&v);
@@ -225,8 +226,7 @@ impl<'a> Pass<'a> {
             t.calls.clear();
         }
         for id in calls {
-            t.calls
-                .insert(id, (seq, at, depth.saturating_add(1).min(8)));
+            t.calls.insert(id, (seq, at, depth));
         }
     }
 }
