@@ -286,7 +286,7 @@ fn calls_pair_with_results_and_subagents_sit_under_their_call() {
     );
     assert!(row(6).contains("href=\"#e0-3\">↳ call #3"), "{}", row(6));
     assert!(
-        row(4).starts_with("<div class=\"ev k-tool d1\""),
+        row(4).starts_with("<div class=\"ev k-msg d1\""),
         "{}",
         row(4)
     );
