@@ -280,7 +280,7 @@ fn calls_pair_with_results_and_subagents_sit_under_their_call() {
         row(3)
     );
     assert!(
-        row(3).starts_with("<div class=\"ev k-tool err\""),
+        row(3).starts_with("<div class=\"ev k-msg err\""),
         "{}",
         row(3)
     );
