@@ -36,7 +36,7 @@ body:has(#only-errors:checked) .ev:not(.err){display:none}
 .ev time{color:var(--mut);white-space:nowrap}.ev .g{overflow-wrap:anywhere}
 .k-msg .k{font-weight:700}.k-res .k{color:var(--res)}.k-tool .k{color:var(--tool)}.k-fin .k{color:var(--fin)}.k-oth .k{color:var(--mut)}
 .ev.err{background:var(--errbg)}.ev.err .k,.ev .bad{color:var(--err)}
-.pair a{margin-left:10px}
+.pair a{margin-left:12px;white-space:nowrap}
 details summary{cursor:pointer;color:var(--mut);font-size:11px}
 pre{margin:2px 0 6px;padding:6px 8px;max-height:32em;overflow:auto;white-space:pre-wrap;overflow-wrap:anywhere;background:rgba(127,127,127,.08);border-radius:4px}
 .ev:target{outline:2px solid var(--hl)}
@@ -72,7 +72,7 @@ pub(super) const SCRIPT: &str = r#"
 "#;
 
 /// `sha256-` and the base64 of [`STYLE`]'s SHA-256, for the CSP (checked by a test).
-pub(super) const STYLE_HASH: &str = "sha256-DrynZuSQPXRmeISg9ZBWV61zMvwBZMAXNjP3yLduf9M=";
+pub(super) const STYLE_HASH: &str = "sha256-7+/ZFYEqdnpcVFlT7pO6rU+h2V02Dn4CK8DPcBVNgo0=";
 /// `sha256-` and the base64 of [`SCRIPT`]'s SHA-256, for the CSP (checked by a test).
 pub(super) const SCRIPT_HASH: &str = "sha256-Ykz77aRZyvhXfrzrepr5N6/nM/SeKVAmvZLl0CppYTY=";
 
@@ -135,8 +135,8 @@ pub(super) fn header(
         .map(|c| format!("${c:.4}"));
     let tokens = format!(
         "in {} · out {}",
-        num("input_tokens").unwrap_or(0),
-        num("output_tokens").unwrap_or(0)
+        grouped(num("input_tokens").unwrap_or(0)),
+        grouped(num("output_tokens").unwrap_or(0))
     );
     let calls = num("tool_calls")
         .filter(|&c| c > 0)
@@ -272,6 +272,19 @@ fn tools_chart(tools: Option<&Value>, out: &mut String) {
         ));
     }
     out.push_str("</svg><figcaption>tool calls by tool</figcaption></figure>");
+}
+
+/// `29121851` as `29,121,851`.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// `1234567` as `1.2M`, `45000` as `45k`.

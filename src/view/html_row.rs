@@ -216,7 +216,8 @@ impl Row {
             anchor(self.at),
             number(self.at, several_files)
         ));
-        out.push_str(&self.cells);
+        // The pairing links go at the end of the gist's cell.
+        out.push_str(self.cells.strip_suffix("</span>").unwrap_or(&self.cells));
         if self.answers.is_some() || !self.answered_by.is_empty() {
             out.push_str("<span class=\"pair\">");
             if let Some(l) = self.answers {
@@ -227,6 +228,7 @@ impl Row {
             }
             out.push_str("</span>");
         }
+        out.push_str("</span>");
         out.push_str(&self.details);
         out.push_str(&self.original);
         out.push_str("</div>\n");
