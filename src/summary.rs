@@ -48,7 +48,7 @@ const CONVERSATION_CAP: usize = 20;
 pub const ENDED_WITHOUT_FINAL: &str = "ended without a final event";
 
 /// `s` cut to at most `max` bytes on a character boundary, `…` saying so.
-fn clip(s: &str, max: usize) -> String {
+pub(crate) fn clip(s: &str, max: usize) -> String {
     if s.len() <= max {
         return s.to_string();
     }

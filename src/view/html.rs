@@ -33,7 +33,7 @@ const FRAME_RESERVE: usize = 24 << 10;
 /// The most bytes of an event's JSON in its row.
 const DETAILS_CAP: usize = 16 << 10;
 /// Points of the token chart kept at most (halved as events come).
-const SERIES_POINTS: usize = 256;
+const SERIES_POINTS: usize = 128;
 /// Tool calls awaiting their results, at most; past it the oldest are forgotten.
 const OPEN_CALLS: usize = 65_536;
 /// Originals embedded at most, each at most [`ORIGINAL_CAP`] bytes.
@@ -116,7 +116,15 @@ pub(super) fn run<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, E
     };
     let mut bottom = String::from("</main>\n");
     page::tail(&mut bottom);
-    let room = limit.saturating_sub(frame(t.events).len() + bottom.len() + 400);
+    // The line that says what was left out: its words, and the path in its command.
+    let note = 400
+        + opts
+            .files
+            .iter()
+            .map(|f| 6 * f.as_os_str().len())
+            .max()
+            .unwrap_or(0);
+    let room = limit.saturating_sub(frame(t.events).len() + bottom.len() + note);
     t.fit(room);
     let shown = t.shown();
     out.write_all(frame(shown).as_bytes()).map_err(write)?;
@@ -149,8 +157,10 @@ fn title(opts: &ViewOptions) -> String {
         .iter()
         .take(3)
         .map(|p| {
-            p.file_name()
-                .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into())
+            let name = p
+                .file_name()
+                .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into());
+            crate::summary::clip(&name, 80)
         })
         .collect();
     let more = opts.files.len().saturating_sub(3);
@@ -358,7 +368,9 @@ impl Timeline {
         self.tail_used += size;
         self.tail.push_back(row);
         let over_count = |t: &Timeline| t.tail_limit.is_some_and(|n| t.tail.len() > n);
-        while self.head_used + self.tail_used > self.budget || over_count(self) {
+        while !self.tail.is_empty()
+            && (self.head_used + self.tail_used > self.budget || over_count(self))
+        {
             let by_count = over_count(self);
             self.let_go_tail_front(!by_count);
         }
@@ -485,8 +497,7 @@ fn embed_originals(opts: &ViewOptions, archives: &[bool], room: usize, t: &mut T
                 continue;
             }
             let text = String::from_utf8_lossy(&bytes);
-            let shown = super::render::floor_char(&text, text.len());
-            page::original_html(&text[..shown], loc.len, bytes.len(), &mut row.original);
+            page::original_html(&text, loc.len, bytes.len(), &mut row.original);
             left -= 1;
         }
     }

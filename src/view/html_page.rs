@@ -166,7 +166,7 @@ pub(super) fn header(
     for (name, value, attrs) in items {
         let Some(value) = value else { continue };
         out.push_str(&format!("<dt>{name}</dt><dd{attrs}>"));
-        escape_text(&value, out);
+        escape_text(&crate::summary::clip(&value, VALUE_CAP), out);
         out.push_str("</dd>");
     }
     out.push_str(&format!(
@@ -195,6 +195,9 @@ pub(super) fn header(
     tools_chart(s.get("tools"), out);
     out.push_str("</div></header>\n");
 }
+
+/// The most bytes of a summary value shown in the header (before escaping).
+const VALUE_CAP: usize = 120;
 
 /// Chart size.
 const W: f64 = 420.0;
@@ -279,7 +282,7 @@ fn grouped(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

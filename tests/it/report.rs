@@ -413,3 +413,34 @@ fn html_is_refused_with_summary_and_follow() {
         assert!(String::from_utf8_lossy(&out.stderr).contains("--format html"));
     }
 }
+
+/// The least page (32 KiB) holds its frame whatever the summary says: long values of
+/// characters that escape to six bytes, many tools, many errors.
+#[test]
+fn the_least_page_holds_a_summary_of_long_hostile_strings() {
+    use std::io::Write;
+    let dir = common::tempdir("report-least");
+    let log = dir.join(format!("{}.jsonl", "q".repeat(200)));
+    let mut f = std::fs::File::create(&log).unwrap();
+    let quotes = "\"'<>&".repeat(1000);
+    let init = serde_json::json!({"type":"system","subtype":"init","session_id": quotes,
+        "model": quotes, "claude_code_version": quotes});
+    writeln!(f, "{init}").unwrap();
+    for i in 0..600 {
+        let call = serde_json::json!({"type":"assistant","timestamp": format!("2026-03-01T10:{:02}:00Z", i % 60),
+            "message":{"content":[{"type":"tool_use","id": format!("t{i}"),"name": format!("{i}{quotes}"),"input":{}}],
+            "usage":{"input_tokens": 5, "output_tokens": 5}}});
+        writeln!(f, "{call}").unwrap();
+        let failed = serde_json::json!({"type":"user","message":{"content":[{"type":"tool_result",
+            "tool_use_id": format!("t{i}"),"is_error":true,"content": quotes}]}});
+        writeln!(f, "{failed}").unwrap();
+    }
+    let end = serde_json::json!({"type":"result","subtype":"error_during_execution","is_error":true,
+        "result": quotes, "session_id": quotes, "total_cost_usd": 1.5});
+    writeln!(f, "{end}").unwrap();
+    drop(f);
+    let page = html(&["--max-tokens", "100"], &log);
+    assert!(page.len() <= 32 << 10, "{} bytes", page.len());
+    let p = check(&page, "least page");
+    assert_eq!(p.events, 1202);
+}
