@@ -6,7 +6,8 @@ event count as `--view --format jsonl` gives it). For each page: no console erro
 no request but the page itself, no dialog (a hostile log's `alert` would open one), exactly one
 script element, the page's script ran (`data-ready` on <html>), the event count shown equals
 the log's and the rows shown plus those left out make it, and the filters work (the search
-hides every row for a string no row holds; "errors only" leaves only error rows).
+hides every row for a string no row holds; "errors only" leaves only error rows). Then again
+with scripts off: every row shows, and "errors only" (CSS) still works.
 
 Standard library only: a minimal WebSocket client (RFC 6455, client frames masked) and one
 browser connection with a session per page (Target.attachToTarget, flatten). Every wait has a
@@ -140,9 +141,10 @@ class Browser:
             self.events.append(m)
         raise RuntimeError(f"{method}: no answer within {TIMEOUT} s")
 
-    def wait_for(self, method, session):
+    def wait_for(self, method, session, since=0):
+        """Waits for an event of the session, among those from index `since` of the events."""
         deadline = time.monotonic() + TIMEOUT
-        for m in self.events:
+        for m in self.events[since:]:
             if m.get("method") == method and m.get("sessionId") == session:
                 return
         while time.monotonic() < deadline:
@@ -192,6 +194,19 @@ PROBE = """(() => {
 })()"""
 
 
+NO_SCRIPT_PROBE = """(() => {
+  const d = document, rows = [...d.querySelectorAll('main .ev')];
+  const visible = () => rows.filter(r => r.offsetParent !== null);
+  const out = { ran: d.documentElement.hasAttribute('data-ready'), allShown: visible().length === rows.length };
+  const e = d.getElementById('only-errors');
+  e.checked = true;
+  out.errorsOnly = visible().length === d.querySelectorAll('main .ev.err').length
+    && visible().every(r => r.classList.contains('err'));
+  e.checked = false;
+  return JSON.stringify(out);
+})()"""
+
+
 def check_page(browser, page, count):
     problems = []
     url = page.resolve().as_uri()
@@ -200,8 +215,9 @@ def check_page(browser, page, count):
     first = len(browser.events)
     for domain in ("Page", "Runtime", "Log", "Network"):
         browser.call(f"{domain}.enable", session=session)
+    navigated = len(browser.events)
     browser.call("Page.navigate", {"url": url}, session=session)
-    browser.wait_for("Page.loadEventFired", session)
+    browser.wait_for("Page.loadEventFired", session, navigated)
     result = browser.call(
         "Runtime.evaluate", {"expression": PROBE, "returnByValue": True}, session=session
     )
@@ -236,6 +252,21 @@ def check_page(browser, page, count):
     for check in ("searchHidesAll", "searchShowsAll", "errorsOnly"):
         if not got[check]:
             problems.append(f"filter check failed: {check}")
+    # With scripts off the page still reads whole, and "errors only" (CSS) still works.
+    browser.call("Emulation.setScriptExecutionDisabled", {"value": True}, session=session)
+    reload = len(browser.events)
+    browser.call("Page.reload", session=session)
+    browser.wait_for("Page.loadEventFired", session, reload)
+    result = browser.call(
+        "Runtime.evaluate", {"expression": NO_SCRIPT_PROBE, "returnByValue": True}, session=session
+    )
+    got = json.loads(result["result"]["value"])
+    if got["ran"]:
+        problems.append("scripts off, but the page's script ran")
+    if not got["allShown"]:
+        problems.append("scripts off: not every row shows")
+    if not got["errorsOnly"]:
+        problems.append("scripts off: errors only does not leave only error rows")
     browser.call("Target.closeTarget", {"targetId": target})
     return problems
 

@@ -502,3 +502,29 @@ fn embed_originals(opts: &ViewOptions, archives: &[bool], room: usize, t: &mut T
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rows kept fit their budget however many events come; the first and the newest stay,
+    /// and every other one is counted.
+    #[test]
+    fn the_timeline_holds_only_what_fits() {
+        let opts = ViewOptions::new(vec!["x".into()]);
+        let mut t = Timeline::new(20_000, &opts);
+        for i in 1..=10_000u64 {
+            let v = serde_json::json!({"type": "assistant", "n": i, "pad": "x".repeat((i % 300) as usize)});
+            let json = v.to_string();
+            t.push(Row::new((0, i), &v, json.as_bytes(), json.as_bytes(), 0));
+            assert!(t.head_used + t.tail_used <= 20_000);
+        }
+        assert_eq!(t.shown() + t.dropped, 10_000);
+        assert_eq!(t.head[0].at, (0, 1));
+        assert_eq!(t.tail.back().map(|r| r.at), Some((0, 10_000)));
+        assert_eq!(
+            t.dropped_lines.map(|(a, _)| a),
+            Some((0, t.head.len() as u64 + 1))
+        );
+    }
+}
