@@ -18,22 +18,32 @@ const GIST_CAP: usize = 400;
 
 /// Writes `s` as HTML text that is also safe inside a double- or single-quoted attribute.
 pub(super) fn escape_html(s: &str, out: &mut String) {
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
+    // The five are ASCII, so a byte scan finds them; runs between are copied whole.
+    let mut done = 0;
+    for (i, b) in s.bytes().enumerate() {
+        let entity = match b {
+            b'&' => "&amp;",
+            b'<' => "&lt;",
+            b'>' => "&gt;",
+            b'"' => "&quot;",
+            b'\'' => "&#39;",
+            _ => continue,
+        };
+        out.push_str(&s[done..i]);
+        out.push_str(entity);
+        done = i + 1;
     }
+    out.push_str(&s[done..]);
 }
 
 /// A string from the log as inert HTML text: terminal controls, bidi and zero-width characters
 /// escaped visibly first ([`escape_controls`]), then [`escape_html`].
 pub(super) fn escape_text(s: &str, out: &mut String) {
-    escape_html(&escape_controls(s), out);
+    if s.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        escape_html(s, out); // printable ASCII: nothing to make visible
+    } else {
+        escape_html(&escape_controls(s), out);
+    }
 }
 
 /// Like [`escape_text`], for a block of lines (in a `<pre>`): its newlines stay newlines.
