@@ -27,6 +27,8 @@ import tempfile
 import time
 
 TIMEOUT = 30.0
+# The exit status when the browser cannot start: the caller skips, saying so.
+NO_BROWSER = 3
 
 
 class WebSocket:
@@ -114,14 +116,18 @@ class Browser:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        port_file = pathlib.Path(self.profile) / "DevToolsActivePort"
-        deadline = time.monotonic() + TIMEOUT
-        while not (port_file.exists() and len(port_file.read_text().split("\n")) >= 2):
-            if time.monotonic() > deadline or self.proc.poll() is not None:
-                raise RuntimeError("chromium did not open its DevTools port")
-            time.sleep(0.1)
-        port, path = port_file.read_text().split("\n")[:2]
-        self.ws = WebSocket(int(port), path)
+        try:
+            port_file = pathlib.Path(self.profile) / "DevToolsActivePort"
+            deadline = time.monotonic() + TIMEOUT
+            while not (port_file.exists() and len(port_file.read_text().split("\n")) >= 2):
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    raise RuntimeError("chromium did not open its DevTools port")
+                time.sleep(0.1)
+            port, path = port_file.read_text().split("\n")[:2]
+            self.ws = WebSocket(int(port), path)
+        except BaseException:
+            self.close()
+            raise
         self.next_id = 0
         self.events = []
 
@@ -276,7 +282,11 @@ def main():
     pages = sorted(folder.glob("*.html"))
     if not pages:
         sys.exit(f"no pages in {folder}")
-    browser = Browser(chromium)
+    try:
+        browser = Browser(chromium)
+    except (OSError, RuntimeError) as e:
+        print(f"chromium did not start: {e}")
+        sys.exit(NO_BROWSER)
     failed = 0
     try:
         for page in pages:
