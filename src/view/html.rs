@@ -95,19 +95,30 @@ pub(super) fn run<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, E
         embed_originals(opts, &archives, originals_room, &mut t);
         t.recount();
     }
-    let write = |e: io::Error| Error::WriteStdout { source: e };
-    let mut out = BufWriter::with_capacity(64 * 1024, out);
-    let title = title(opts);
     let summary = pass.summary.to_json();
     let series = pass.series.points();
-    // The frame as it will be, with room for the counts' digits; rows are let go from the
-    // middle until the page fits.
+    write_page(opts, limit, &mut t, &summary, &series, out)
+        .map_err(|source| Error::WriteStdout { source })?;
+    Ok(problems)
+}
+
+/// Writes the page: the frame around the rows, with rows let go from the middle until the
+/// whole fits `limit` bytes.
+fn write_page<W: Write>(
+    opts: &ViewOptions,
+    limit: usize,
+    t: &mut Timeline,
+    summary: &Value,
+    series: &[(f64, f64)],
+    out: W,
+) -> io::Result<()> {
+    let mut out = BufWriter::with_capacity(64 * 1024, out);
+    let title = title(opts);
     let events = t.events;
     let frame = |shown: u64| {
         let mut top = String::new();
         page::head(&title, &mut top);
-        let counts = Counts { events, shown };
-        page::header(&title, &summary, &counts, &series, &mut top);
+        page::header(&title, summary, &Counts { events, shown }, series, &mut top);
         page::filter_bar(&mut top);
         top.push_str(&format!(
             "<main id=\"timeline\" data-events=\"{events}\" data-shown=\"{shown}\">\n"
@@ -116,7 +127,8 @@ pub(super) fn run<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, E
     };
     let mut bottom = String::from("</main>\n");
     page::tail(&mut bottom);
-    // The line that says what was left out: its words, and the path in its command.
+    // The line that says what was left out: its words, and the path in its command. The frame
+    // is measured with every event shown: as many digits as it will have, or more.
     let note = 400
         + opts
             .files
@@ -124,30 +136,28 @@ pub(super) fn run<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, E
             .map(|f| 6 * f.as_os_str().len())
             .max()
             .unwrap_or(0);
-    let room = limit.saturating_sub(frame(t.events).len() + bottom.len() + note);
-    t.fit(room);
+    t.fit(limit.saturating_sub(frame(events).len() + bottom.len() + note));
     let shown = t.shown();
-    out.write_all(frame(shown).as_bytes()).map_err(write)?;
+    out.write_all(frame(shown).as_bytes())?;
     let several = opts.files.len() > 1;
     let mut buf = String::new();
     for row in &t.head {
         buf.clear();
         row.write(several, &mut buf);
-        out.write_all(buf.as_bytes()).map_err(write)?;
+        out.write_all(buf.as_bytes())?;
     }
-    if t.events > shown {
+    if events > shown {
         buf.clear();
         t.omitted_note(opts, limit, &mut buf);
-        out.write_all(buf.as_bytes()).map_err(write)?;
+        out.write_all(buf.as_bytes())?;
     }
     for row in &t.tail {
         buf.clear();
         row.write(several, &mut buf);
-        out.write_all(buf.as_bytes()).map_err(write)?;
+        out.write_all(buf.as_bytes())?;
     }
-    out.write_all(bottom.as_bytes()).map_err(write)?;
-    out.flush().map_err(write)?;
-    Ok(problems)
+    out.write_all(bottom.as_bytes())?;
+    out.flush()
 }
 
 /// The page's title: the logs' file names.
