@@ -257,6 +257,15 @@ fn a_hostile_log_is_shown_escaped_and_stays_inert() {
     ] {
         assert!(page.contains(shown), "not shown escaped: {shown}");
     }
+    // A hostile file name, in the title, the header and the command of what was left out.
+    let dir = common::tempdir("report-hostile-name");
+    let named = dir.join("<svg onload=alert(1)> \"'&.jsonl");
+    std::fs::copy(&log, &named).unwrap();
+    let named_page = html(&["--max-tokens", "100"], &named);
+    check(&named_page, "hostile name");
+    assert!(
+        named_page.contains("<title>&lt;svg onload=alert(1)&gt; &quot;&#39;&amp;.jsonl</title>")
+    );
     // Images as descriptors, never their data.
     assert!(!page.contains("iVBORw0KGgoAAAA"), "image data in the page");
     assert!(
