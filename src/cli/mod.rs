@@ -276,7 +276,7 @@ struct Cli {
     types: Vec<String>,
 
     /// text: one readable line per event (time, type, gist); jsonl: events as log lines; json:
-    /// one JSON array.
+    /// one JSON array; html: one self-contained page (summary, charts, timeline) for a browser.
     #[arg(
         long,
         value_enum,
@@ -646,6 +646,13 @@ impl Cli {
             self.follow,
             self.dry_run,
         );
+        if format == crate::read::view::Format::Html && (follow || self.summary) {
+            return Err(
+                "--format html is one finished page that holds the summary: not with \
+                        --follow or --summary"
+                    .into(),
+            );
+        }
         if follow && format == crate::read::view::Format::Json {
             return Err(
                 "--follow prints events as they come, which a JSON array cannot hold; \

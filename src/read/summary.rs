@@ -48,7 +48,7 @@ const CONVERSATION_CAP: usize = 20;
 pub const ENDED_WITHOUT_FINAL: &str = "ended without a final event";
 
 /// `s` cut to at most `max` bytes on a character boundary, `…` saying so.
-fn clip(s: &str, max: usize) -> String {
+pub(crate) fn clip(s: &str, max: usize) -> String {
     if s.len() <= max {
         return s.to_string();
     }
@@ -740,7 +740,7 @@ impl Summary {
     }
 
     /// Tokens in and out: the final totals when the log has them, else the messages' sum.
-    fn tokens(&self) -> (u64, u64) {
+    pub(crate) fn tokens(&self) -> (u64, u64) {
         if self.input_tokens + self.output_tokens > 0 {
             (self.input_tokens, self.output_tokens)
         } else {
@@ -1209,7 +1209,7 @@ impl Summary {
 
     /// Merges the health of another log of the same summary: a writer on any, the latest
     /// modification.
-    fn merge_health(&mut self, h: Health) {
+    pub(crate) fn merge_health(&mut self, h: Health) {
         self.set_health(match self.health {
             None => h,
             Some(o) => Health {

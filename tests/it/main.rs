@@ -19,6 +19,7 @@ mod newcomer;
 #[cfg(feature = "mcp")]
 mod reading;
 mod redact;
+mod report;
 mod synth;
 mod types;
 mod view;

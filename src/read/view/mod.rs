@@ -13,6 +13,9 @@
 //! (`follow.rs`). An unfinished last line is a line in progress and is not shown.
 
 mod follow;
+mod html;
+mod html_page;
+mod html_row;
 mod read;
 mod render;
 
@@ -46,6 +49,8 @@ pub enum Format {
     Jsonl,
     /// One JSON array of the events.
     Json,
+    /// One self-contained HTML page: the summary, charts and the timeline (`html.rs`).
+    Html,
 }
 
 /// What to show.
@@ -420,6 +425,9 @@ pub fn run(opts: &ViewOptions) -> Result<bool, Error> {
 pub fn run_to<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, Error> {
     if opts.summary {
         return crate::read::summary::summarize(opts, out);
+    }
+    if opts.format == Format::Html {
+        return html::run(opts, out);
     }
     // Where following starts: taken before the first read, so that nothing written while the
     // selection is printed is missed (an event written in that moment may show twice).

@@ -66,7 +66,7 @@ impl<'a> Renderer<'a> {
         let mut out = Vec::new();
         match self.opts.format {
             Format::Jsonl | Format::Json => self.render_json(line, &mut out),
-            Format::Text => self.render_text(file, line, &mut out),
+            Format::Text | Format::Html => self.render_text(file, line, &mut out),
         }
         out
     }
@@ -270,21 +270,48 @@ pub fn inert_json(text: &[u8]) -> Cow<'_, [u8]> {
     }
 }
 
+/// The family of an event, which its colour tells in the text and HTML views.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Reports a failure ([`is_error_event`]).
+    Error,
+    /// The assistant's words.
+    Message,
+    /// What came back: a user turn, a tool's result.
+    Result,
+    /// A tool call.
+    Tool,
+    /// The end of a run or turn.
+    Final,
+    Other,
+}
+
+impl Kind {
+    pub(crate) fn of(v: &Value) -> Kind {
+        if is_error_event(v) {
+            return Kind::Error;
+        }
+        match v.get("type").and_then(Value::as_str).unwrap_or("") {
+            "assistant" | "message" | "text" => Kind::Message,
+            "user" | "tool_result" => Kind::Result,
+            "tool_use" | "tool_call" | "item.started" | "item.completed" => Kind::Tool,
+            "result" | "turn.completed" | "complete" => Kind::Final,
+            _ => Kind::Other,
+        }
+    }
+}
+
 /// Writes a text line with ANSI colours: the time dim, the type by its kind, errors red.
 fn colorize(text: &str, head_len: usize, kind_len: usize, v: &Value, out: &mut Vec<u8>) {
     const DIM: &str = "\x1b[2m";
     const RESET: &str = "\x1b[0m";
-    let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
-    let color = if is_error_event(v) {
-        "\x1b[31m" // red
-    } else {
-        match kind {
-            "assistant" | "message" | "text" => "\x1b[1m", // bold
-            "user" | "tool_result" => "\x1b[32m",          // green
-            "tool_use" | "tool_call" | "item.started" | "item.completed" => "\x1b[36m", // cyan
-            "result" | "turn.completed" | "complete" => "\x1b[35m", // magenta
-            _ => DIM,
-        }
+    let color = match Kind::of(v) {
+        Kind::Error => "\x1b[31m",  // red
+        Kind::Message => "\x1b[1m", // bold
+        Kind::Result => "\x1b[32m", // green
+        Kind::Tool => "\x1b[36m",   // cyan
+        Kind::Final => "\x1b[35m",  // magenta
+        Kind::Other => DIM,
     };
     let kind_end = (head_len + kind_len).min(text.len());
     let (head, rest) = text.split_at(floor_char(text, head_len));

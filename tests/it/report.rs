@@ -1,0 +1,455 @@
+//! `--view --format html`: every golden and real log renders a page of checked structure
+//! (balanced tags of a known set, the policy, one script, no fetch, no handler, no controls),
+//! whose event count is `--view`'s; a hostile log's payloads are shown escaped, never active;
+//! the page's byte bound holds on a large log and says what it left out; a cut event offers its
+//! original from the archive.
+
+use std::path::{Path, PathBuf};
+
+use crate::common::{self, bin, corpus_files, run_cmd};
+
+/// Elements the page may hold.
+const ELEMENTS: &[&str] = &[
+    "html",
+    "head",
+    "meta",
+    "title",
+    "style",
+    "body",
+    "header",
+    "h1",
+    "small",
+    "dl",
+    "dt",
+    "dd",
+    "ul",
+    "li",
+    "div",
+    "figure",
+    "figcaption",
+    "svg",
+    "line",
+    "polyline",
+    "text",
+    "rect",
+    "nav",
+    "label",
+    "input",
+    "span",
+    "select",
+    "option",
+    "output",
+    "main",
+    "a",
+    "time",
+    "b",
+    "details",
+    "summary",
+    "pre",
+    "p",
+    "code",
+    "script",
+];
+/// Elements without an end tag.
+const VOID: &[&str] = &["meta", "input"];
+
+fn html(args: &[&str], log: &Path) -> String {
+    let out = run_cmd(
+        bin()
+            .args(["--view", "--format", "html"])
+            .args(args)
+            .arg(log),
+        b"",
+    );
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        log.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("the page is UTF-8")
+}
+
+/// Events as `--view` counts them: the lines `--view --format jsonl` prints.
+fn view_count(args: &[&str], log: &Path) -> u64 {
+    let out = run_cmd(
+        bin()
+            .args(["--view", "--format", "jsonl"])
+            .args(args)
+            .arg(log),
+        b"",
+    );
+    assert!(out.status.success());
+    out.stdout.iter().filter(|&&b| b == b'\n').count() as u64
+}
+
+/// The value of `attr="…"` on the first tag that has it.
+fn attr(page: &str, name: &str) -> Option<String> {
+    let at = page.find(&format!(" {name}=\""))? + name.len() + 3;
+    Some(page[at..at + page[at..].find('"')?].to_string())
+}
+
+/// What the structure check found.
+struct Page {
+    events: u64,
+    rows: u64,
+    script: String,
+}
+
+/// Checks a page's structure and safety; returns its counts and its script's text.
+fn check(page: &str, what: &str) -> Page {
+    assert!(page.starts_with("<!DOCTYPE html>\n"), "{what}");
+    let csp = page
+        .find("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; ")
+        .unwrap_or_else(|| panic!("{what}: no policy"));
+    assert!(csp < page.find("<style>").unwrap(), "{what}: policy first");
+    let policy = attr(page, "content").unwrap();
+    assert!(
+        policy.contains("script-src 'sha256-") && policy.contains("style-src 'sha256-"),
+        "{what}: {policy}"
+    );
+    assert!(!policy.contains("unsafe"), "{what}: {policy}");
+    assert_eq!(
+        page.to_ascii_lowercase().matches("<script").count(),
+        1,
+        "{what}"
+    );
+    // No control, C1, bidi or zero-width character: log text shows them as escapes.
+    if let Some(c) = page.chars().find(|&c| {
+        (c.is_control() && c != '\n') || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200b}'..='\u{200f}')
+    }) {
+        panic!("{what}: raw character {c:?} in the page");
+    }
+    let mut stack: Vec<&str> = Vec::new();
+    let mut script = String::new();
+    let mut rest = page;
+    while let Some(lt) = rest.find('<') {
+        rest = &rest[lt + 1..];
+        if let Some(r) = rest.strip_prefix("!DOCTYPE html>") {
+            rest = r;
+            continue;
+        }
+        let gt = rest
+            .find('>')
+            .unwrap_or_else(|| panic!("{what}: unclosed tag"));
+        let tag = &rest[..gt];
+        rest = &rest[gt + 1..];
+        if let Some(name) = tag.strip_prefix('/') {
+            let open = stack.pop();
+            assert_eq!(open, Some(name), "{what}: </{name}> closes {open:?}");
+            continue;
+        }
+        let self_closing = tag.ends_with('/');
+        let tag = tag.trim_end_matches('/');
+        let (name, attrs) = tag.split_once(' ').unwrap_or((tag, ""));
+        assert!(ELEMENTS.contains(&name), "{what}: element <{name}>");
+        check_attrs(attrs, what);
+        if name == "script" || name == "style" {
+            let end = rest
+                .find(&format!("</{name}>"))
+                .unwrap_or_else(|| panic!("{what}: <{name}> not closed"));
+            if name == "script" {
+                script = rest[..end].to_string();
+            }
+            rest = &rest[end + name.len() + 3..];
+            continue;
+        }
+        if !self_closing && !VOID.contains(&name) {
+            stack.push(name);
+        }
+    }
+    assert!(stack.is_empty(), "{what}: unclosed {stack:?}");
+    let events: u64 = attr(page, "data-events").unwrap().parse().unwrap();
+    let shown: u64 = attr(page, "data-shown").unwrap().parse().unwrap();
+    let rows = page.matches("<div class=\"ev ").count() as u64;
+    assert_eq!(rows, shown, "{what}");
+    match attr(page, "data-omitted") {
+        Some(n) => assert_eq!(n.parse::<u64>().unwrap(), events - rows, "{what}"),
+        None => assert_eq!(rows, events, "{what}: rows left out without a word"),
+    }
+    assert!(page.contains(&format!("<dd id=\"events\">{events}, {rows} shown</dd>")));
+    Page {
+        events,
+        rows,
+        script,
+    }
+}
+
+/// Attributes: quoted values, no handler, no URL but the page's own anchors.
+fn check_attrs(attrs: &str, what: &str) {
+    let mut rest = attrs.trim();
+    while !rest.is_empty() {
+        let end = rest.find(['=', ' ']).unwrap_or(rest.len());
+        let name = &rest[..end];
+        assert!(!name.starts_with("on"), "{what}: handler attribute {name}");
+        assert!(
+            !matches!(name, "src" | "srcset" | "action" | "formaction" | "style"),
+            "{what}: attribute {name}"
+        );
+        rest = &rest[end..];
+        if let Some(r) = rest.strip_prefix("=\"") {
+            let close = r.find('"').expect("a quoted value ends");
+            let value = &r[..close];
+            assert!(!value.contains('<'), "{what}: < in {name}={value}");
+            if name == "href" {
+                assert!(value.starts_with('#'), "{what}: href={value}");
+            }
+            assert!(
+                !value.to_ascii_lowercase().contains("javascript:"),
+                "{what}: {name}={value}"
+            );
+            rest = &r[close + 1..];
+        } else {
+            assert!(!rest.starts_with('='), "{what}: unquoted value of {name}");
+        }
+        rest = rest.trim_start();
+    }
+}
+
+fn golden_logs() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let mut logs: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path().join("log.jsonl"))
+        .filter(|p| p.is_file())
+        .collect();
+    logs.sort();
+    assert!(logs.len() >= 30, "the golden set: {}", logs.len());
+    logs
+}
+
+fn hostile() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/report/hostile.jsonl")
+}
+
+#[test]
+fn every_golden_and_real_log_gives_a_checked_page_with_every_event() {
+    let mut scripts = Vec::new();
+    for log in golden_logs().into_iter().chain(corpus_files()) {
+        let what = log.display().to_string();
+        let page = html(&[], &log);
+        let p = check(&page, &what);
+        assert_eq!(p.events, view_count(&[], &log), "{what}");
+        assert_eq!(p.rows, p.events, "{what}: a small log is shown whole");
+        scripts.push(p.script);
+    }
+    // The script holds no log data: it is the same on every page.
+    scripts.dedup();
+    assert_eq!(scripts.len(), 1);
+}
+
+#[test]
+fn a_hostile_log_is_shown_escaped_and_stays_inert() {
+    let log = hostile();
+    let page = html(&[], &log);
+    let p = check(&page, "hostile");
+    assert_eq!(p.events, view_count(&[], &log));
+    // Shown, as text.
+    for shown in [
+        "&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;",
+        "&lt;img src=x onerror=alert(10)&gt;",
+        "&lt;svg onload=alert(5)",
+        "data-kind=\"&quot;&gt;&lt;script&gt;alert(11)&lt;/script&gt;\"",
+        "\\e[2J\\e]0;pwned\\x07",
+        "\\u{202e}gnp.exe",
+        "\\e[31m raw ESC \\u{9b} C1",
+        "&lt;/style&gt;&lt;style&gt;",
+    ] {
+        assert!(page.contains(shown), "not shown escaped: {shown}");
+    }
+    // A hostile file name, in the title, the header and the command of what was left out.
+    let dir = common::tempdir("report-hostile-name");
+    let named = dir.join("<svg onload=alert(1)> \"'&.jsonl");
+    std::fs::copy(&log, &named).unwrap();
+    let named_page = html(&["--max-tokens", "100"], &named);
+    check(&named_page, "hostile name");
+    assert!(
+        named_page.contains("<title>&lt;svg onload=alert(1)&gt; &quot;&#39;&amp;.jsonl</title>")
+    );
+    // Images as descriptors, never their data.
+    assert!(!page.contains("iVBORw0KGgoAAAA"), "image data in the page");
+    assert!(
+        page.contains("[BASE64 OMITTED: 3,011 bytes]"),
+        "no image descriptor"
+    );
+}
+
+#[test]
+fn calls_pair_with_results_and_subagents_sit_under_their_call() {
+    let page = html(&[], &hostile());
+    let row = |n: u32| {
+        let at = page.find(&format!("id=\"e0-{n}\"")).unwrap();
+        let start = page[..at].rfind("<div").unwrap();
+        page[start..start + page[start..].find("</div>").unwrap()].to_string()
+    };
+    // Line 3 calls toolu_1; line 6 is its failed result; lines 4-5 run under it.
+    assert!(
+        row(3).contains("href=\"#e0-6\" class=\"bad\">→ result #6"),
+        "{}",
+        row(3)
+    );
+    assert!(
+        row(3).starts_with("<div class=\"ev k-msg err\""),
+        "{}",
+        row(3)
+    );
+    assert!(row(6).contains("href=\"#e0-3\">↳ call #3"), "{}", row(6));
+    assert!(
+        row(4).starts_with("<div class=\"ev k-msg d1\""),
+        "{}",
+        row(4)
+    );
+    assert!(row(5).contains(" d1\""), "{}", row(5));
+    assert!(row(5).contains("↳ call #4"), "{}", row(5));
+    assert!(!row(2).contains(" d1"), "{}", row(2));
+}
+
+#[test]
+fn filters_and_head_tail_keep_the_count_of_the_view() {
+    let log = hostile();
+    for args in [&["--errors"][..], &["--type", "user"], &["--grep", "alert"]] {
+        let page = html(args, &log);
+        let p = check(&page, &format!("{args:?}"));
+        assert_eq!(p.events, view_count(args, &log), "{args:?}");
+        assert_eq!(p.rows, p.events);
+    }
+    let page = html(&["--tail", "3"], &log);
+    let p = check(&page, "--tail 3");
+    assert_eq!((p.events, p.rows), (view_count(&[], &log), 3));
+    assert!(page.contains("(--tail 3)"));
+    assert!(page.contains("id=\"e0-10\""), "the last event is shown");
+    let page = html(&["--head", "2"], &log);
+    let p = check(&page, "--head 2");
+    assert_eq!(p.rows, 2);
+    assert!(page.contains("id=\"e0-1\""), "the first event is shown");
+}
+
+/// A synthetic log of `n` events of about `pad` bytes each.
+fn large_log(dir: &Path, n: usize, pad: usize) -> PathBuf {
+    use std::io::Write;
+    let log = dir.join("large.jsonl");
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&log).unwrap());
+    for i in 1..=n {
+        let kind = if i % 7 == 0 { "user" } else { "assistant" };
+        writeln!(
+            f,
+            r#"{{"type":"{kind}","timestamp":"2026-03-01T10:{:02}:{:02}Z","message":{{"content":[{{"type":"text","text":"event {i} {}"}}],"usage":{{"input_tokens":3,"output_tokens":2}}}}}}"#,
+            (i / 60) % 60,
+            i % 60,
+            "word ".repeat(pad / 5)
+        )
+        .unwrap();
+    }
+    f.flush().unwrap();
+    log
+}
+
+#[test]
+fn the_page_bound_holds_on_a_large_log_and_says_what_it_left_out() {
+    let dir = common::tempdir("report-large");
+    let n = 20_000;
+    let log = large_log(&dir, n, 400);
+    let page = html(&["--max-tokens", "20000"], &log);
+    assert!(page.len() <= 60_000, "{} bytes", page.len());
+    let p = check(&page, "--max-tokens 20000");
+    assert_eq!(p.events, n as u64);
+    assert!(p.rows > 5 && p.rows < p.events, "{} rows", p.rows);
+    // The first and the last events are shown, the middle is counted.
+    assert!(page.contains("id=\"e0-1\"") && page.contains(&format!("id=\"e0-{n}\"")));
+    let left = p.events - p.rows;
+    assert!(
+        page.contains(&format!(
+            "… {left} events left out here to keep the page within"
+        )),
+        "no word of what was left out"
+    );
+    assert!(page.contains("smart-tee --view --line "));
+    // Without --max-tokens, the default bound: 8 MiB.
+    let log = large_log(&dir, 6_000, 3000);
+    let page = html(&[], &log);
+    assert!(page.len() <= 8 << 20, "{} bytes", page.len());
+    let p = check(&page, "default bound");
+    assert!(p.rows < p.events && p.events == 6_000);
+    assert!(page.contains("(the default bound)"));
+}
+
+#[test]
+fn a_cut_event_offers_its_original_from_the_archive() {
+    let dir = common::tempdir("report-archive");
+    let log = dir.join("run.jsonl");
+    let long = format!(
+        "start {} MIDDLE-TOKEN {} end",
+        "a".repeat(3000),
+        "b".repeat(3000)
+    );
+    let input = format!(
+        "{}\n{}\n",
+        r#"{"type":"system","subtype":"init","session_id":"s"}"#,
+        serde_json::json!({"type":"assistant","message":{"content":[{"type":"text","text": long}]}})
+    );
+    let archive = format!("{}.orig.zst", log.display());
+    let out = run_cmd(
+        bin().args(["-b", "1024", "--archive", &archive]).arg(&log),
+        input.as_bytes(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(!logged.contains("MIDDLE-TOKEN"), "the log line is cut");
+    let page = html(&[], &log);
+    check(&page, "archived");
+    assert_eq!(page.matches("<details class=\"orig\">").count(), 1);
+    assert!(page.contains("MIDDLE-TOKEN"), "the original is offered");
+    // Without the archive, no original.
+    std::fs::remove_file(&archive).unwrap();
+    let page = html(&[], &log);
+    assert!(!page.contains("MIDDLE-TOKEN") && !page.contains("class=\"orig\""));
+}
+
+#[test]
+fn html_is_refused_with_summary_and_follow() {
+    for extra in ["--summary", "--follow"] {
+        let out = run_cmd(
+            bin()
+                .args(["--view", "--format", "html", extra])
+                .arg(hostile()),
+            b"",
+        );
+        assert!(!out.status.success(), "{extra}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--format html"));
+    }
+}
+
+/// The least page (32 KiB) holds its frame whatever the summary says: long values of
+/// characters that escape to six bytes, many tools, many errors.
+#[test]
+fn the_least_page_holds_a_summary_of_long_hostile_strings() {
+    use std::io::Write;
+    let dir = common::tempdir("report-least");
+    let log = dir.join(format!("{}.jsonl", "q".repeat(200)));
+    let mut f = std::fs::File::create(&log).unwrap();
+    let quotes = "\"'<>&".repeat(1000);
+    let init = serde_json::json!({"type":"system","subtype":"init","session_id": quotes,
+        "model": quotes, "claude_code_version": quotes});
+    writeln!(f, "{init}").unwrap();
+    for i in 0..600 {
+        let call = serde_json::json!({"type":"assistant","timestamp": format!("2026-03-01T10:{:02}:00Z", i % 60),
+            "message":{"content":[{"type":"tool_use","id": format!("t{i}"),"name": format!("{i}{quotes}"),"input":{}}],
+            "usage":{"input_tokens": 5, "output_tokens": 5}}});
+        writeln!(f, "{call}").unwrap();
+        let failed = serde_json::json!({"type":"user","message":{"content":[{"type":"tool_result",
+            "tool_use_id": format!("t{i}"),"is_error":true,"content": quotes}]}});
+        writeln!(f, "{failed}").unwrap();
+    }
+    let end = serde_json::json!({"type":"result","subtype":"error_during_execution","is_error":true,
+        "result": quotes, "session_id": quotes, "total_cost_usd": 1.5});
+    writeln!(f, "{end}").unwrap();
+    drop(f);
+    let page = html(&["--max-tokens", "100"], &log);
+    assert!(page.len() <= 32 << 10, "{} bytes", page.len());
+    let p = check(&page, "least page");
+    assert_eq!(p.events, 1202);
+}
