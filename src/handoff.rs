@@ -15,6 +15,7 @@
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 /// Input bytes that may wait for the logs while stdout goes on.
 pub const QUEUE_BYTES: usize = 16 << 20;
@@ -185,20 +186,48 @@ impl Handoff {
     pub fn recv(&self) -> Msg {
         let mut s = lock(&self.state);
         loop {
-            if let Some(msg) = s.items.pop_front() {
-                if let Msg::Chunk(_, n) = &msg {
-                    s.bytes -= n;
-                    if s.reader_waits && s.bytes <= LOW {
-                        drop(s);
-                        self.room.notify_one();
-                    }
-                }
+            if let Some(msg) = self.pop(&mut s) {
                 return msg;
             }
             s.worker_waits = true;
             s = self.ready.wait(s).unwrap_or_else(|p| p.into_inner());
             s.worker_waits = false;
         }
+    }
+
+    /// The next message, waiting for one at most `timeout`: `None` when none came.
+    pub fn recv_timeout(&self, timeout: Duration) -> Option<Msg> {
+        let deadline = Instant::now() + timeout;
+        let mut s = lock(&self.state);
+        loop {
+            if let Some(msg) = self.pop(&mut s) {
+                return Some(msg);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return None;
+            }
+            s.worker_waits = true;
+            s = self
+                .ready
+                .wait_timeout(s, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+            s.worker_waits = false;
+        }
+    }
+
+    /// Takes the first message, waking a reader waiting for room once the queue is down to
+    /// [`LOW`].
+    fn pop(&self, s: &mut MutexGuard<'_, State>) -> Option<Msg> {
+        let msg = s.items.pop_front()?;
+        if let Msg::Chunk(_, n) = &msg {
+            s.bytes -= n;
+            if s.reader_waits && s.bytes <= LOW {
+                self.room.notify_one();
+            }
+        }
+        Some(msg)
     }
 
     /// Gives a chunk's buffer back for reuse once the worker is done with it.

@@ -453,8 +453,19 @@ fn log_worker(
         stop
     };
     let reader_ok;
+    let idle_after = log.idle_after();
     loop {
-        match handoff.recv() {
+        let msg = match idle_after {
+            Some(after) => match handoff.recv_timeout(after) {
+                Some(msg) => msg,
+                None => {
+                    log.idle();
+                    continue;
+                }
+            },
+            None => handoff.recv(),
+        };
+        match msg {
             Msg::Chunk(buf, n) => {
                 let errors = log.feed(&buf[..n]);
                 if report(errors, &mut ok) {

@@ -17,6 +17,8 @@
 //! `writer` (the tee's side: a feed on the log thread, compression on a thread of its own) and
 //! `reader` (`--view --original`, the MCP tool) own the two sides; this file owns the format.
 
+pub mod compress;
+pub mod frames;
 pub mod original;
 pub mod reader;
 pub mod writer;
@@ -106,6 +108,12 @@ impl Entry {
         for b in &self.blanks {
             out.extend_from_slice(&b.to_le_bytes());
         }
+    }
+
+    /// Sets the compressed size in a record that starts with an entry written by
+    /// [`Entry::write_to`] (it is known once the frame that follows is compressed).
+    pub fn set_csize(record: &mut [u8], csize: u64) {
+        record[16..24].copy_from_slice(&csize.to_le_bytes());
     }
 
     /// The payload's length, from a skippable frame's 8-byte header; `None` when it is not an
