@@ -1,5 +1,6 @@
-//! The compression thread: compresses each frame [`super::frames`] hands over and writes its
-//! record (entry and frame) with one write, then gives the frame's buffer back.
+//! The compression threads: each compresses a frame [`super::frames`] hands over, then, in
+//! the order the frames were closed, writes its record (entry and frame) with one write and
+//! gives the frame's buffer back. Frames are independent, so two threads compress two at once.
 //!
 //! Crash consistency: a record is written whole or, after a failed write, cut back off the
 //! file; a kill can still tear the last record, and the next run with `-a` cuts it off when it
@@ -11,7 +12,7 @@ use std::io::{self, Cursor, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use super::Entry;
 use crate::error::Error;
@@ -22,7 +23,7 @@ pub struct Frame {
     pub entry: Entry,
 }
 
-/// What the log thread sends the compression thread, in order.
+/// What the log thread sends the compression threads, in order.
 pub enum ToCompressor {
     Frame(Frame),
     /// Open the archive again by its path (SIGUSR1): the frames before go to the one open
@@ -32,76 +33,112 @@ pub enum ToCompressor {
     End(u64),
 }
 
-/// The compression thread's state.
-pub struct Compressor {
+/// A message and its place in the order.
+pub type Numbered = (u64, ToCompressor);
+
+/// The archive file, as the compression threads share it: written in turn.
+pub struct Output {
     pub path: PathBuf,
     pub mode: u32,
     /// `None` once a write failed (until a reopen).
     pub file: Option<File>,
     /// Where the archive's last whole record ends (its length, as the only writer).
     pub len: u64,
-    pub zstd: zstd::bulk::Compressor<'static>,
-    /// The record being written: the entry, then the compressed frame.
-    pub out: Vec<u8>,
+    /// The number of the next message to be written.
+    pub turn: u64,
     pub errors: Arc<Mutex<Vec<Error>>>,
 }
 
-impl Compressor {
-    pub fn run(mut self, rx: Receiver<ToCompressor>, free: Sender<Vec<u8>>) {
-        let mut next_log = None;
-        for msg in rx {
-            match msg {
-                ToCompressor::Frame(frame) => {
-                    self.write(frame.entry, &frame.bytes);
-                    let _ = free.send(frame.bytes);
-                }
-                ToCompressor::Reopen => self.reopen(),
-                ToCompressor::End(next) => next_log = Some(next),
+/// What the compression threads share: the messages, the file and whose turn it is.
+pub struct Shared {
+    pub rx: Mutex<Receiver<Numbered>>,
+    pub output: Mutex<Output>,
+    pub turn: Condvar,
+    pub free: Mutex<Sender<Vec<u8>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// One compression thread: takes the next message, compresses, waits for its turn, writes.
+pub fn run(shared: &Shared, mut zstd: zstd::bulk::Compressor<'static>) {
+    let mut out = Vec::new();
+    loop {
+        let Ok((seq, msg)) = lock(&shared.rx).recv() else {
+            return;
+        };
+        let (compressed, frame) = match msg {
+            ToCompressor::Frame(frame) => {
+                let done = compress(&mut zstd, frame.entry.clone(), &frame.bytes, &mut out);
+                (Some(done), Some(frame.bytes))
             }
+            ToCompressor::End(next_log) => {
+                let entry = Entry {
+                    log_first: next_log,
+                    ..Entry::default()
+                };
+                (Some(compress(&mut zstd, entry, &[], &mut out)), None)
+            }
+            ToCompressor::Reopen => (None, None),
+        };
+        let mut o = lock(&shared.output);
+        while o.turn != seq {
+            o = shared.turn.wait(o).unwrap_or_else(|p| p.into_inner());
         }
-        if let Some(next) = next_log
-            && self.len == 0
-        {
+        match (compressed, &frame) {
+            (Some(done), Some(_)) => o.write(done, &out),
             // An empty input: one empty frame, so that `zstd -dc` reads an empty stream
             // rather than refusing an empty file.
-            let entry = Entry {
-                log_first: next,
-                ..Entry::default()
-            };
-            self.write(entry, &[]);
+            (Some(done), None) if o.len == 0 => o.write(done, &out),
+            (Some(_), None) => {}
+            (None, _) => o.reopen(),
+        }
+        o.turn += 1;
+        drop(o);
+        shared.turn.notify_all();
+        if let Some(bytes) = frame {
+            let _ = lock(&shared.free).send(bytes);
         }
     }
+}
 
-    /// Compresses `data` and writes its record.
-    fn write(&mut self, mut entry: Entry, data: &[u8]) {
+/// Compresses `data` into `out` after its entry (a cursor writes into the spare capacity: no
+/// copy of the compressed bytes).
+fn compress(
+    zstd: &mut zstd::bulk::Compressor<'static>,
+    mut entry: Entry,
+    data: &[u8],
+    out: &mut Vec<u8>,
+) -> io::Result<()> {
+    entry.dsize = data.len() as u64;
+    out.clear();
+    entry.write_to(out);
+    let head = out.len();
+    out.reserve(zstd::zstd_safe::compress_bound(data.len()));
+    let mut cursor = Cursor::new(std::mem::take(out));
+    cursor.set_position(head as u64);
+    let done = zstd.compress_to_buffer(data, &mut cursor);
+    *out = cursor.into_inner();
+    Entry::set_csize(out, done? as u64);
+    Ok(())
+}
+
+impl Output {
+    /// Writes a record compressed by [`compress`].
+    fn write(&mut self, compressed: io::Result<()>, record: &[u8]) {
         if self.file.is_none() {
             return;
         }
-        entry.dsize = data.len() as u64;
-        self.out.clear();
-        entry.write_to(&mut self.out);
-        let head = self.out.len();
-        self.out
-            .reserve(zstd::zstd_safe::compress_bound(data.len()));
-        // The frame is compressed straight after the entry (a cursor writes into the spare
-        // capacity): no copy of the compressed bytes.
-        let mut out = Cursor::new(std::mem::take(&mut self.out));
-        out.set_position(head as u64);
-        let done = self.zstd.compress_to_buffer(data, &mut out);
-        self.out = out.into_inner();
-        let csize = match done {
-            Ok(n) => n,
-            Err(source) => {
-                self.fail(source);
-                return;
-            }
-        };
-        Entry::set_csize(&mut self.out, csize as u64);
+        if let Err(source) = compressed {
+            self.fail(source);
+            return;
+        }
         let Some(file) = self.file.as_mut() else {
             return;
         };
-        match file.write_all(&self.out) {
-            Ok(()) => self.len += self.out.len() as u64,
+        match file.write_all(record) {
+            Ok(()) => self.len += record.len() as u64,
             Err(source) => {
                 // Cut the torn record off: every record in the file stays whole.
                 let _ = file.set_len(self.len);

@@ -9,7 +9,7 @@
 
 use std::sync::mpsc::{Receiver, SyncSender};
 
-use super::compress::{Frame, ToCompressor};
+use super::compress::{Frame, Numbered, ToCompressor};
 use super::{CONTINUES, EOF_END, Entry, MAX_BLANKS, OPEN_END, fold};
 
 /// One line end, as the frame records it.
@@ -34,8 +34,10 @@ pub struct FrameBuilder {
     next_log: u64,
     /// Where the frame's last line end is (0 when none).
     last_end: usize,
-    /// `None` once the compression thread has ended (its errors say why).
-    tx: Option<SyncSender<ToCompressor>>,
+    /// `None` once the compression threads have ended (their errors say why).
+    tx: Option<SyncSender<Numbered>>,
+    /// The number of the next message.
+    seq: u64,
     /// Frame buffers the compression thread is done with.
     free: Receiver<Vec<u8>>,
 }
@@ -45,7 +47,7 @@ impl FrameBuilder {
         target: usize,
         max: usize,
         next_log: u64,
-        tx: SyncSender<ToCompressor>,
+        tx: SyncSender<Numbered>,
         free: Receiver<Vec<u8>>,
     ) -> FrameBuilder {
         let target = target.max(1);
@@ -59,6 +61,7 @@ impl FrameBuilder {
             next_log,
             last_end: 0,
             tx: Some(tx),
+            seq: 0,
             free,
         }
     }
@@ -150,10 +153,11 @@ impl FrameBuilder {
 
     fn send(&mut self, msg: ToCompressor) {
         if let Some(tx) = &self.tx
-            && tx.send(msg).is_err()
+            && tx.send((self.seq, msg)).is_err()
         {
             self.tx = None;
         }
+        self.seq += 1;
     }
 
     /// SIGUSR1: the frame so far goes to the archive open until now (closed at its last line

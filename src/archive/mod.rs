@@ -64,6 +64,40 @@ pub fn default_path(log: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// Where a log's archive may be, in the order a reader looks: `LOG.orig.zst`; for a log that
+/// was compressed after it was written (`.gz`, `.zst`), beside the name it had before; for a
+/// log rotated by logrotate with its archive (`run.jsonl.1`, `run.jsonl-20260101`, compressed
+/// or not), the archive rotated the same way (`run.jsonl.orig.zst.1`).
+pub fn default_paths(log: &Path) -> Vec<PathBuf> {
+    let mut out = vec![default_path(log)];
+    let Some(name) = log.file_name().and_then(|n| n.to_str()) else {
+        return out;
+    };
+    let plain = name
+        .strip_suffix(".gz")
+        .or_else(|| name.strip_suffix(".zst"))
+        .unwrap_or(name);
+    let beside = |file: String| log.with_file_name(file);
+    if plain != name {
+        out.push(beside(format!("{plain}.orig.zst")));
+    }
+    // logrotate's suffixes: `.N` (and `-DATE` with dateext), after the log's own name.
+    for (at, c) in plain.char_indices().rev() {
+        if at > 0 && (c == '.' || c == '-') {
+            let (stem, suffix) = plain.split_at(at);
+            let rotated = suffix[1..]
+                .chars()
+                .all(|c| c.is_ascii_digit() || c == '-' || c == '_');
+            if rotated && !suffix[1..].is_empty() {
+                out.push(beside(format!("{stem}.orig.zst{suffix}")));
+            }
+            break;
+        }
+    }
+    out.dedup();
+    out
+}
+
 /// True when the environment asks for an archive next to the log.
 pub fn wanted_by_env() -> bool {
     std::env::var_os(ARCHIVE_VAR).is_some_and(|v| !v.is_empty() && v != "0")

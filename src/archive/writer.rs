@@ -10,19 +10,22 @@ use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, sync_channel};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use super::compress::{Compressor, open};
+use super::compress::{self, Output, Shared, open};
 use super::frames::{End, FrameBuilder};
 use super::{FRAME_MAX, FRAME_TARGET, LEVEL, line_hash};
 use crate::error::Error;
 use crate::redact::Redactor;
 use crate::split::Piece;
 
-/// Closed frames waiting for the compressor at most.
+/// Closed frames waiting for a compression thread at most.
 const QUEUE: usize = 1;
+/// Compression threads at most (one a core): two compress at twice the rate the tee path
+/// needs on the corpus.
+const WORKERS: usize = 2;
 /// A frame that ends at a line end is closed after this long without input, so that a slow
 /// stream's lines reach the archive file soon after they reach the log (the log worker calls
 /// [`ArchiveFeed::idle`]).
@@ -62,7 +65,7 @@ impl ArchiveOptions {
 /// The log thread's side of an archive.
 pub struct ArchiveFeed {
     frames: FrameBuilder,
-    thread: Option<JoinHandle<()>>,
+    threads: Vec<JoinHandle<()>>,
     errors: Arc<Mutex<Vec<Error>>>,
     redactor: Option<Redactor>,
     redacted: Vec<u8>,
@@ -81,12 +84,15 @@ impl ArchiveFeed {
     pub fn start(opts: ArchiveOptions) -> Result<ArchiveFeed, Error> {
         let (file, len) = open(&opts.path, opts.append, opts.mode)?;
         let base = log_lines(opts.log.as_deref());
-        let zstd = zstd::bulk::Compressor::new(LEVEL)
-            .and_then(|mut c| {
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(WORKERS));
+        let compressors = (0..workers)
+            .map(|_| {
+                let mut c = zstd::bulk::Compressor::new(LEVEL)?;
                 c.include_checksum(true)?;
                 c.include_contentsize(true)?;
                 Ok(c)
             })
+            .collect::<io::Result<Vec<_>>>()
             .map_err(|source| Error::OpenArchive {
                 path: opts.path.clone(),
                 source,
@@ -94,25 +100,39 @@ impl ArchiveFeed {
         let (tx, rx) = sync_channel(QUEUE);
         let (free_tx, free) = channel();
         let errors = Arc::new(Mutex::new(Vec::new()));
-        let compressor = Compressor {
-            path: opts.path.clone(),
-            mode: opts.mode,
-            file: Some(file),
-            len,
-            zstd,
-            out: Vec::new(),
-            errors: Arc::clone(&errors),
-        };
-        let thread = std::thread::Builder::new()
-            .name("archive".into())
-            .spawn(move || compressor.run(rx, free_tx))
-            .map_err(|source| Error::OpenArchive {
+        let shared = Arc::new(Shared {
+            rx: Mutex::new(rx),
+            output: Mutex::new(Output {
                 path: opts.path.clone(),
-                source,
-            })?;
+                mode: opts.mode,
+                file: Some(file),
+                len,
+                turn: 0,
+                errors: Arc::clone(&errors),
+            }),
+            turn: Condvar::new(),
+            free: Mutex::new(free_tx),
+        });
+        let mut threads = Vec::new();
+        for zstd in compressors {
+            let shared = Arc::clone(&shared);
+            let spawned = std::thread::Builder::new()
+                .name("archive".into())
+                .spawn(move || compress::run(&shared, zstd));
+            match spawned {
+                Ok(t) => threads.push(t),
+                Err(_) if !threads.is_empty() => break,
+                Err(source) => {
+                    return Err(Error::OpenArchive {
+                        path: opts.path.clone(),
+                        source,
+                    });
+                }
+            }
+        }
         Ok(ArchiveFeed {
             frames: FrameBuilder::new(opts.frame_target, opts.frame_max, base + 1, tx, free),
-            thread: Some(thread),
+            threads,
             errors,
             redactor: opts.redact.then(Redactor::new),
             redacted: Vec::new(),
@@ -196,9 +216,11 @@ impl ArchiveFeed {
 
     /// Writes the last frame and waits for the compressor. Returns its errors.
     pub fn finish(&mut self) -> Vec<Error> {
-        if let Some(t) = self.thread.take() {
+        if !self.threads.is_empty() {
             self.frames.finish();
-            let _ = t.join();
+            for t in self.threads.drain(..) {
+                let _ = t.join();
+            }
         }
         self.take_errors()
     }

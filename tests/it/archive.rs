@@ -403,7 +403,11 @@ fn a_mismatched_or_missing_archive_gives_no_wrong_original() {
         &log,
     );
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("does not match"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is not the line archive"),
+        "{}",
+        stderr(&out)
+    );
     assert!(out.stdout.is_empty());
     let out = view_original(
         &["--archive", archive.to_str().unwrap(), "--line", "1"],
