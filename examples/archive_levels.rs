@@ -25,7 +25,10 @@ fn main() {
             .collect()
     };
     // Small inputs are compressed several times over, so that each timing covers ~200 MB.
-    let rounds = (200_000_000 / input.len().max(1)).clamp(1, 50);
+    let rounds = std::env::var("ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or((200_000_000 / input.len().max(1)).clamp(1, 50));
     println!(
         "{} bytes in {} files, {rounds} round(s) each",
         input.len(),

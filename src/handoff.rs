@@ -50,10 +50,6 @@ struct State {
     reader_waits: bool,
 }
 
-/// The level the queue drains to before a reader waiting for room is woken: one wake-up per
-/// few chunks instead of one per chunk.
-const LOW: usize = QUEUE_BYTES / 2;
-
 /// See the module documentation.
 pub struct Handoff {
     state: Mutex<State>,
@@ -62,6 +58,8 @@ pub struct Handoff {
     ready: Condvar,
     room: Condvar,
     chunk: usize,
+    /// The most input bytes queued ([`QUEUE_BYTES`] unless the log side holds input itself).
+    bound: usize,
 }
 
 /// What [`Handoff::send_chunk`] did with the reader's buffer.
@@ -77,8 +75,13 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Handoff {
-    /// A queue of buffers of `chunk` bytes.
+    /// A queue of buffers of `chunk` bytes, holding up to [`QUEUE_BYTES`].
     pub fn new(chunk: usize) -> Handoff {
+        Handoff::with_bound(chunk, QUEUE_BYTES)
+    }
+
+    /// A queue of buffers of `chunk` bytes, holding up to `bound` bytes (at least one chunk).
+    pub fn with_bound(chunk: usize, bound: usize) -> Handoff {
         Handoff {
             state: Mutex::new(State {
                 items: VecDeque::new(),
@@ -93,6 +96,7 @@ impl Handoff {
             ready: Condvar::new(),
             room: Condvar::new(),
             chunk,
+            bound: bound.max(chunk),
         }
     }
 
@@ -105,7 +109,7 @@ impl Handoff {
     }
 
     fn wait_room<'a>(&'a self, mut s: MutexGuard<'a, State>, n: usize) -> MutexGuard<'a, State> {
-        while !s.stopping && !s.closed && s.bytes > 0 && s.bytes + n > QUEUE_BYTES {
+        while !s.stopping && !s.closed && s.bytes > 0 && s.bytes + n > self.bound {
             s.reader_waits = true;
             s = self.room.wait(s).unwrap_or_else(|p| p.into_inner());
         }
@@ -218,12 +222,14 @@ impl Handoff {
     }
 
     /// Takes the first message, waking a reader waiting for room once the queue is down to
-    /// [`LOW`].
+    /// half its bound.
     fn pop(&self, s: &mut MutexGuard<'_, State>) -> Option<Msg> {
         let msg = s.items.pop_front()?;
         if let Msg::Chunk(_, n) = &msg {
             s.bytes -= n;
-            if s.reader_waits && s.bytes <= LOW {
+            // The level the queue drains to before a reader waiting for room is woken: one
+            // wake-up per few chunks instead of one per chunk.
+            if s.reader_waits && s.bytes <= self.bound / 2 {
                 self.room.notify_one();
             }
         }
@@ -237,7 +243,7 @@ impl Handoff {
     /// queue (short lines, stdin a file) a third slower.
     pub fn recycle(&self, buf: Buf) {
         let mut s = lock(&self.state);
-        if s.spare.len() <= 2 * QUEUE_BYTES / self.chunk + 4 {
+        if s.spare.len() <= 2 * self.bound / self.chunk + 4 {
             s.spare.push(buf);
         }
     }

@@ -270,7 +270,10 @@ where
         stdout_cap,
         splice,
     } = options;
-    let handoff = Arc::new(Handoff::new(CHUNK));
+    // Input waiting for the logs stays within QUEUE_BYTES, queued here or held by the log
+    // writer (the archive's frames).
+    let bound = QUEUE_BYTES.saturating_sub(log.input_held_max());
+    let handoff = Arc::new(Handoff::with_bound(CHUNK, bound));
     let logs_alive = Arc::new(AtomicBool::new(log.has_live_sinks()));
     if let Some((signals, ignore_interrupts)) = signals {
         watch_signals(signals, Arc::clone(&handoff), ignore_interrupts);

@@ -66,6 +66,11 @@ impl FrameBuilder {
         }
     }
 
+    /// The most input a frame holds.
+    pub fn max(&self) -> usize {
+        self.max
+    }
+
     /// Adds bytes of a line; a frame full in mid-line is closed and the line goes on in the
     /// next.
     #[inline]
