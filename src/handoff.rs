@@ -188,52 +188,50 @@ impl Handoff {
 
     /// The next message, waiting for one.
     pub fn recv(&self) -> Msg {
-        let mut s = lock(&self.state);
         loop {
-            if let Some(msg) = self.pop(&mut s) {
+            if let Some(msg) = self.recv_until(None) {
                 return msg;
             }
-            s.worker_waits = true;
-            s = self.ready.wait(s).unwrap_or_else(|p| p.into_inner());
-            s.worker_waits = false;
         }
     }
 
     /// The next message, waiting for one at most `timeout`: `None` when none came.
     pub fn recv_timeout(&self, timeout: Duration) -> Option<Msg> {
-        let deadline = Instant::now() + timeout;
-        let mut s = lock(&self.state);
-        loop {
-            if let Some(msg) = self.pop(&mut s) {
-                return Some(msg);
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return None;
-            }
-            s.worker_waits = true;
-            s = self
-                .ready
-                .wait_timeout(s, left)
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
-            s.worker_waits = false;
-        }
+        self.recv_until(Some(Instant::now() + timeout))
     }
 
-    /// Takes the first message, waking a reader waiting for room once the queue is down to
-    /// half its bound.
-    fn pop(&self, s: &mut MutexGuard<'_, State>) -> Option<Msg> {
-        let msg = s.items.pop_front()?;
-        if let Msg::Chunk(_, n) = &msg {
-            s.bytes -= n;
-            // The level the queue drains to before a reader waiting for room is woken: one
-            // wake-up per few chunks instead of one per chunk.
-            if s.reader_waits && s.bytes <= self.bound / 2 {
-                self.room.notify_one();
+    fn recv_until(&self, deadline: Option<Instant>) -> Option<Msg> {
+        let mut s = lock(&self.state);
+        loop {
+            if let Some(msg) = s.items.pop_front() {
+                if let Msg::Chunk(_, n) = &msg {
+                    s.bytes -= n;
+                    // The level the queue drains to before a reader waiting for room is woken:
+                    // one wake-up per few chunks instead of one per chunk.
+                    if s.reader_waits && s.bytes <= self.bound / 2 {
+                        drop(s);
+                        self.room.notify_one();
+                    }
+                }
+                return Some(msg);
             }
+            s.worker_waits = true;
+            s = match deadline {
+                None => self.ready.wait(s).unwrap_or_else(|p| p.into_inner()),
+                Some(d) => {
+                    let left = d.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        s.worker_waits = false;
+                        return None;
+                    }
+                    self.ready
+                        .wait_timeout(s, left)
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0
+                }
+            };
+            s.worker_waits = false;
         }
-        Some(msg)
     }
 
     /// Gives a chunk's buffer back for reuse once the worker is done with it.
