@@ -1,7 +1,8 @@
 //! Measures how long a finished line takes to reach standard output and the log when input
 //! pauses: writes one line every 20 ms to each of a running smart-tee, a smart-tee with
-//! `--archive` and `tee` (where it is installed), in turn, and polls each one's stdout and log
-//! until the line is there. Taking turns line by line puts the three under the same load.
+//! `--archive`, smart-tee again (the difference between the two plain ones is the noise) and
+//! `tee` (where it is installed), in turn, and polls each one's stdout and log until the line
+//! is there. Taking turns line by line puts them all under the same load.
 //!
 //! ```sh
 //! cargo build --release && cargo run --release --example latency -- target/release/smart-tee 200
@@ -41,6 +42,8 @@ fn main() {
         start("smart-tee", bin, false).unwrap_or_else(|e| fail(bin, e)),
         start("smart-tee --archive", bin, true).unwrap_or_else(|e| fail(bin, e)),
     ];
+    // smart-tee a second time: the difference between the two is the noise.
+    subjects.push(start("smart-tee again", bin, false).unwrap_or_else(|e| fail(bin, e)));
     match start("tee", "tee", false) {
         Ok(s) => subjects.push(s),
         Err(e) => println!("tee: not measured ({e})"),
