@@ -14,8 +14,10 @@
 //! that was rotated, copied, shared by other writers or cut back never gets a wrong original,
 //! only a clear "no original".
 //!
-//! `writer` (the tee's side: a feed on the log thread, compression on a thread of its own) and
-//! `reader` (`--view --original`, the MCP tool) own the two sides; this file owns the format.
+//! The tee's side: `writer` (the feed on the log thread, `--compact --archive`), `frames`
+//! (cutting the input into frames, on the log thread) and `compress` (the compression thread
+//! and the file). The reading side: `reader` (finding and reading a line) and `original`
+//! (`--view --original`, the MCP tool). This file owns the format and the names.
 
 pub mod compress;
 pub mod frames;
