@@ -22,7 +22,8 @@
 # build or an agent run without its JSON flag), and random bytes (a stray binary dump).
 # Usage: benches/compare.sh [REPS] [SIZE]     (defaults: 5, 200M)
 # GIANT=0 leaves out the giant lines and the latency.
-# BIN=path/to/smart-tee measures another build (a worktree's, for a before/after pair).
+# BIN=path/to/smart-tee measures another build (a worktree's, for a before/after pair);
+# BASE=path/to/smart-tee adds that build's --archive row, in the same alternation.
 # ONLY=non-json runs the not-JSON rows alone. ONLY=archive runs the --archive rows alone (smart-tee
 # with and without --archive beside tee and the pipe floor, on the corpus and the million short
 # lines; the 256 MiB string line; the latency with and without --archive).
@@ -74,6 +75,9 @@ run_set() {
   for ((i = 0; i < reps; i++)); do
     measure smart-tee "$feed$T $st $work/st.log $from | cat > /dev/null"
     measure tee "$feed$T tee $work/tee.log $from | cat > /dev/null"
+    if [ -n "${BASE:-}" ]; then
+      measure archive-base "$feed$T $BASE --archive $work/st.zst $work/st.log $from | cat > /dev/null"
+    fi
     measure archive "$feed$T $st --archive $work/st.zst $work/st.log $from | cat > /dev/null"
     measure pipe-floor "$floor"
     [ "${ONLY:-}" = archive ] && continue
@@ -87,7 +91,7 @@ run_set() {
     fi
   done
   echo "== $label: $(du -h "$input" | cut -f1) input, $(wc -l < "$input") lines, $reps runs (jq: 2)"
-  for name in smart-tee archive redact redact-env tee pipe-floor jq; do
+  for name in smart-tee archive archive-base redact redact-env tee pipe-floor jq; do
     [ -f "$work/$name.times" ] || continue
     sort -n "$work/$name.times" | awk -v n="$name" '{t[NR]=$1; r[NR]=$2} END {
       m = t[int((NR+1)/2)]; printf "%-11s median %.3f s   peak RSS %6.1f MiB\n", n, m, r[int((NR+1)/2)]/1024 }'
@@ -97,6 +101,9 @@ run_set() {
        " smart-tee/pipe-floor $(echo "scale=2; $(med smart-tee) / $(med pipe-floor)" | bc)"
   echo "--archive/tee: $(echo "scale=2; $(med archive) / $(med tee)" | bc)," \
        "archive $(wc -c < "$work/st.zst") bytes, $(echo "scale=3; $(wc -c < "$work/st.zst") / $(wc -c < "$input")" | bc) of the input"
+  if [ -f "$work/archive-base.times" ]; then
+    echo "--archive/tee with BASE: $(echo "scale=2; $(med archive-base) / $(med tee)" | bc)"
+  fi
   if [ -f "$work/redact.times" ]; then
     echo "--redact/without: $(echo "scale=2; $(med redact) / $(med smart-tee)" | bc)" \
          " with 100 secrets in the environment/without: $(echo "scale=2; $(med redact-env) / $(med smart-tee)" | bc)"
@@ -176,5 +183,5 @@ for spec in $giants; do
   rm -f "$work/tee.log"
 done
 
-echo "== latency (a line every 20 ms, to stdout and to the log: smart-tee, smart-tee --archive, tee)"
+echo "== latency (a line every 20 ms, to stdout and to the log: smart-tee, smart-tee --archive, smart-tee again, tee)"
 target/release/examples/latency "$st" 200
