@@ -89,7 +89,7 @@ impl Archive {
         let mut records = Vec::new();
         let (_, ours) = walk(&file, |r| records.push(r)).map_err(err)?;
         if !ours {
-            let why = if crate::view::is_compressed(&file).unwrap_or(false) {
+            let why = if compression(&file).map_err(err)?.is_some() {
                 "compressed as a whole (by logrotate's compress?), so its frames cannot be \
                  found: decompress it first (gunzip, zstd -d), and leave archives out of \
                  logrotate's compress"
@@ -312,9 +312,7 @@ impl Archive {
 /// fewer lines. Lines are read one at a time; a line is held whole (log lines are within their
 /// budget, or at most the engine's line cap).
 fn log_hash(log: &Path, first: u64, count: u32) -> io::Result<Option<u64>> {
-    // A log compressed since (logrotate's compress) is read decompressed, as --view reads it.
-    let log = crate::view::open_log(File::open(log)?, &crate::view::DecompressLimit::default())?;
-    let mut f = io::BufReader::with_capacity(256 * 1024, log);
+    let mut f = io::BufReader::with_capacity(256 * 1024, open_log(log)?);
     let mut line = Vec::new();
     let mut n = 1u64;
     let mut hash = 0u64;
@@ -337,6 +335,44 @@ fn log_hash(log: &Path, first: u64, count: u32) -> io::Result<Option<u64>> {
         n += 1;
     }
     Ok(Some(hash))
+}
+
+/// How a file is compressed as a whole, told by its first bytes whatever its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Compression {
+    Gzip,
+    Zstd,
+}
+
+fn compression(file: &File) -> io::Result<Option<Compression>> {
+    let mut magic = [0u8; 4];
+    let mut n = 0;
+    while n < 4 {
+        match file.read_at(&mut magic[n..], n as u64)? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(if n >= 2 && magic[..2] == [0x1f, 0x8b] {
+        Some(Compression::Gzip)
+    } else if n == 4 && magic == [0x28, 0xb5, 0x2f, 0xfd] {
+        Some(Compression::Zstd)
+    } else {
+        None
+    })
+}
+
+/// A log's bytes, decompressed when it was gzip- or zstd-compressed since it was written
+/// (logrotate's compress), as `--view` reads it.
+fn open_log(log: &Path) -> io::Result<Box<dyn io::Read>> {
+    let file = File::open(log)?;
+    Ok(match compression(&file)? {
+        Some(Compression::Gzip) => {
+            Box::new(flate2::read::MultiGzDecoder::new(io::BufReader::new(file)))
+        }
+        Some(Compression::Zstd) => Box::new(zstd::stream::read::Decoder::new(file)?),
+        None => Box::new(file),
+    })
 }
 
 /// Reads past the next newline; false at end of file first.

@@ -1,11 +1,14 @@
-//! Which log an archive answers for: the second log of a run, a log compressed after it was
-//! written, a pair rotated by logrotate. Where the archive can answer, the original comes back;
-//! where it cannot, the message says why (never another line's bytes).
+//! Which log an archive answers for, and when: the second log of a run, a log compressed after
+//! it was written, a pair rotated by logrotate, a stream that pauses while smart-tee runs.
+//! Where the archive can answer, the original comes back; where it cannot, the message says why
+//! (never another line's bytes).
 
+use std::io::Write;
 use std::path::Path;
-use std::process::Output;
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
 
-use crate::common::{bin, run_cmd, tempdir};
+use crate::common::{self, bin, run_cmd, tempdir};
 
 fn view_original(args: &[&str], log: &Path) -> Output {
     run_cmd(
@@ -124,4 +127,45 @@ fn a_rotated_pair_finds_its_archive_by_its_rotated_name() {
         "{}",
         stderr(&out)
     );
+}
+
+/// Input that pauses: the lines so far reach the archive while smart-tee still runs (the log
+/// worker tells the archive the input is idle), so a kill then loses none of them.
+#[test]
+fn a_paused_stream_reaches_the_archive_while_smart_tee_runs() {
+    let dir = tempdir("archive-paused");
+    let (log, x) = (dir.join("run.jsonl"), dir.join("run.jsonl.orig.zst"));
+    let mut child = bin()
+        .arg("--archive")
+        .arg(&x)
+        .arg(&log)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(b"{\"n\":1}\n{\"n\":2}\n{\"partial\":")
+        .unwrap();
+    stdin.flush().unwrap();
+    let start = Instant::now();
+    loop {
+        let out = view_original(&["--line", "2"], &log);
+        if out.status.success() {
+            assert_eq!(out.stdout, b"{\"n\":2}\n");
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the paused stream's lines never reached the archive: {}",
+            stderr(&out)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The unfinished line goes on in the next frame.
+    stdin.write_all(b"3}\n").unwrap();
+    drop(stdin);
+    assert!(common::wait_timeout(&mut child).success());
+    let out = view_original(&["--line", "3"], &log);
+    assert_eq!(out.stdout, b"{\"partial\":3}\n", "{}", stderr(&out));
 }
