@@ -22,8 +22,11 @@
 # build or an agent run without its JSON flag), and random bytes (a stray binary dump).
 # Usage: benches/compare.sh [REPS] [SIZE]     (defaults: 5, 200M)
 # GIANT=0 leaves out the giant lines and the latency.
-# BIN=path/to/smart-tee measures another build (a worktree's, for a before/after pair).
-# ONLY=non-json runs the not-JSON rows alone.
+# BIN=path/to/smart-tee measures another build (a worktree's, for a before/after pair);
+# BASE=path/to/smart-tee adds that build's --archive row, in the same alternation.
+# ONLY=non-json runs the not-JSON rows alone. ONLY=archive runs the --archive rows alone (smart-tee
+# with and without --archive beside tee and the pipe floor, on the corpus and the million short
+# lines; the 256 MiB string line; the latency with and without --archive).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps="${1:-5}"; size="${2:-200M}"
@@ -72,10 +75,14 @@ run_set() {
   for ((i = 0; i < reps; i++)); do
     measure smart-tee "$feed$T $st $work/st.log $from | cat > /dev/null"
     measure tee "$feed$T tee $work/tee.log $from | cat > /dev/null"
+    if [ -n "${BASE:-}" ]; then
+      measure archive-base "$feed$T $BASE --archive $work/st.zst $work/st.log $from | cat > /dev/null"
+    fi
+    measure archive "$feed$T $st --archive $work/st.zst $work/st.log $from | cat > /dev/null"
     measure pipe-floor "$floor"
+    [ "${ONLY:-}" = archive ] && continue
     measure redact "$feed$T $st --redact $work/st.log $from | cat > /dev/null"
     measure redact-env "$feed$T env $(tr '\n' ' ' < $secrets) $st --redact $work/st.log $from | cat > /dev/null"
-    measure archive "$feed$T $st --archive $work/st.zst $work/st.log $from | cat > /dev/null"
     if [ "$label" = corpus ] && command -v jq > /dev/null && [ "$i" -lt 2 ]; then
       # jq reads a FIFO as a job of its own, waited for: a process substitution
       # (`tee >(jq …)`) is not waited for, and would run on into the next measurement.
@@ -84,7 +91,7 @@ run_set() {
     fi
   done
   echo "== $label: $(du -h "$input" | cut -f1) input, $(wc -l < "$input") lines, $reps runs (jq: 2)"
-  for name in smart-tee archive redact redact-env tee pipe-floor jq; do
+  for name in smart-tee archive archive-base redact redact-env tee pipe-floor jq; do
     [ -f "$work/$name.times" ] || continue
     sort -n "$work/$name.times" | awk -v n="$name" '{t[NR]=$1; r[NR]=$2} END {
       m = t[int((NR+1)/2)]; printf "%-11s median %.3f s   peak RSS %6.1f MiB\n", n, m, r[int((NR+1)/2)]/1024 }'
@@ -94,6 +101,9 @@ run_set() {
        " smart-tee/pipe-floor $(echo "scale=2; $(med smart-tee) / $(med pipe-floor)" | bc)"
   echo "--archive/tee: $(echo "scale=2; $(med archive) / $(med tee)" | bc)," \
        "archive $(wc -c < "$work/st.zst") bytes, $(echo "scale=3; $(wc -c < "$work/st.zst") / $(wc -c < "$input")" | bc) of the input"
+  if [ -f "$work/archive-base.times" ]; then
+    echo "--archive/tee with BASE: $(echo "scale=2; $(med archive-base) / $(med tee)" | bc)"
+  fi
   if [ -f "$work/redact.times" ]; then
     echo "--redact/without: $(echo "scale=2; $(med redact) / $(med smart-tee)" | bc)" \
          " with 100 secrets in the environment/without: $(echo "scale=2; $(med redact-env) / $(med smart-tee)" | bc)"
@@ -114,18 +124,27 @@ non_json() {
   echo "log size: $(wc -c < "$work/st.log") bytes for $(wc -c < "$noise") of input"
 }
 if [ "${ONLY:-}" = non-json ]; then non_json; exit; fi
+if [ "${ONLY:-}" = archive ]; then
+  run_set "$corpus" corpus
+  run_set "$tiny" tiny
+  giants="string:256"
+else
+  giants="string:1024 string:256 escapes:256 image:256 array:256 spaced:256 records:256 floats:256
+    integers:256 deltas:256 strings:256 nested:256"
+fi
+[ "${ONLY:-}" = archive ] || {
 run_set "$corpus" corpus
 echo "log sizes: smart-tee $(du -h "$work/st.log" | cut -f1), tee $(du -h "$work/tee.log" | cut -f1)"
 run_set "$corpus" corpus piped
 run_set "$tiny" tiny
 run_set "$tiny" tiny piped
 non_json
+}
 
 [ "${GIANT:-1}" = 0 ] && exit 0
 echo "== giant lines (one JSON line each, read once first; then smart-tee and tee on the same file,"
 echo "   alternating, $reps runs each: medians)"
-for spec in string:1024 string:256 escapes:256 image:256 array:256 spaced:256 records:256 floats:256 \
-    integers:256 deltas:256 strings:256 nested:256; do
+for spec in $giants; do
   kind="${spec%%:*}"; mib="${spec##*:}"
   giant="$work/giant-$kind-$mib.jsonl"
   [ -s "$giant" ] || target/release/examples/gen_corpus giant "$kind" "${mib}M" > "$giant"
@@ -151,9 +170,10 @@ for spec in string:1024 string:256 escapes:256 image:256 array:256 spaced:256 re
     fi
   done
   if [ "$spec" = string:256 ]; then
-    printf "  --archive: %.2f s, peak RSS %3.0f MiB, archive %s bytes\n" \
-      "$(median "$work/giant-archive.times")" "$(echo "$(cat "$work/rss-archive") / 1024" | bc)" \
-      "$(wc -c < "$work/st.zst")"
+    printf "  --archive: %.2f s (tee %.2f s: %.2f of tee), peak RSS %3.0f MiB, archive %s bytes\n" \
+      "$(median "$work/giant-archive.times")" "$(median "$work/giant-tee.times")" \
+      "$(echo "scale=3; $(median "$work/giant-archive.times") / $(median "$work/giant-tee.times")" | bc)" \
+      "$(echo "$(cat "$work/rss-archive") / 1024" | bc)" "$(wc -c < "$work/st.zst")"
     rm -f "$work/giant-archive.times"
   fi
   printf "%-8s %5d MiB: smart-tee %.2f s (tee %.2f s), peak RSS %3.0f MiB, log %5s bytes, record type %s\n" \
@@ -163,5 +183,5 @@ for spec in string:1024 string:256 escapes:256 image:256 array:256 spaced:256 re
   rm -f "$work/tee.log"
 done
 
-echo "== latency (a line every 20 ms; then tee's, the same way)"
+echo "== latency (a line every 20 ms, to stdout and to the log: smart-tee, smart-tee --archive, smart-tee again, tee)"
 target/release/examples/latency "$st" 200

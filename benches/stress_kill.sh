@@ -8,6 +8,10 @@
 #    again with `-a` (which keeps a torn last line as a `torn` record) and check that every line
 #    of it is whole, valid JSON;
 # 3. the same with three writers on one log.
+# Half the runs of 1 and 2 also write an archive (--archive): after a stop signal it decodes
+# (`zstd -dc`) to at least every complete line stdout got; after kill -9 and `-a`, `zstd -t`
+# passes, it decodes to a prefix of the input, and a sampled log line reads back its input line
+# or says it has no original (benches/stress_archive.sh kills runs appended to one pair).
 # The test suite provokes the same states on purpose (tests/it/writing.rs:
 # a_stop_signal_on_a_slow_stdout_loses_no_line_stdout_got; tests/it/faults.rs:
 # a_torn_last_line_becomes_a_record_when_appending,
@@ -24,10 +28,11 @@ input="$work/input.jsonl"
 command -v python3 > /dev/null || { echo "python3 is needed"; exit 1; }
 
 python3 - "$st" "$work" "$tries" <<'PY'
-import os, random, signal, socket, subprocess, sys, time
+import os, random, shutil, signal, socket, subprocess, sys, time
 st, work, tries = sys.argv[1], sys.argv[2], int(sys.argv[3])
 data = b"".join(b'{"i":%d}\n' % i for i in range(2_000_000))
-runs = lines_checked = 0
+runs = lines_checked = archived = 0
+zstd = shutil.which("zstd")
 for t in range(tries):
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT):
         kind = random.choice(["pipe", "socket", "capped pipe"])
@@ -39,7 +44,11 @@ for t in range(tries):
             ours_fd, theirs_fd = ours.detach(), theirs.detach()
         else:
             ours_fd, theirs_fd = os.pipe()
-        args = [st] + (["--stdout-max-line-bytes", "100000"] if kind == "capped pipe" else []) + [log]
+        archive = os.path.join(work, "sig.orig.zst") if zstd and random.random() < 0.5 else None
+        if archive and os.path.exists(archive):
+            os.remove(archive)
+        args = [st] + (["--stdout-max-line-bytes", "100000"] if kind == "capped pipe" else []) \
+            + (["--archive", archive] if archive else []) + [log]
         child = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=theirs_fd,
                                  stderr=subprocess.DEVNULL, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         os.close(theirs_fd)
@@ -75,14 +84,23 @@ for t in range(tries):
         assert logged[:len(complete)] == complete, (
             f"{sig.name} on a {kind}: stdout got {len(complete)} lines, the log holds "
             f"{sum(1 for _ in zip(logged, complete))} of them")
+        if archive:
+            whole = bytes(got[:got.rfind(b"\n") + 1])
+            kept = subprocess.run(["zstd", "-dcq", archive], capture_output=True, check=True).stdout
+            assert kept[:len(whole)] == whole, (
+                f"{sig.name} on a {kind}: the archive lacks lines stdout got")
+            archived += 1
         runs += 1
         lines_checked += len(complete)
-print(f"{runs} stop signals on a slow stdout: every one of the {lines_checked} lines stdout got was in the log")
+print(f"{runs} stop signals on a slow stdout: every one of the {lines_checked} lines stdout got was in the log"
+      f" (and in the archive, in {archived} runs with --archive)")
 PY
 
-torn=0
+torn=0; archived=0
 for i in $(seq "$tries"); do
-  log="$work/k.log"; rm -f "$log"
+  log="$work/k.log"; rm -f "$log" "$log.orig.zst"
+  # Every other run with an archive beside the log (SMART_TEE_ARCHIVE puts it at LOG.orig.zst).
+  export SMART_TEE_ARCHIVE=$((i % 2))
   "$st" "$log" < "$input" > /dev/null &
   pid=$!
   sleep "0.0$((RANDOM % 9 + 1))"
@@ -95,11 +113,30 @@ for i in $(seq "$tries"); do
   fi
   # Every line must be JSON (a torn one kept as a `torn` record): at budget 0, a line that is not
   # JSON would become a non_json record.
-  if "$st" -b 0 "$work/check.log" < "$log" > /dev/null && grep -q '"type":"non_json"' "$work/check.log"; then
+  if SMART_TEE_ARCHIVE=0 "$st" -b 0 "$work/check.log" < "$log" > /dev/null && grep -q '"type":"non_json"' "$work/check.log"; then
     echo "try $i: a line of the log is not JSON" >&2; exit 1
   fi
+  if [ "$SMART_TEE_ARCHIVE" = 1 ] && [ -s "$log" ]; then
+    archived=$((archived + 1))
+    if command -v zstd > /dev/null; then
+      zstd -q -t "$log.orig.zst" || { echo "try $i: zstd -t fails after -a" >&2; exit 1; }
+      kept=$(zstd -dcq "$log.orig.zst" | wc -c)
+      cmp -s -n "$kept" <(zstd -dcq "$log.orig.zst") "$input" \
+        || { echo "try $i: the archive is not a prefix of the input" >&2; exit 1; }
+    fi
+    n=$(( (RANDOM % $(wc -l < "$log")) + 1 ))
+    if "$st" --view --original --line "$n" "$log" > "$work/orig" 2> "$work/err"; then
+      python3 -c 'import sys; line = open(sys.argv[1], "rb").read()[:-1]
+sys.exit(b"\n" + line + b"\n" not in b"\n" + open(sys.argv[2], "rb").read())' "$work/orig" "$input" \
+        || { echo "try $i: line $n: its original is not an input line" >&2; exit 1; }
+    elif ! grep -q "has no original" "$work/err"; then
+      echo "try $i: line $n: $(cat "$work/err")" >&2; exit 1
+    fi
+  fi
 done
-echo "$tries kills: $torn left a torn last line, every one repaired by the next -a; no invalid line"
+unset SMART_TEE_ARCHIVE
+echo "$tries kills: $torn left a torn last line, every one repaired by the next -a; no invalid line;" \
+  "$archived archives after kill -9 and -a pass zstd -t, are a prefix of the input, give input lines back"
 
 # Shared logs: three writers append to one log (`-a`), one of them (logging whole lines, `-b 0`,
 # so that its writes are long and a kill often lands inside one) is killed at a random moment,

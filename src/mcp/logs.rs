@@ -148,17 +148,24 @@ impl Roots {
     /// Opens the archive smart-tee keeps beside `log` (`NAME.orig.zst`, `--archive`), beneath
     /// the same root and with the same checks as a log but its name and first line.
     pub fn open_archive_of(&self, log: &OpenedLog) -> Result<File, String> {
-        let rel = crate::tee::archive::default_path(&log.rel);
-        let q = quoted(&rel.to_string_lossy());
-        let (file, kind) = match confine::open_regular(self.roots[log.root].fd(), &rel) {
-            Ok(opened) => opened,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(format!(
-                    "this log has no archive: {q} does not exist (smart-tee writes one with \
-                     --archive or SMART_TEE_ARCHIVE=1)"
-                ));
+        let mut opened = None;
+        for rel in crate::tee::archive::default_paths(&log.rel) {
+            let q = quoted(&rel.to_string_lossy());
+            match confine::open_regular(self.roots[log.root].fd(), &rel) {
+                Ok(found) => {
+                    opened = Some((found, q));
+                    break;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(format!("{q}: {e}")),
             }
-            Err(e) => return Err(format!("{q}: {e}")),
+        }
+        let Some(((file, kind), q)) = opened else {
+            let q = quoted(&crate::tee::archive::default_path(&log.rel).to_string_lossy());
+            return Err(format!(
+                "this log has no archive: {q} does not exist (smart-tee writes one with \
+                 --archive or SMART_TEE_ARCHIVE=1)"
+            ));
         };
         match kind {
             Kind::Regular { links, .. } if links > 1 && !self.hard_links => Err(format!(

@@ -15,6 +15,7 @@
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 /// Input bytes that may wait for the logs while stdout goes on.
 pub const QUEUE_BYTES: usize = 16 << 20;
@@ -49,10 +50,6 @@ struct State {
     reader_waits: bool,
 }
 
-/// The level the queue drains to before a reader waiting for room is woken: one wake-up per
-/// few chunks instead of one per chunk.
-const LOW: usize = QUEUE_BYTES / 2;
-
 /// See the module documentation.
 pub struct Handoff {
     state: Mutex<State>,
@@ -61,6 +58,8 @@ pub struct Handoff {
     ready: Condvar,
     room: Condvar,
     chunk: usize,
+    /// The most input bytes queued ([`QUEUE_BYTES`] unless the log side holds input itself).
+    bound: usize,
 }
 
 /// What [`Handoff::send_chunk`] did with the reader's buffer.
@@ -76,8 +75,13 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Handoff {
-    /// A queue of buffers of `chunk` bytes.
+    /// A queue of buffers of `chunk` bytes, holding up to [`QUEUE_BYTES`].
     pub fn new(chunk: usize) -> Handoff {
+        Handoff::with_bound(chunk, QUEUE_BYTES)
+    }
+
+    /// A queue of buffers of `chunk` bytes, holding up to `bound` bytes (at least one chunk).
+    pub fn with_bound(chunk: usize, bound: usize) -> Handoff {
         Handoff {
             state: Mutex::new(State {
                 items: VecDeque::new(),
@@ -92,6 +96,7 @@ impl Handoff {
             ready: Condvar::new(),
             room: Condvar::new(),
             chunk,
+            bound: bound.max(chunk),
         }
     }
 
@@ -104,7 +109,7 @@ impl Handoff {
     }
 
     fn wait_room<'a>(&'a self, mut s: MutexGuard<'a, State>, n: usize) -> MutexGuard<'a, State> {
-        while !s.stopping && !s.closed && s.bytes > 0 && s.bytes + n > QUEUE_BYTES {
+        while !s.stopping && !s.closed && s.bytes > 0 && s.bytes + n > self.bound {
             s.reader_waits = true;
             s = self.room.wait(s).unwrap_or_else(|p| p.into_inner());
         }
@@ -183,20 +188,48 @@ impl Handoff {
 
     /// The next message, waiting for one.
     pub fn recv(&self) -> Msg {
+        loop {
+            if let Some(msg) = self.recv_until(None) {
+                return msg;
+            }
+        }
+    }
+
+    /// The next message, waiting for one at most `timeout`: `None` when none came.
+    pub fn recv_timeout(&self, timeout: Duration) -> Option<Msg> {
+        self.recv_until(Some(Instant::now() + timeout))
+    }
+
+    fn recv_until(&self, deadline: Option<Instant>) -> Option<Msg> {
         let mut s = lock(&self.state);
         loop {
             if let Some(msg) = s.items.pop_front() {
                 if let Msg::Chunk(_, n) = &msg {
                     s.bytes -= n;
-                    if s.reader_waits && s.bytes <= LOW {
+                    // The level the queue drains to before a reader waiting for room is woken:
+                    // one wake-up per few chunks instead of one per chunk.
+                    if s.reader_waits && s.bytes <= self.bound / 2 {
                         drop(s);
                         self.room.notify_one();
                     }
                 }
-                return msg;
+                return Some(msg);
             }
             s.worker_waits = true;
-            s = self.ready.wait(s).unwrap_or_else(|p| p.into_inner());
+            s = match deadline {
+                None => self.ready.wait(s).unwrap_or_else(|p| p.into_inner()),
+                Some(d) => {
+                    let left = d.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        s.worker_waits = false;
+                        return None;
+                    }
+                    self.ready
+                        .wait_timeout(s, left)
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0
+                }
+            };
             s.worker_waits = false;
         }
     }
@@ -208,7 +241,7 @@ impl Handoff {
     /// queue (short lines, stdin a file) a third slower.
     pub fn recycle(&self, buf: Buf) {
         let mut s = lock(&self.state);
-        if s.spare.len() <= 2 * QUEUE_BYTES / self.chunk + 4 {
+        if s.spare.len() <= 2 * self.bound / self.chunk + 4 {
             s.spare.push(buf);
         }
     }

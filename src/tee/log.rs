@@ -299,10 +299,30 @@ impl LogWriter {
         self.lines = lines;
         self.write_batch(&mut errors);
         if let Some(a) = self.archive.as_mut() {
-            a.flush();
             errors.extend(a.take_errors());
         }
         errors
+    }
+
+    /// The most input bytes this writer holds besides the chunk it is given (the archive's
+    /// frames waiting for compression).
+    pub fn input_held_max(&self) -> usize {
+        self.archive.as_ref().map_or(0, |a| a.input_held_max())
+    }
+
+    /// How long the input may pause before [`LogWriter::idle`] has work to do (`None`: never).
+    pub fn idle_after(&self) -> Option<std::time::Duration> {
+        self.archive
+            .as_ref()
+            .map(|_| crate::tee::archive::writer::IDLE)
+    }
+
+    /// The input has paused for [`LogWriter::idle_after`]: the archive writes what it holds, up
+    /// to the last line end.
+    pub fn idle(&mut self) {
+        if let Some(a) = self.archive.as_mut() {
+            a.idle();
+        }
     }
 
     /// Logs what the splitter hands over: a whole line, or a piece of one past the memory cap.

@@ -280,7 +280,10 @@ where
         stdout_cap,
         splice,
     } = options;
-    let handoff = Arc::new(Handoff::new(CHUNK));
+    // Input waiting for the logs stays within QUEUE_BYTES, queued here or held by the log
+    // writer (the archive's frames).
+    let bound = QUEUE_BYTES.saturating_sub(log.input_held_max());
+    let handoff = Arc::new(Handoff::with_bound(CHUNK, bound));
     let logs_alive = Arc::new(AtomicBool::new(log.has_live_sinks()));
     if let Some((signals, ignore_interrupts)) = signals {
         watch_signals(signals, Arc::clone(&handoff), ignore_interrupts);
@@ -463,8 +466,19 @@ fn log_worker(
         stop
     };
     let reader_ok;
+    let idle_after = log.idle_after();
     loop {
-        match handoff.recv() {
+        let msg = match idle_after {
+            Some(after) => match handoff.recv_timeout(after) {
+                Some(msg) => msg,
+                None => {
+                    log.idle();
+                    continue;
+                }
+            },
+            None => handoff.recv(),
+        };
+        match msg {
             Msg::Chunk(buf, n) => {
                 let errors = log.feed(&buf[..n]);
                 if report(errors, &mut ok) {

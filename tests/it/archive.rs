@@ -53,6 +53,18 @@ fn tee_lib(
     max: usize,
     append: bool,
 ) -> PathBuf {
+    tee_lib_workers(dir, input, chunk, (target, max), append, 1)
+}
+
+/// [`tee_lib`] with `workers` compression threads.
+fn tee_lib_workers(
+    dir: &Path,
+    input: &[u8],
+    chunk: usize,
+    (target, max): (usize, usize),
+    append: bool,
+    workers: usize,
+) -> PathBuf {
     let log = dir.join("log");
     let sink = LogSink::open(&log, append, 0o600).unwrap();
     let feed = ArchiveFeed::start(ArchiveOptions {
@@ -60,6 +72,7 @@ fn tee_lib(
         append,
         frame_target: target,
         frame_max: max,
+        workers,
         ..ArchiveOptions::new(&dir.join("a.zst"))
     })
     .unwrap();
@@ -103,16 +116,18 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
     /// Arbitrary bytes in: the archive decodes to them, and every log line's original is its
-    /// input line, whatever the reads and however small the frames (lines across frames).
+    /// input line, whatever the reads, however small the frames (lines across frames) and
+    /// however many threads compress them (records written in order).
     #[test]
     fn the_archive_decodes_to_stdout(
         input in alphabet(),
         chunk in 1usize..50,
         target in 1usize..40,
         extra in 0usize..40,
+        workers in 1usize..4,
     ) {
         let dir = tempdir(&format!("archive-prop-{}", std::thread::current().name().unwrap_or("t").replace("::", "-")));
-        let log = tee_lib(&dir, &input, chunk, target, target + extra, false);
+        let log = tee_lib_workers(&dir, &input, chunk, (target, target + extra), false, workers);
         let archive = dir.join("a.zst");
         prop_assert_eq!(decode(&archive), input.clone());
         check_originals(&archive, &log, &input);
@@ -403,7 +418,11 @@ fn a_mismatched_or_missing_archive_gives_no_wrong_original() {
         &log,
     );
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("does not match"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is not the line archive"),
+        "{}",
+        stderr(&out)
+    );
     assert!(out.stdout.is_empty());
     let out = view_original(
         &["--archive", archive.to_str().unwrap(), "--line", "1"],

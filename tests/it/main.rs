@@ -6,6 +6,7 @@ mod common;
 
 mod agent;
 mod archive;
+mod archive_pairs;
 mod cli;
 mod contract;
 mod corpus;

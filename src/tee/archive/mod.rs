@@ -14,9 +14,13 @@
 //! that was rotated, copied, shared by other writers or cut back never gets a wrong original,
 //! only a clear "no original".
 //!
-//! `writer` (the tee's side: a feed on the log thread, compression on a thread of its own) and
-//! `reader` (`--view --original`, the MCP tool) own the two sides; this file owns the format.
+//! The tee's side: `writer` (the feed on the log thread, `--compact --archive`), `frames`
+//! (cutting the input into frames, on the log thread) and `compress` (the compression thread
+//! and the file). The reading side: `reader` (finding and reading a line) and `original`
+//! (`--view --original`, the MCP tool). This file owns the format and the names.
 
+pub mod compress;
+pub mod frames;
 pub mod original;
 pub mod reader;
 pub mod writer;
@@ -60,6 +64,40 @@ pub fn default_path(log: &Path) -> PathBuf {
     let mut name = log.as_os_str().to_owned();
     name.push(".orig.zst");
     PathBuf::from(name)
+}
+
+/// Where a log's archive may be, in the order a reader looks: `LOG.orig.zst`; for a log that
+/// was compressed after it was written (`.gz`, `.zst`), beside the name it had before; for a
+/// log rotated by logrotate with its archive (`run.jsonl.1`, `run.jsonl-20260101`, compressed
+/// or not), the archive rotated the same way (`run.jsonl.orig.zst.1`).
+pub fn default_paths(log: &Path) -> Vec<PathBuf> {
+    let mut out = vec![default_path(log)];
+    let Some(name) = log.file_name().and_then(|n| n.to_str()) else {
+        return out;
+    };
+    let plain = name
+        .strip_suffix(".gz")
+        .or_else(|| name.strip_suffix(".zst"))
+        .unwrap_or(name);
+    let beside = |file: String| log.with_file_name(file);
+    if plain != name {
+        out.push(beside(format!("{plain}.orig.zst")));
+    }
+    // logrotate's suffixes: `.N` (and `-DATE` with dateext), after the log's own name.
+    for (at, c) in plain.char_indices().rev() {
+        if at > 0 && (c == '.' || c == '-') {
+            let (stem, suffix) = plain.split_at(at);
+            let rotated = suffix[1..]
+                .chars()
+                .all(|c| c.is_ascii_digit() || c == '-' || c == '_');
+            if rotated && !suffix[1..].is_empty() {
+                out.push(beside(format!("{stem}.orig.zst{suffix}")));
+            }
+            break;
+        }
+    }
+    out.dedup();
+    out
 }
 
 /// True when the environment asks for an archive next to the log.
@@ -106,6 +144,12 @@ impl Entry {
         for b in &self.blanks {
             out.extend_from_slice(&b.to_le_bytes());
         }
+    }
+
+    /// Sets the compressed size in a record that starts with an entry written by
+    /// [`Entry::write_to`] (it is known once the frame that follows is compressed).
+    pub fn set_csize(record: &mut [u8], csize: u64) {
+        record[16..24].copy_from_slice(&csize.to_le_bytes());
     }
 
     /// The payload's length, from a skippable frame's 8-byte header; `None` when it is not an

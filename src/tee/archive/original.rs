@@ -10,7 +10,7 @@ use super::reader::Archive;
 #[derive(Clone, Debug)]
 pub struct OriginalRequest {
     pub log: PathBuf,
-    /// `--archive FILE`, when the archive is not at [`super::default_path`].
+    /// `--archive FILE`, when the archive is not at one of [`super::default_paths`].
     pub archive: Option<PathBuf>,
     /// Inclusive ranges of line numbers (`--line N`, `--line N-M`).
     pub lines: Vec<(u64, u64)>,
@@ -18,10 +18,13 @@ pub struct OriginalRequest {
     pub page: Option<(u64, Option<u64>)>,
 }
 
-/// The archive of `log`: `archive`, or the default beside it. The error is a sentence for the
-/// user.
+/// The archive of `log`: `archive`, or the first of [`super::default_paths`] that exists. The
+/// error is a sentence for the user.
 pub fn open_for(log: &Path, archive: Option<&Path>) -> Result<Archive, String> {
-    let path = archive.map_or_else(|| super::default_path(log), Path::to_path_buf);
+    let path = match archive {
+        Some(a) => a.to_path_buf(),
+        None => find_default(log).unwrap_or_else(|| super::default_path(log)),
+    };
     if !path.exists() {
         return Err(format!(
             "log {} has no archive: {} does not exist (smart-tee writes one with --archive FILE \
@@ -32,6 +35,11 @@ pub fn open_for(log: &Path, archive: Option<&Path>) -> Result<Archive, String> {
         ));
     }
     Archive::open(&path).map_err(|e| e.to_string())
+}
+
+/// The archive beside `log`, by the names [`super::default_paths`] gives, if one exists.
+pub fn find_default(log: &Path) -> Option<PathBuf> {
+    super::default_paths(log).into_iter().find(|p| p.is_file())
 }
 
 /// Prints the originals asked for on `out`, notes on `note`. Returns false when one could not
@@ -140,7 +148,7 @@ pub fn read_page(
 /// For `read_log`: how to get the originals of the events shown, when `log` has an archive
 /// (the text view does not always show that an event was cut, so it is said for all).
 pub fn cut_hint(log: &Path, shown: &str) -> Option<String> {
-    (!shown.is_empty() && super::default_path(log).is_file()).then(|| {
+    (!shown.is_empty() && find_default(log).is_some()).then(|| {
         "\n(Events here may be cut; their originals are in the log's archive: call \
          read_original with the path and line = the event's #N, paging with offset/limit.)\n"
             .to_string()

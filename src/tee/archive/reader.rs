@@ -89,9 +89,14 @@ impl Archive {
         let mut records = Vec::new();
         let (_, ours) = walk(&file, |r| records.push(r)).map_err(err)?;
         if !ours {
-            return Err(err(io::Error::other(
-                "not a smart-tee archive (no index entry at its start)",
-            )));
+            let why = if compression(&file).map_err(err)?.is_some() {
+                "compressed as a whole (by logrotate's compress?), so its frames cannot be \
+                 found: decompress it first (gunzip, zstd -d), and leave archives out of \
+                 logrotate's compress"
+            } else {
+                "not a smart-tee archive (no index entry at its start)"
+            };
+            return Err(err(io::Error::other(why)));
         }
         let zstd = zstd::bulk::Decompressor::new().map_err(err)?;
         Ok(Archive {
@@ -138,38 +143,53 @@ impl Archive {
             .filter(|&i| covers(&self.records[i]))
             .collect();
         if candidates.is_empty() {
-            let last = self
-                .records
-                .iter()
-                .filter(|r| r.entry.logged > 0)
+            let logged = self.records.iter().filter(|r| r.entry.logged > 0);
+            let first = logged.clone().map(|r| r.entry.log_first).min();
+            let last = logged
                 .map(|r| r.entry.log_first + u64::from(r.entry.logged) - 1)
                 .max();
-            return Err(match last {
+            return Err(match first.zip(last) {
                 None => format!("archive {archive} holds no logged line"),
-                Some(last) => format!(
+                Some((first, last)) => format!(
                     "line {n} of {} has no original in archive {archive} (its frames cover log \
-                     lines up to {last}: a line written after the archive stopped, or by \
-                     another writer, has none)",
+                     lines {first} to {last}: a line written before the archive started or \
+                     after it stopped, or by another writer, has none)",
                     log.display()
                 ),
             });
         }
+        let mut short = None;
         for &i in &candidates {
             let e = &self.records[i].entry;
             let hash = log_hash(log, e.log_first, e.logged)
                 .map_err(|err| format!("reading log {}: {err}", log.display()))?;
-            if hash == Some(e.hash) {
-                return self
-                    .locate_in(i, n)
-                    .map_err(|err| format!("reading archive {archive}: {err}"));
+            match hash {
+                Some(h) if h == e.hash => {
+                    return self
+                        .locate_in(i, n)
+                        .map_err(|err| format!("reading archive {archive}: {err}"));
+                }
+                Some(_) => {}
+                None => short = Some(e.log_first + u64::from(e.logged) - 1),
             }
         }
-        Err(format!(
-            "archive {archive} does not match log {} at line {n} (the log was rotated, rewritten, \
-             compressed or shared with another writer since); no original is shown rather than a \
-             wrong one",
-            log.display()
-        ))
+        let log = log.display();
+        Err(match short {
+            Some(last) if candidates.len() == 1 => format!(
+                "log {log} ends before line {last}, but archive {archive} has line {n} in a \
+                 frame that numbers log lines up to {last}: the archive numbers the lines of the \
+                 first log of the run that wrote it, and this log is another one (appended to \
+                 from another length) or was cut back since; read the original through that \
+                 first log. No original is shown rather than a wrong one"
+            ),
+            _ => format!(
+                "log {log} at line {n} is not the line archive {archive} recorded there: the \
+                 archive numbers the lines of the first log of the run that wrote it, and this \
+                 log is another one (appended to from another length), or was rewritten or \
+                 shared with another writer since; read the original through that first log. \
+                 No original is shown rather than a wrong one"
+            ),
+        })
     }
 
     /// Finds logged line `n` in record `i`, which holds its end.
@@ -292,7 +312,7 @@ impl Archive {
 /// fewer lines. Lines are read one at a time; a line is held whole (log lines are within their
 /// budget, or at most the engine's line cap).
 fn log_hash(log: &Path, first: u64, count: u32) -> io::Result<Option<u64>> {
-    let mut f = io::BufReader::with_capacity(256 * 1024, File::open(log)?);
+    let mut f = io::BufReader::with_capacity(256 * 1024, open_log(log)?);
     let mut line = Vec::new();
     let mut n = 1u64;
     let mut hash = 0u64;
@@ -315,6 +335,44 @@ fn log_hash(log: &Path, first: u64, count: u32) -> io::Result<Option<u64>> {
         n += 1;
     }
     Ok(Some(hash))
+}
+
+/// How a file is compressed as a whole, told by its first bytes whatever its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Compression {
+    Gzip,
+    Zstd,
+}
+
+fn compression(file: &File) -> io::Result<Option<Compression>> {
+    let mut magic = [0u8; 4];
+    let mut n = 0;
+    while n < 4 {
+        match file.read_at(&mut magic[n..], n as u64)? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(if n >= 2 && magic[..2] == [0x1f, 0x8b] {
+        Some(Compression::Gzip)
+    } else if n == 4 && magic == [0x28, 0xb5, 0x2f, 0xfd] {
+        Some(Compression::Zstd)
+    } else {
+        None
+    })
+}
+
+/// A log's bytes, decompressed when it was gzip- or zstd-compressed since it was written
+/// (logrotate's compress), as `--view` reads it.
+fn open_log(log: &Path) -> io::Result<Box<dyn io::Read>> {
+    let file = File::open(log)?;
+    Ok(match compression(&file)? {
+        Some(Compression::Gzip) => {
+            Box::new(flate2::read::MultiGzDecoder::new(io::BufReader::new(file)))
+        }
+        Some(Compression::Zstd) => Box::new(zstd::stream::read::Decoder::new(file)?),
+        None => Box::new(file),
+    })
 }
 
 /// Reads past the next newline; false at end of file first.
