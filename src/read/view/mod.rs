@@ -3,7 +3,7 @@
 //! Events (lines) are selected — `--head`/`--tail`, `--grep`, `--type`, `--exclude-type`,
 //! `--errors`, `--since`/`--until` — then rendered one per line: `jsonl` as log lines (through
 //! the engine, so each is valid JSON within a line budget), `json` as one array of them, `text`
-//! as one readable line each (`gist.rs`). Whatever a log holds is inert on a terminal: control,
+//! as one readable line each (`gist/`). Whatever a log holds is inert on a terminal: control,
 //! bidi and zero-width characters are escaped in every format (`render.rs`).
 //!
 //! Memory stays bounded whatever the file size: without limits events are printed as they are
