@@ -66,17 +66,42 @@ impl State {
 }
 
 /// True when a smart-tee writer holds `file`'s shared lock (writers hold it for their
-/// lifetime): an exclusive lock cannot be taken at once. The lock, when taken, is let go at
+/// lifetime). On Linux, read from `/proc/locks` (a `FLOCK` entry on the file's device and
+/// inode, waiters aside): the probe takes no lock, so it can never make a starting writer wait.
+/// Where `/proc/locks` cannot be read, an exclusive lock is tried and, when taken, let go at
 /// once. A file system without locks reads as no writer.
 pub fn writer_holds(file: &File) -> bool {
-    match file.try_lock() {
-        Ok(()) => {
-            let _ = file.unlock();
-            false
-        }
-        Err(std::fs::TryLockError::WouldBlock) => true,
-        Err(_) => false,
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = file.metadata() else {
+        return false;
+    };
+    match std::fs::read_to_string("/proc/locks") {
+        Ok(locks) => flock_listed(&locks, meta.dev(), meta.ino()),
+        Err(_) => match file.try_lock() {
+            Ok(()) => {
+                let _ = file.unlock();
+                false
+            }
+            Err(std::fs::TryLockError::WouldBlock) => true,
+            Err(_) => false,
+        },
     }
+}
+
+/// True when `locks` (the text of `/proc/locks`) lists a granted `flock` on the file of
+/// device `dev` and inode `ino`. Its lines read `1: FLOCK  ADVISORY  READ 4711 fd:01:1234 0
+/// EOF`: the device as hexadecimal major:minor, the inode in decimal; a waiter's line has `->`.
+fn flock_listed(locks: &str, dev: u64, ino: u64) -> bool {
+    let want = format!(
+        "{:02x}:{:02x}:{ino}",
+        rustix::fs::major(dev),
+        rustix::fs::minor(dev)
+    );
+    locks.lines().any(|line| {
+        let mut words = line.split_whitespace();
+        words.next(); // the lock's number
+        words.next() == Some("FLOCK") && line.split_whitespace().any(|w| w == want)
+    })
 }
 
 /// True for an event that says the agent is alive without saying it progressed.
@@ -144,5 +169,51 @@ impl Summary {
                 stall_after: o.stall_after,
             },
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOCKS: &str = "1: FLOCK  ADVISORY  READ  4711 fd:01:1234 0 EOF\n\
+                         2: POSIX  ADVISORY  WRITE 4712 fd:01:99 0 EOF\n\
+                         2: -> FLOCK  ADVISORY  WRITE 4713 fd:01:99 0 EOF\n\
+                         3: OFDLCK ADVISORY  READ  -1 103:02:7 0 EOF\n";
+
+    #[test]
+    fn a_flock_on_the_inode_is_a_writer_and_nothing_else_is() {
+        let dev = rustix::fs::makedev(0xfd, 1);
+        assert!(flock_listed(LOCKS, dev, 1234));
+        // A POSIX lock, and a waiter (`->`) for a flock, hold nothing a writer takes.
+        assert!(!flock_listed(LOCKS, dev, 99));
+        // The same inode number on another device.
+        assert!(!flock_listed(LOCKS, rustix::fs::makedev(0x103, 2), 1234));
+        assert!(!flock_listed("", dev, 1234));
+    }
+
+    /// #31.5: the probe took an exclusive lock for a moment, which could make a starting
+    /// writer fail to take its shared lock. It now reads the lock table and takes none: a
+    /// lock held through another open file is seen, and a lock held stays held.
+    #[test]
+    fn the_lock_probe_sees_a_writer_and_takes_no_lock() {
+        let path = std::env::temp_dir().join(format!("smart-tee-probe-{}", std::process::id()));
+        std::fs::write(&path, b"{}\n").unwrap();
+        let writer = File::open(&path).unwrap();
+        let reader = File::open(&path).unwrap();
+        assert!(!writer_holds(&reader));
+        writer.lock_shared().unwrap();
+        assert!(writer_holds(&reader));
+        writer.unlock().unwrap();
+        assert!(!writer_holds(&reader));
+        // A lock taken by the probe would show here: on a file it holds shared, trying an
+        // exclusive lock converts it, and letting go drops it.
+        reader.lock_shared().unwrap();
+        assert!(writer_holds(&reader));
+        assert!(matches!(
+            writer.try_lock(),
+            Err(std::fs::TryLockError::WouldBlock)
+        ));
+        let _ = std::fs::remove_file(&path);
     }
 }
