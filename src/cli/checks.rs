@@ -8,6 +8,7 @@ use super::{BUDGET_VAR, Cli, Config, Mode, OutputError};
 use crate::cut::engine::{DEFAULT_BUDGET, EngineConfig};
 use crate::line::fields::{FieldClass, FieldClasses};
 use crate::line::marker::MarkerTemplate;
+use crate::tee::progress::ProgressTo;
 use crate::tee::stats::StatsReport;
 
 /// The secrets to redact by value: the environment's, and those of `file` (`--redact-values`).
@@ -250,7 +251,15 @@ impl Cli {
             }
             None => None,
         };
+        let progress = self.progress.map(|p| {
+            if p.as_os_str() == "-" {
+                ProgressTo::Stderr
+            } else {
+                ProgressTo::File(p)
+            }
+        });
         Ok(Config {
+            progress,
             archive,
             files,
             warnings,

@@ -193,6 +193,20 @@ struct Cli {
     #[arg(long, value_name = "FILE")]
     stats_json: Option<PathBuf>,
 
+    /// Print each event's line of the text view (as --view shows it) on standard error as it
+    /// is logged, coloured on a terminal unless NO_COLOR is set; --progress=FILE appends them
+    /// to FILE instead (the value only with =, so that --progress LOG names a log). Standard
+    /// output stays the input byte for byte; a slow destination never slows the stream: lines
+    /// it cannot keep up with are dropped and counted. Default: off.
+    #[arg(
+        long,
+        value_name = "FILE",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "-"
+    )]
+    progress: Option<PathBuf>,
+
     /// Also write the whole input, zstd-compressed, to FILE (exactly what stdout received; with
     /// --redact, redacted as the log is), in independent frames with an index, so that any log
     /// line's original can be read back (--view --original). Without this flag,
@@ -244,7 +258,7 @@ struct Cli {
 
     /// Read mode: the FILEs are logs to read (smart-tee logs, raw stream-json or Claude Code
     /// transcripts), printed to stdout as the options below say. Nothing is written.
-    #[arg(long, help_heading = "Reading logs (--view)", conflicts_with_all = ["compact", "append", "ignore_interrupts", "pipe", "output_error", "stats", "stats_json", "stdout_max_line_bytes", "add_timestamp"])]
+    #[arg(long, help_heading = "Reading logs (--view)", conflicts_with_all = ["compact", "append", "ignore_interrupts", "pipe", "output_error", "stats", "stats_json", "stdout_max_line_bytes", "add_timestamp", "progress"])]
     view: bool,
 
     /// Only the last N events (lines). Large files are read from their end. Not with --head.
@@ -382,7 +396,7 @@ struct Cli {
     /// Rewrite the FILEs in place to the budget and the field rules, atomically (a temporary
     /// file beside each, synced, renamed over it; permissions kept). A file being appended to
     /// meanwhile is refused.
-    #[arg(long, help_heading = "Compacting logs (--compact)", conflicts_with_all = ["append", "ignore_interrupts", "pipe", "output_error", "stats", "stats_json", "stdout_max_line_bytes", "add_timestamp"])]
+    #[arg(long, help_heading = "Compacting logs (--compact)", conflicts_with_all = ["append", "ignore_interrupts", "pipe", "output_error", "stats", "stats_json", "stdout_max_line_bytes", "add_timestamp", "progress"])]
     compact: bool,
 
     /// With --compact: change nothing, report per file lines, bytes before and after, lines

@@ -10,6 +10,7 @@ use std::panic::{self, AssertUnwindSafe};
 use crate::cut::engine::{EngineConfig, LineEngine, Outcome};
 use crate::error::Error;
 use crate::reduce::{Failure, Reducer};
+use crate::tee::progress::Progress;
 use crate::tee::sink::LogSink;
 use crate::tee::split::{Piece, Splitter};
 
@@ -218,6 +219,10 @@ pub struct LogWriter {
     notice: Option<String>,
     /// `--archive`: every line's bytes, and whether it was logged (hook: `archive` module).
     archive: Option<crate::tee::archive::writer::ArchiveFeed>,
+    /// `--progress`: each batch of log lines is handed to its thread.
+    progress: Option<Progress>,
+    /// Lines logged when the last batch was written: the next batch's count.
+    batched_lines: u64,
 }
 
 impl LogWriter {
@@ -236,7 +241,17 @@ impl LogWriter {
             looked: 0,
             notice: None,
             archive: None,
+            progress: None,
+            batched_lines: 0,
         }
+    }
+
+    /// Also shows each logged line (`--progress`): then every line is split and run through
+    /// the engine, even with no log to write.
+    pub fn with_progress(mut self, progress: Progress) -> LogWriter {
+        self.progress = Some(progress);
+        self.active = true;
+        self
     }
 
     /// Also writes the archive fed here (`--archive`): then every line is split and numbered,
@@ -354,6 +369,9 @@ impl LogWriter {
         if let Some(a) = self.archive.as_mut() {
             errors.extend(a.finish());
         }
+        if let Some(p) = self.progress.as_mut() {
+            p.finish();
+        }
         errors
     }
 
@@ -389,6 +407,11 @@ impl LogWriter {
             if let Err(e) = sink.write_lines(&self.batch) {
                 errors.push(e);
             }
+        }
+        if let Some(p) = self.progress.as_mut() {
+            let logged = self.stats.lines_logged();
+            p.send(&self.batch, logged - self.batched_lines);
+            self.batched_lines = logged;
         }
         self.batch.clear();
     }

@@ -16,6 +16,7 @@ mod layout;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod newcomer;
+mod progress;
 #[cfg(feature = "mcp")]
 mod reading;
 mod redact;

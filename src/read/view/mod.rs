@@ -34,7 +34,7 @@ use read::read_error;
 pub use read::{
     DecompressLimit, ReverseLines, for_each_line, for_each_line_in, is_compressed, open_log,
 };
-pub use render::{Renderer, escape_controls, inert_json, is_unsafe_char};
+pub use render::{Renderer, escape_controls, inert_json, is_unsafe_char, progress_renderer};
 
 /// How events are printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -166,6 +166,25 @@ impl<'a> Renderer<'a> {
     }
 }
 
+/// The line `--progress` shows of the log line numbered `n`: the text view's (`#N`, time,
+/// type, gist), coloured when `color`, cut to `width` columns. Its options live as long as the
+/// process (one renderer per run).
+pub fn progress_renderer(
+    color: bool,
+    width: Option<usize>,
+) -> impl FnMut(&[u8], u64) -> Vec<u8> + Send + 'static {
+    let opts: &'static ViewOptions = Box::leak(Box::new(ViewOptions {
+        color,
+        width,
+        ..ViewOptions::new(Vec::new())
+    }));
+    let mut renderer = Renderer::new(opts);
+    move |line, n| {
+        renderer.number = Some(n);
+        renderer.render(0, line)
+    }
+}
+
 /// About 80 bytes around the first match of `re` in `line`, on character boundaries.
 fn match_context(re: &Regex, line: &[u8]) -> Option<String> {
     let m = re.find(line)?;
