@@ -9,6 +9,7 @@ use std::panic::{self, AssertUnwindSafe};
 
 use crate::cut::engine::{EngineConfig, LineEngine, Outcome};
 use crate::error::Error;
+use crate::line::agents::{Drift, Head};
 use crate::reduce::{Failure, Reducer};
 use crate::tee::progress::Progress;
 use crate::tee::sink::LogSink;
@@ -223,6 +224,16 @@ pub struct LogWriter {
     progress: Option<Progress>,
     /// Lines logged when the last batch was written: the next batch's count.
     batched_lines: u64,
+    /// `--stats`: the agent, its version and the event kinds no reader knows.
+    drift: Option<Box<DriftWatch>>,
+}
+
+/// Format drift as the tee sees it: each log line's head, taken by one scan.
+struct DriftWatch {
+    drift: Drift,
+    stack: Vec<u8>,
+    /// Say the first unknown kind on stderr (`--stats`), once.
+    say: bool,
 }
 
 impl LogWriter {
@@ -243,6 +254,60 @@ impl LogWriter {
             archive: None,
             progress: None,
             batched_lines: 0,
+            drift: None,
+        }
+    }
+
+    /// Also notes which agent wrote the stream, its version and the event kinds no reader
+    /// knows (`--stats`, `--stats-json`); with `say`, the first unknown kind is said at once
+    /// on stderr ([`LogWriter::take_notice`]).
+    pub fn with_drift(mut self, say: bool) -> LogWriter {
+        self.drift = Some(Box::new(DriftWatch {
+            drift: Drift::default(),
+            stack: Vec::new(),
+            say,
+        }));
+        self.active = true;
+        self
+    }
+
+    /// What the stream said of its format, when asked for ([`LogWriter::with_drift`]).
+    pub fn drift(&self) -> Option<&Drift> {
+        self.drift.as_ref().map(|d| &d.drift)
+    }
+
+    /// Notes the head of the log line written at `before` in the batch.
+    #[inline]
+    fn watch(&mut self, before: usize) {
+        let Some(w) = self.drift.as_mut() else { return };
+        let logged = &self.batch[before..];
+        let Some(line) = logged.strip_suffix(b"\n") else {
+            return;
+        };
+        let Some(head) = Head::of_line(line, &mut w.stack) else {
+            return;
+        };
+        let known = w.drift.unknown.len();
+        let line_no = self.stats.lines_logged();
+        w.drift.add(&head, line_no);
+        if w.say && w.drift.unknown.len() > known {
+            w.say = false;
+            let (kind, _) = w
+                .drift
+                .unknown
+                .iter()
+                .find(|(_, (_, at))| *at == line_no)
+                .unzip();
+            self.notice = Some(format!(
+                "log line {line_no}: event kind {} is not known to smart-tee's readers ({}): \
+                 --view and --summary may read such events poorly (--stats counts them)",
+                kind.map_or("?", |k| k.as_str()),
+                w.drift.agent.unwrap_or("?").to_string()
+                    + &w.drift
+                        .version
+                        .as_ref()
+                        .map_or(String::new(), |v| format!(" {v}")),
+            ));
         }
     }
 
@@ -351,6 +416,7 @@ impl LogWriter {
         let outcome = big.finish(&mut self.engine, &mut self.batch);
         self.stats.count(outcome);
         self.stats.bytes_logged += (self.batch.len() - before) as u64;
+        self.watch(before);
     }
 
     /// Ends the input: logs the unfinished last line, if any. Later calls do nothing.
@@ -386,6 +452,7 @@ impl LogWriter {
         let outcome = self.engine.process(line, &mut self.batch);
         self.stats.count(outcome);
         self.stats.bytes_logged += (self.batch.len() - before) as u64;
+        self.watch(before);
         if self.looked < 3 && outcome != Outcome::Blank {
             self.looked += 1;
             if outcome == Outcome::NonJson && matches!(line.trim_ascii(), b"{" | b"[") {

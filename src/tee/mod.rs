@@ -198,6 +198,9 @@ pub fn run(mut config: Config, render: Option<progress::MakeRender>) -> ExitCode
         }
     }
     let mut log = LogWriter::new(LineEngine::new(config.engine.clone()), sinks);
+    if config.stats.human || config.stats.json.is_some() {
+        log = log.with_drift(config.stats.human);
+    }
     if let (Some(to), Some(render)) = (config.progress.clone(), render) {
         log = log.with_progress(progress::Progress::start(to, render));
     }
@@ -454,7 +457,7 @@ fn log_worker(
     let summarize = |log: &LogWriter| {
         if stats.human || stats.json.is_some() {
             let by_field = log.engine().saved_by_field();
-            if let Err(e) = stats::report(&log.stats(), by_field, &stats) {
+            if let Err(e) = stats::report(&log.stats(), by_field, log.drift(), &stats) {
                 eprintln!("smart-tee: {e}");
                 return false;
             }

@@ -9,6 +9,7 @@ mod archive;
 mod cli;
 mod contract;
 mod corpus;
+mod drift;
 mod faults;
 mod golden;
 mod hostile;

@@ -8,26 +8,12 @@ use serde_json::{Value, json};
 use super::health::{is_final, is_heartbeat};
 use super::{
     CONVERSATION_CAP, LIST_CAP, MODEL_CAP, ModelUse, OTHER_TOOLS, SESSION_CAP, STRING_CAP, Summary,
-    TOOL_CAP, UNKNOWN_CAP, clip, n, s,
+    TOOL_CAP, clip, n, s,
 };
-use crate::read::gist::{
-    Format as Agent, agent_version, first_line, format_of, gist, time_of, unknown_kind,
-};
+use crate::line::agents::Head;
+use crate::read::gist::{first_line, gist, time_of};
 use crate::read::view::is_error_event;
 use crate::read::when::event_instant;
-
-/// The agent whose format an event has.
-fn agent_name(v: &Value) -> &'static str {
-    match format_of(v) {
-        Agent::Claude => "claude-code",
-        Agent::CodexExec => "codex-exec",
-        Agent::CodexSession => "codex-rollout",
-        Agent::Gemini => "gemini-cli",
-        Agent::OpenCode => "opencode",
-        Agent::Cursor => "cursor",
-        Agent::Goose => "goose",
-    }
-}
 
 impl Summary {
     /// Takes one event (a log line).
@@ -85,22 +71,7 @@ impl Summary {
 
     /// Takes one parsed event.
     fn add_value(&mut self, v: &Value, line_no: u64) {
-        // Cursor's first event has Claude Code's shape; its later ones tell.
-        if self.agent.is_none()
-            || (self.agent.as_deref() == Some("claude-code")
-                && matches!(format_of(v), Agent::Cursor))
-        {
-            self.agent = Some(agent_name(v).to_string());
-        }
-        if self.version.is_none() {
-            self.version = agent_version(v);
-        }
-        if let Some(k) = unknown_kind(v) {
-            let k = clip(&k, STRING_CAP / 2);
-            if self.unknown.contains_key(&k) || self.unknown.len() < UNKNOWN_CAP {
-                self.unknown.entry(k).or_insert((0, line_no)).0 += 1;
-            }
-        }
+        self.drift.add(&Head::of_value(v), line_no);
         self.events += 1;
         if let Some(t) = time_of(v) {
             self.first_time.get_or_insert_with(|| t.clone());

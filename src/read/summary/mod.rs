@@ -22,6 +22,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::error::Error;
+use crate::line::agents::Drift;
 use crate::read::view::{DecompressLimit, ViewOptions, for_each_line_in};
 use crate::read::when::Instant;
 
@@ -40,8 +41,6 @@ const MODEL_CAP: usize = 100;
 /// How long a run whose writer is alive may go without an event before it reads `stalled`,
 /// unless told (`--stall-after`, `stall_after_seconds`).
 pub const STALL_AFTER: Duration = Duration::from_secs(120);
-/// Unknown event types told apart at most.
-const UNKNOWN_CAP: usize = 50;
 /// Conversations summarized apart at most (the last ones); all count in the total.
 const CONVERSATION_CAP: usize = 20;
 /// What `state` says of a log with no final event whose writer is gone.
@@ -95,12 +94,8 @@ pub struct Summary {
     models: BTreeMap<(String, String), ModelUse>,
     message_models: BTreeMap<String, ModelUse>,
     health: Option<Health>,
-    /// The agent that wrote the log (from its first event) and its version, when an event
-    /// says.
-    agent: Option<String>,
-    version: Option<String>,
-    /// Event types and subtypes the rules do not know: how many, and the line of the first.
-    unknown: BTreeMap<String, (u64, u64)>,
+    /// The agent that wrote the log, its version, and the event kinds no rule knows.
+    drift: Drift,
     /// The conversations of the log, one summary each (the last [`CONVERSATION_CAP`]); the
     /// summary itself is their total.
     parts: Vec<Summary>,

@@ -59,6 +59,7 @@ impl Summary {
             })
             .collect();
         let unknown: serde_json::Map<String, Value> = self
+            .drift
             .unknown
             .iter()
             .take(lists)
@@ -100,8 +101,8 @@ impl Summary {
             "hook_failures": self.counts.hook_failures,
             "startup_errors": self.counts.startup_errors,
             "models": models,
-            "agent": self.agent,
-            "agent_version": c(&self.version),
+            "agent": self.drift.agent,
+            "agent_version": c(&self.drift.version),
             "unknown_events": unknown,
             "errors": self.error_count,
             "first_errors": list(&self.errors),
@@ -177,23 +178,25 @@ impl Summary {
         }
         t.push_str(&format!("session   {}\n", or(&self.session)));
         t.push_str(&format!("model     {}\n", or(&self.model)));
-        if let Some(agent) = &self.agent {
+        if let Some(agent) = self.drift.agent {
             t.push_str(&format!(
                 "agent     {agent}{}\n",
-                self.version
+                self.drift
+                    .version
                     .as_deref()
                     .map_or(String::new(), |v| format!(" {}", e(v)))
             ));
         }
-        if !self.unknown.is_empty() {
+        if !self.drift.unknown.is_empty() {
             let mut shown: Vec<String> = self
+                .drift
                 .unknown
                 .iter()
                 .take(lists)
                 .map(|(k, (n, at))| format!("{} {n} (line {at})", e(k)))
                 .collect();
-            if self.unknown.len() > lists {
-                shown.push(format!("… {} more", self.unknown.len() - lists));
+            if self.drift.unknown.len() > lists {
+                shown.push(format!("… {} more", self.drift.unknown.len() - lists));
             }
             t.push_str(&format!(
                 "unknown   {} (event types smart-tee's rules do not know: its readers may be stale)\n",
