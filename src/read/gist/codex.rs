@@ -175,6 +175,10 @@ pub(super) fn codex_session(v: &Value, parts: &mut Vec<String>) {
             parts.push(total.map_or_else(String::new, |t| format!("tokens {t}")));
         }
         "agent_message" | "user_message" => parts.push(first_line(at("/message"), 200)),
+        "item_started" | "item_updated" | "item_completed" => match p.get("item") {
+            Some(item) => rollout_item(item, parts),
+            None => parts.push(fallback(p)),
+        },
         "session_meta" | "" => {
             for k in ["id", "cwd", "model", "cli_version"] {
                 if let Some(x) = p.get(k).and_then(Value::as_str) {
@@ -183,5 +187,104 @@ pub(super) fn codex_session(v: &Value, parts: &mut Vec<String>) {
             }
         }
         _ => parts.push(fallback(p)),
+    }
+}
+
+/// The texts of `content`'s blocks (`{"type":"text"|"Text","text":…}`), joined.
+fn texts(item: &Value, key: &str) -> String {
+    item.get(key)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|c| c.get("text").and_then(Value::as_str).or_else(|| c.as_str()))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default()
+}
+
+/// A turn item of a Codex rollout file (0.145+: `item_completed` events whose `item.type` is
+/// PascalCase, with the protocol's field names: camelCase for commands and tool calls).
+fn rollout_item(item: &Value, parts: &mut Vec<String>) {
+    let it = |p: &str| str_at(item, p);
+    let status = it("/status");
+    match it("/type") {
+        "UserMessage" | "AgentMessage" => parts.push(first_line(&texts(item, "content"), 200)),
+        "Plan" => parts.push(format!("plan: {}", first_line(it("/text"), 160))),
+        "Reasoning" => parts.push(format!(
+            "thinking: {}",
+            first_line(&texts(item, "summary_text"), 160)
+        )),
+        "CommandExecution" => {
+            let command = match item.get("command") {
+                Some(Value::Array(words)) => words
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                Some(Value::String(c)) => c.clone(),
+                _ => String::new(),
+            };
+            parts.push(format!("$ {}", first_line(&command, 100)));
+            let output = [
+                "/aggregatedOutput",
+                "/formattedOutput",
+                "/stderr",
+                "/stdout",
+            ]
+            .iter()
+            .map(|k| it(k))
+            .find(|o| !o.trim().is_empty())
+            .unwrap_or("");
+            match item.get("exitCode").and_then(Value::as_i64) {
+                Some(c) => parts.push(format!("exit {c} {}", outcome(c != 0, output))),
+                None => parts.push(status.to_string()),
+            }
+        }
+        "McpToolCall" | "DynamicToolCall" => {
+            let name = match it("/server") {
+                "" => it("/tool").to_string(),
+                server => format!("{server}/{}", it("/tool")),
+            };
+            parts.push(format!("call {name} {status}"));
+            parts.push(args(item.get("arguments"), 3));
+            let error = item
+                .pointer("/error/message")
+                .or_else(|| item.get("error"))
+                .and_then(Value::as_str);
+            if let Some(e) = error {
+                parts.push(format!("ERROR {}", first_line(e, 160)));
+            }
+        }
+        "CollabAgentToolCall" => {
+            parts.push(format!("{} {status}", it("/tool")));
+            parts.push(first_line(it("/prompt"), 100));
+        }
+        "WebSearch" => parts.push(format!("search: {}", first_line(it("/query"), 160))),
+        "FileChange" => {
+            let changes: Vec<String> = item
+                .get("changes")
+                .and_then(Value::as_object)
+                .map(|m| {
+                    m.iter()
+                        .map(|(path, c)| format!("{} {path}", str_at(c, "/type")))
+                        .collect()
+                })
+                .unwrap_or_default();
+            parts.push(format!("{status} {}", changes.join(", ")));
+        }
+        "ImageView" => parts.push(format!("image {}", it("/path"))),
+        "Sleep" => parts.push(format!(
+            "sleep {} ms",
+            item.get("duration_ms").and_then(Value::as_u64).unwrap_or(0)
+        )),
+        "ContextCompaction" => parts.push("context compacted".into()),
+        "HookPrompt" => parts.push(first_line(&texts(item, "fragments"), 160)),
+        "ImageGeneration" => {
+            parts.push(status.to_string());
+            parts.push(first_line(it("/revised_prompt"), 120));
+        }
+        "SubAgentActivity" => parts.push(format!("{} {}", it("/kind"), it("/agentPath"))),
+        _ => parts.push(fallback(item)),
     }
 }

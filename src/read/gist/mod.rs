@@ -42,9 +42,17 @@ pub fn type_and_gist(v: &Value) -> (Option<String>, String, String) {
         Format::CodexSession => v.pointer("/payload/type").and_then(Value::as_str),
         _ => v.get("subtype").and_then(Value::as_str),
     };
-    let label = match sub {
-        Some(sub) => format!("{kind}/{sub}"),
-        None => kind.to_string(),
+    // A rollout's turn item shows its type too: `event_msg/item_completed/AgentMessage`.
+    let item = match sub {
+        Some("item_started" | "item_updated" | "item_completed") => {
+            v.pointer("/payload/item/type").and_then(Value::as_str)
+        }
+        _ => None,
+    };
+    let label = match (sub, item) {
+        (Some(sub), Some(item)) => format!("{kind}/{sub}/{item}"),
+        (Some(sub), None) => format!("{kind}/{sub}"),
+        (None, _) => kind.to_string(),
     };
     match format {
         Format::Cursor if cursor(v, kind, &mut parts) => {}

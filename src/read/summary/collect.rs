@@ -265,6 +265,23 @@ impl Summary {
                 }
             }
             ("tool_result", _) | ("tool_use", _) if is_error_event(v) => c.tool_failures += 1,
+            // Codex rollout files (0.145+): a turn item's failure. The calls themselves are
+            // counted from the response items, which the rollout keeps beside.
+            ("event_msg", _) if s(v, "/payload/type").as_deref() == Some("item_completed") => {
+                let tool = matches!(
+                    v.pointer("/payload/item/type").and_then(Value::as_str),
+                    Some(
+                        "CommandExecution"
+                            | "McpToolCall"
+                            | "DynamicToolCall"
+                            | "CollabAgentToolCall"
+                            | "WebSearch"
+                    )
+                );
+                if tool && is_error_event(v) {
+                    c.tool_failures += 1;
+                }
+            }
             ("tool_call", "completed") => {
                 let failed = v
                     .get("tool_call")
@@ -431,6 +448,19 @@ impl Summary {
                 Some("web_search") => self.tool("web_search"),
                 _ => {}
             },
+            "event_msg"
+                if s(v, "/payload/type").as_deref() == Some("item_completed")
+                    && s(v, "/payload/item/type").as_deref() == Some("FileChange") =>
+            {
+                let paths: Vec<String> = v
+                    .pointer("/payload/item/changes")
+                    .and_then(Value::as_object)
+                    .map(|m| m.keys().map(|k| clip(k, STRING_CAP)).collect())
+                    .unwrap_or_default();
+                for path in paths {
+                    self.file(Some(path));
+                }
+            }
             "response_item" if s(v, "/payload/type").as_deref() == Some("function_call") => {
                 self.tool(&s(v, "/payload/name").unwrap_or_default());
             }

@@ -212,6 +212,7 @@ pub fn is_error_event(v: &Value) -> bool {
         Some(v),
         v.get("item"),
         v.get("payload"),
+        v.pointer("/payload/item"),
         v.pointer("/part/state"),
         v.get("message"),
     ];
