@@ -21,6 +21,7 @@ mod progress;
 #[cfg(feature = "mcp")]
 mod reading;
 mod redact;
+mod retracted;
 mod synth;
 mod types;
 mod view;

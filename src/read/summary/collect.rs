@@ -205,7 +205,10 @@ impl Summary {
                 c.api_retries += 1;
                 c.last_retry_status = v.get("error_status").and_then(Value::as_i64);
             }
-            ("system", "model_refusal_fallback" | "model_refusal_no_fallback") => c.refusals += 1,
+            ("system", "model_refusal_fallback" | "model_refusal_no_fallback") => {
+                c.refusals += 1;
+                c.retracted += len("/retracted_message_uuids");
+            }
             ("system", "permission_denied") | ("permission_denied", _) => c.permission_denials += 1,
             ("system", "hook_response") => {
                 let code = v.get("exit_code").and_then(Value::as_i64).unwrap_or(0);

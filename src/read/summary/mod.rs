@@ -110,6 +110,8 @@ struct Counts {
     api_retries: u64,
     last_retry_status: Option<i64>,
     refusals: u64,
+    /// Messages retracted after a refusal (`retracted_message_uuids`).
+    retracted: u64,
     permission_denials: u64,
     /// Denials listed by final results (Claude Code's `permission_denials`), per session.
     denials_in_results: BTreeMap<String, u64>,

@@ -97,6 +97,7 @@ impl Summary {
             "api_retries": self.counts.api_retries,
             "last_retry_status": self.counts.last_retry_status,
             "refusals": self.counts.refusals,
+            "retracted_messages": self.counts.retracted,
             "permission_denials": self.denials(),
             "hook_failures": self.counts.hook_failures,
             "startup_errors": self.counts.startup_errors,
@@ -277,6 +278,7 @@ impl Summary {
         }
         for (name, k) in [
             ("refusals", c.refusals),
+            ("messages retracted", c.retracted),
             ("permission denials", self.denials()),
             ("hook failures", c.hook_failures),
             ("startup errors", c.startup_errors),
@@ -358,7 +360,7 @@ impl Summary {
         }
         // The least form: members dropped, the least telling first; type, events, errors and
         // how the run ended go last.
-        const DROP: [&str; 33] = [
+        const DROP: [&str; 34] = [
             "conversations",
             "conversation_count",
             "unknown_events",
@@ -383,6 +385,7 @@ impl Summary {
             "startup_errors",
             "hook_failures",
             "permission_denials",
+            "retracted_messages",
             "refusals",
             "api_retries",
             "tool_failures",

@@ -10,6 +10,7 @@ use std::borrow::Cow;
 use regex::bytes::Regex;
 use serde_json::Value;
 
+use super::retracted::Retracted;
 use super::{Format, ViewOptions, event_cap, is_error_event};
 use crate::cut::engine::{EngineConfig, LineEngine};
 use crate::read::gist::type_and_gist;
@@ -26,6 +27,8 @@ pub struct Renderer<'a> {
     timed: bool,
     /// The line number of the event rendered next, shown as `#N` in the text view.
     pub number: Option<u64>,
+    /// Messages retracted after a refusal: marked `[RETRACTED]` in the text view.
+    pub retracted: Retracted,
 }
 
 impl<'a> Renderer<'a> {
@@ -58,6 +61,7 @@ impl<'a> Renderer<'a> {
             cap,
             timed: false,
             number: None,
+            retracted: Retracted::default(),
         }
     }
 
@@ -116,7 +120,10 @@ impl<'a> Renderer<'a> {
         let mut cut = Vec::new();
         self.gist_engine.process(line, &mut cut);
         let v: Value = serde_json::from_slice(&cut).unwrap_or(Value::Null);
-        let (time, kind, rest) = type_and_gist(&v);
+        let (time, kind, mut rest) = type_and_gist(&v);
+        if self.retracted.contains(&v) {
+            rest.insert_str(0, "[RETRACTED] ");
+        }
         let mut text = String::new();
         if self.opts.files.len() > 1 {
             let name = self.opts.files[file]
