@@ -196,8 +196,9 @@ struct Cli {
     /// Print each event's line of the text view (as --view shows it) on standard error as it
     /// is logged, coloured on a terminal unless NO_COLOR is set; --progress=FILE appends them
     /// to FILE instead (the value only with =, so that --progress LOG names a log). Standard
-    /// output stays the input byte for byte; a slow destination never slows the stream: lines
-    /// it cannot keep up with are dropped and counted. Default: off.
+    /// output stays the input byte for byte. At most 200 lines a second (bursts of 400) are
+    /// shown: the others, and those a slow destination cannot take, are counted, and the
+    /// stream never waits. Default: off.
     #[arg(
         long,
         value_name = "FILE",

@@ -2,27 +2,33 @@
 //! FILE, while standard output stays the input byte for byte.
 //!
 //! The tee path never waits for it. The log worker hands each batch of log lines (a copy, in a
-//! recycled buffer) to a thread of its own through a queue bounded in bytes
-//! ([`QUEUE_BYTES`]); when the queue is full the batch is dropped and its lines counted, and
-//! the thread says how many events it did not show before the next ones. The thread runs at the
-//! lowest CPU priority (nice 19), so on a busy machine it takes the time the tee leaves. It
-//! opens FILE itself (a FIFO without a reader blocks it, not the stream) and renders each line
-//! with the renderer given by the caller (the text view's line lives in a later phase). At the
-//! end of input the worker waits for it to catch up while it makes progress, and gives up
-//! after [`STUCK`] without a line written (a destination that no longer reads).
+//! recycled buffer) to a thread of its own: at most [`RATE`] lines a second (bursts of
+//! [`BURST`]), through a queue bounded in bytes ([`QUEUE_BYTES`]); lines past the rate or the
+//! queue are dropped and counted, and the thread says how many events it did not show before
+//! the next ones. It opens FILE itself (a FIFO without a reader blocks it, not the stream) and
+//! renders each line with the renderer given by the caller (the text view's line lives in a
+//! later phase). At the end of input the worker waits for it to catch up while it makes
+//! progress, and gives up after [`STUCK`] without a line written (a destination that no longer
+//! reads).
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, SyncSender, TrySendError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Bytes of log lines queued for the progress thread at most; past it, batches are dropped.
-pub const QUEUE_BYTES: usize = 4 << 20;
+pub const QUEUE_BYTES: usize = 1 << 20;
 
 /// How long the end of the run waits for a progress thread that writes nothing.
 pub const STUCK: Duration = Duration::from_secs(1);
+
+/// Lines shown per second at most, sustained, and in a burst: more than anyone reads live, and
+/// more than an agent writes events (a stream blasted from a file runs at tens of thousands a
+/// second; rendering them all would cost the tee as much CPU again).
+pub const RATE: f64 = 200.0;
+pub const BURST: f64 = 400.0;
 
 /// Where progress lines go.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -60,6 +66,9 @@ pub struct Progress {
     /// Lines handed over or dropped so far.
     lines: u64,
     dropped: u64,
+    /// Lines that may be shown now (a token bucket: [`RATE`] a second, at most [`BURST`]).
+    tokens: f64,
+    refilled: Instant,
 }
 
 impl Progress {
@@ -73,7 +82,6 @@ impl Progress {
         {
             let (queued, written) = (Arc::clone(&queued), Arc::clone(&written));
             std::thread::spawn(move || {
-                lowest_priority();
                 show(to, make, &batches, &give_back, &queued, &written);
                 let _ = finished.send(());
             });
@@ -86,33 +94,49 @@ impl Progress {
             done,
             lines: 0,
             dropped: 0,
+            tokens: BURST,
+            refilled: Instant::now(),
         }
     }
 
-    /// Hands over `batch`, which holds `lines` whole log lines; drops it when the queue is
-    /// full. Never waits.
+    /// Hands over `batch`, which holds `lines` whole log lines: as many of its first lines as
+    /// the rate allows, and only if the queue has room; the others are counted. Never waits.
     pub fn send(&mut self, batch: &[u8], lines: u64) {
         let first = self.lines + 1;
         self.lines += lines;
         let Some(queue) = &self.queue else { return };
-        if self.queued.load(Ordering::Relaxed) + batch.len() > QUEUE_BYTES {
+        let now = Instant::now();
+        let elapsed = now.duration_since(self.refilled).as_secs_f64();
+        self.tokens = (self.tokens + elapsed * RATE).min(BURST);
+        self.refilled = now;
+        let shown = (self.tokens as u64).min(lines);
+        let end = match shown {
+            0 => 0,
+            n if n == lines => batch.len(),
+            n => memchr::memchr_iter(b'\n', batch)
+                .nth(n as usize - 1)
+                .map_or(batch.len(), |at| at + 1),
+        };
+        if shown == 0 || self.queued.load(Ordering::Relaxed) + end > QUEUE_BYTES {
             self.dropped += lines;
             return;
         }
         let mut buf = self.spent.try_recv().unwrap_or_default();
         buf.clear();
-        buf.extend_from_slice(batch);
-        let len = buf.len();
-        self.queued.fetch_add(len, Ordering::Relaxed);
+        buf.extend_from_slice(&batch[..end]);
+        self.queued.fetch_add(end, Ordering::Relaxed);
         let b = Batch {
             first,
             dropped: self.dropped,
             lines: buf,
         };
         match queue.try_send(b) {
-            Ok(()) => self.dropped = 0,
+            Ok(()) => {
+                self.tokens -= shown as f64;
+                self.dropped = lines - shown;
+            }
             Err(TrySendError::Full(_)) => {
-                self.queued.fetch_sub(len, Ordering::Relaxed);
+                self.queued.fetch_sub(end, Ordering::Relaxed);
                 self.dropped += lines;
             }
             Err(TrySendError::Disconnected(_)) => self.queue = None,
@@ -147,12 +171,6 @@ impl Progress {
             }
         }
     }
-}
-
-/// Lowers the calling thread's CPU priority to the least (Linux: a thread's own nice value).
-fn lowest_priority() {
-    #[cfg(target_os = "linux")]
-    let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), 19);
 }
 
 /// The thread: opens the destination, then shows every batch until the queue ends.
@@ -228,7 +246,7 @@ fn show_on(
         if batch.dropped > 0 {
             text.extend_from_slice(
                 format!(
-                    "… {} events not shown (the progress output fell behind)\n",
+                    "… {} events not shown (faster than --progress shows them)\n",
                     batch.dropped
                 )
                 .as_bytes(),
@@ -256,9 +274,10 @@ fn show_on(
 mod tests {
     use super::*;
 
-    /// A destination that falls behind costs lines, counted, never the sender's time: with
-    /// the thread held in its first line, batches past the queue's bound are dropped, and once
-    /// it goes on it says how many it did not show; every line is either shown or counted.
+    /// A destination that falls behind, or more lines than the rate allows, cost lines,
+    /// counted, never the sender's time: with the thread held in its first line, what does not
+    /// fit is dropped, and once it goes on it says how many it did not show; every line is
+    /// either shown or counted, and the first ones are shown.
     #[test]
     fn a_stuck_destination_drops_lines_and_counts_them() {
         let path = std::env::temp_dir().join(format!("smart-tee-progress-{}", std::process::id()));
@@ -298,5 +317,28 @@ mod tests {
         assert!(dropped > 0, "{shown}");
         assert_eq!(lines + dropped, 12 * 1024);
         assert!(shown.starts_with("#1 1023\n"));
+    }
+
+    /// A burst past the rate shows its first lines and counts the rest.
+    #[test]
+    fn a_burst_shows_its_first_lines_and_counts_the_rest() {
+        let path = std::env::temp_dir().join(format!("smart-tee-burst-{}", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let make: MakeRender = Box::new(|_, _| {
+            Box::new(|line: &[u8], n: u64| format!("#{n} {}", line.len()).into_bytes())
+        });
+        let mut p = Progress::start(ProgressTo::File(path.clone()), make);
+        p.send(&b"{}\n".repeat(1000), 1000);
+        p.finish();
+        let shown = std::fs::read_to_string(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        let lines: Vec<&str> = shown.lines().collect();
+        assert_eq!(lines.len(), BURST as usize + 1, "{shown}");
+        assert_eq!(lines[0], "#1 2");
+        assert_eq!(lines[BURST as usize - 1], "#400 2");
+        assert_eq!(
+            lines[BURST as usize],
+            "… 600 events not shown (faster than --progress shows them)"
+        );
     }
 }
