@@ -6,6 +6,7 @@
 # and the same with stdin a pipe (`cat corpus | smart-tee LOG | cat`, floor `cat | cat | cat`),
 #   tee FIFO < corpus | cat, jq truncation recipe < FIFO > LOG   (where jq is installed; timed
 #                                            until jq has finished)
+#   smart-tee --progress LOG < corpus 2> FILE | cat > /dev/null
 #   smart-tee --redact LOG < corpus | cat > /dev/null
 #   the same with a hundred secret-named variables in the environment (redacted by value)
 #   smart-tee --archive LOG.orig.zst LOG < INPUT | cat > /dev/null   (every set, and the 256 MiB
@@ -26,7 +27,8 @@
 # BASE=path/to/smart-tee adds that build's --archive row, in the same alternation.
 # ONLY=non-json runs the not-JSON rows alone. ONLY=archive runs the --archive rows alone (smart-tee
 # with and without --archive beside tee and the pipe floor, on the corpus and the million short
-# lines; the 256 MiB string line; the latency with and without --archive).
+# lines; the 256 MiB string line; the latency with and without --archive). ONLY=progress runs
+# smart-tee with and without --progress (on stderr, into a file), alternating, on the corpus alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps="${1:-5}"; size="${2:-200M}"
@@ -74,6 +76,9 @@ run_set() {
   rm -f "$work"/*.times
   for ((i = 0; i < reps; i++)); do
     measure smart-tee "$feed$T $st $work/st.log $from | cat > /dev/null"
+    # --progress on standard error, into a file as in CI.
+    [ -z "${ONLY:-}" ] || [ "${ONLY:-}" = progress ] && measure progress "$feed$T $st --progress $work/st.log $from 2> $work/progress.txt | cat > /dev/null"
+    [ "${ONLY:-}" = progress ] && continue
     measure tee "$feed$T tee $work/tee.log $from | cat > /dev/null"
     if [ -n "${BASE:-}" ]; then
       measure archive-base "$feed$T $BASE --archive $work/st.zst $work/st.log $from | cat > /dev/null"
@@ -91,12 +96,15 @@ run_set() {
     fi
   done
   echo "== $label: $(du -h "$input" | cut -f1) input, $(wc -l < "$input") lines, $reps runs (jq: 2)"
-  for name in smart-tee archive archive-base redact redact-env tee pipe-floor jq; do
+  for name in smart-tee progress archive archive-base redact redact-env tee pipe-floor jq; do
     [ -f "$work/$name.times" ] || continue
     sort -n "$work/$name.times" | awk -v n="$name" '{t[NR]=$1; r[NR]=$2} END {
       m = t[int((NR+1)/2)]; printf "%-11s median %.3f s   peak RSS %6.1f MiB\n", n, m, r[int((NR+1)/2)]/1024 }'
   done
   med() { median "$work/$1.times"; }
+  echo "--progress/without: $(echo "scale=3; $(med progress) / $(med smart-tee)" | bc)," \
+       "$(wc -l < "$work/progress.txt") lines shown of $(wc -l < "$input")"
+  [ "${ONLY:-}" = progress ] && return
   echo "ratios: smart-tee/tee $(echo "scale=2; $(med smart-tee) / $(med tee)" | bc)" \
        " smart-tee/pipe-floor $(echo "scale=2; $(med smart-tee) / $(med pipe-floor)" | bc)"
   echo "--archive/tee: $(echo "scale=2; $(med archive) / $(med tee)" | bc)," \
@@ -124,6 +132,7 @@ non_json() {
   echo "log size: $(wc -c < "$work/st.log") bytes for $(wc -c < "$noise") of input"
 }
 if [ "${ONLY:-}" = non-json ]; then non_json; exit; fi
+if [ "${ONLY:-}" = progress ]; then run_set "$corpus" corpus; run_set "$corpus" corpus piped; exit; fi
 if [ "${ONLY:-}" = archive ]; then
   run_set "$corpus" corpus
   run_set "$tiny" tiny

@@ -54,7 +54,14 @@ fn main() -> ExitCode {
         ignore_reopen_signal();
     }
     match mode {
-        Mode::Tee(config) => smart_tee::tee::run(config),
+        Mode::Tee(config) => {
+            // --progress shows the text view's line of each event: the renderer comes from
+            // the reading phase, which the tee does not use.
+            let render: smart_tee::tee::progress::MakeRender = Box::new(|color, width| {
+                Box::new(smart_tee::read::view::progress_renderer(color, width))
+            });
+            smart_tee::tee::run(config, Some(render))
+        }
         Mode::Refused(error) => refused(&error),
         #[cfg(feature = "mcp")]
         Mode::Mcp {

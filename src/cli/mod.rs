@@ -4,15 +4,24 @@
 //! (clap's convention); for the tee, standard input is copied to standard output first
 //! ([`Mode::Refused`]). Nothing here panics on any input.
 
+mod checks;
+mod subcommands;
+mod values;
+
+pub use self::subcommands::command;
+use self::subcommands::{parse_completions, parse_mcp};
+pub use self::values::parse_size;
+use self::values::{
+    parse_bytes_per_token, parse_line_range, parse_max_tokens, parse_mode, parse_ratio,
+};
+
 use std::path::PathBuf;
 
 use clap::error::ErrorKind;
 use clap::{CommandFactory, FromArgMatches, Parser};
 
 use crate::cut::engine::{DEFAULT_BUDGET, EngineConfig};
-use crate::line::fields::{FieldClass, FieldClasses};
-use crate::line::marker::{DEFAULT_MARKER, MarkerTemplate};
-use crate::tee::stats::StatsReport;
+use crate::line::marker::DEFAULT_MARKER;
 pub use crate::tee::{Config, OutputError};
 
 #[derive(Parser, Debug)]
@@ -184,6 +193,21 @@ struct Cli {
     #[arg(long, value_name = "FILE")]
     stats_json: Option<PathBuf>,
 
+    /// Print each event's line of the text view (as --view shows it) on standard error as it
+    /// is logged, coloured on a terminal unless NO_COLOR is set; --progress=FILE appends them
+    /// to FILE instead (the value only with =, so that --progress LOG names a log). Standard
+    /// output stays the input byte for byte. At most 200 lines a second (bursts of 400) are
+    /// shown: the others, and those a slow destination cannot take, are counted, and the
+    /// stream never waits. Default: off.
+    #[arg(
+        long,
+        value_name = "FILE",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "-"
+    )]
+    progress: Option<PathBuf>,
+
     /// Also write the whole input, zstd-compressed, to FILE (exactly what stdout received; with
     /// --redact, redacted as the log is), in independent frames with an index, so that any log
     /// line's original can be read back (--view --original). Without this flag,
@@ -235,7 +259,7 @@ struct Cli {
 
     /// Read mode: the FILEs are logs to read (smart-tee logs, raw stream-json or Claude Code
     /// transcripts), printed to stdout as the options below say. Nothing is written.
-    #[arg(long, help_heading = "Reading logs (--view)", conflicts_with_all = ["compact", "append", "ignore_interrupts", "pipe", "output_error", "stats", "stats_json", "stdout_max_line_bytes", "add_timestamp"])]
+    #[arg(long, help_heading = "Reading logs (--view)", conflicts_with_all = ["compact", "append", "ignore_interrupts", "pipe", "output_error", "stats", "stats_json", "stdout_max_line_bytes", "add_timestamp", "progress"])]
     view: bool,
 
     /// Only the last N events (lines). Large files are read from their end. Not with --head.
@@ -373,7 +397,7 @@ struct Cli {
     /// Rewrite the FILEs in place to the budget and the field rules, atomically (a temporary
     /// file beside each, synced, renamed over it; permissions kept). A file being appended to
     /// meanwhile is refused.
-    #[arg(long, help_heading = "Compacting logs (--compact)", conflicts_with_all = ["append", "ignore_interrupts", "pipe", "output_error", "stats", "stats_json", "stdout_max_line_bytes", "add_timestamp"])]
+    #[arg(long, help_heading = "Compacting logs (--compact)", conflicts_with_all = ["append", "ignore_interrupts", "pipe", "output_error", "stats", "stats_json", "stdout_max_line_bytes", "add_timestamp", "progress"])]
     compact: bool,
 
     /// With --compact: change nothing, report per file lines, bytes before and after, lines
@@ -485,504 +509,4 @@ fn reads_logs(args: &[std::ffi::OsString]) -> bool {
         .skip(1)
         .take_while(|a| *a != "--")
         .any(|a| a == "--view" || a == "--compact")
-}
-
-/// The secrets to redact by value: the environment's, and those of `file` (`--redact-values`).
-fn secrets(file: Option<&std::path::Path>) -> Result<Vec<crate::cut::redact::Secret>, String> {
-    let mut secrets = crate::cut::redact::from_env();
-    if let Some(path) = file {
-        secrets.extend(
-            crate::cut::redact::from_dotenv(path).map_err(|e| format!("--redact-values: {e}"))?,
-        );
-    }
-    Ok(secrets)
-}
-
-/// `smart-tee mcp [--root DIR]... [--hidden] [--hard-links] [--redact] [--redact-values FILE]`.
-fn mcp_command() -> clap::Command {
-    clap::Command::new("mcp")
-        .bin_name("smart-tee mcp")
-        .about(
-            "Serve the agent logs under the roots to MCP clients over stdio, read-only: tools \
-             list_logs, read_log, log_summary and wait_for_log. Only logs under the roots are \
-             served: regular files named .jsonl, .ndjson or .log (and rotated .N/.gz/.zst \
-             forms) whose first line is a JSON object, outside hidden folders, opened once \
-             beneath the root without following symlinks out.",
-        )
-        .arg(
-            clap::Arg::new("root")
-                .long("root")
-                .value_name("DIR")
-                .action(clap::ArgAction::Append)
-                .value_parser(clap::value_parser!(PathBuf))
-                .value_hint(clap::ValueHint::DirPath)
-                .help("A directory whose logs may be read (repeatable) [default: the current directory]"),
-        )
-        .arg(
-            clap::Arg::new("hidden")
-                .long("hidden")
-                .action(clap::ArgAction::SetTrue)
-                .help("Also serve logs in hidden folders (names starting with '.'), skipped by default"),
-        )
-        .arg(
-            clap::Arg::new("hard-links")
-                .long("hard-links")
-                .action(clap::ArgAction::SetTrue)
-                .help("Also serve files that have other hard links (refused by default: another name may be outside the roots)"),
-        )
-        .arg(
-            clap::Arg::new("redact")
-                .long("redact")
-                .action(clap::ArgAction::SetTrue)
-                .help("Redact every answer as smart-tee --redact redacts the logs"),
-        )
-        .arg(
-            clap::Arg::new("redact-values")
-                .long("redact-values")
-                .value_name("FILE")
-                .value_parser(clap::value_parser!(PathBuf))
-                .help("Redact the values of this dotenv file too (implies --redact)"),
-        )
-}
-
-fn parse_mcp(args: &[std::ffi::OsString]) -> Mode {
-    let m = mcp_command().get_matches_from(args);
-    let values = m.get_one::<PathBuf>("redact-values");
-    if m.get_flag("redact") || values.is_some() {
-        match secrets(values.map(PathBuf::as_path)) {
-            Ok(secrets) => crate::cut::redact::answers_on(&secrets),
-            Err(e) => {
-                eprintln!("smart-tee mcp: {e}");
-                std::process::exit(2);
-            }
-        }
-    }
-    let roots = m
-        .get_many::<PathBuf>("root")
-        .map(|r| r.cloned().collect())
-        .unwrap_or_default();
-    Mode::Mcp {
-        roots,
-        hidden: m.get_flag("hidden"),
-        hard_links: m.get_flag("hard-links"),
-    }
-}
-
-/// `smart-tee completions SHELL`.
-fn completions_command() -> clap::Command {
-    clap::Command::new("completions")
-        .bin_name("smart-tee completions")
-        .about("Print the completion script of SHELL (bash, zsh, fish, elvish, powershell)")
-        .arg(
-            clap::Arg::new("shell")
-                .required(true)
-                .value_parser(clap::value_parser!(clap_complete::Shell)),
-        )
-}
-
-fn parse_completions(args: &[std::ffi::OsString]) -> Mode {
-    let m = completions_command().get_matches_from(args);
-    match m.get_one::<clap_complete::Shell>("shell") {
-        Some(&shell) => Mode::Completions(shell),
-        None => Mode::Man, // unreachable: the argument is required
-    }
-}
-
-/// The command's definition, for completions and the man page: the tee's flags, the FILEs
-/// (any number), and the subcommands, which `parse_from` handles before clap sees the rest.
-pub fn command() -> clap::Command {
-    Cli::command()
-        // clap_mangen writes a positional's value name without clap's `...`.
-        .mut_arg("files", |a| {
-            a.value_name("FILE...")
-                .value_hint(clap::ValueHint::FilePath)
-        })
-        .subcommand(mcp_command())
-        .subcommand(completions_command())
-        .subcommand(clap::Command::new("man").about("Print the man page (roff)"))
-        .args_conflicts_with_subcommands(true)
-        .disable_help_subcommand(true)
-}
-
-impl Cli {
-    fn into_mode(mut self) -> Result<Mode, String> {
-        let (view, compact) = (self.view, self.compact);
-        if view {
-            // `-` is standard input, as for cat, jq and less; so is no FILE when standard
-            // input is not a terminal (`agent | smart-tee --view`).
-            let stdin_is_terminal = std::io::IsTerminal::is_terminal(&std::io::stdin());
-            if self.files.is_empty() && !stdin_is_terminal {
-                self.files.push("-".into());
-            }
-            if self.follow && self.files.iter().any(|f| f == "-") {
-                return Err(
-                    "--follow waits for files to grow; standard input (-) is read to \
-                            its end: give the log's path"
-                        .into(),
-                );
-            }
-        }
-        if (view || compact) && self.files.is_empty() {
-            return Err(format!(
-                "--{} needs at least one FILE",
-                if view { "view" } else { "compact" }
-            ));
-        }
-        let grep = match self.grep.take() {
-            Some(p) => {
-                Some(regex::bytes::Regex::new(&p).map_err(|e| format!("--grep {p:?}: {e}"))?)
-            }
-            None => None,
-        };
-        let (tail, head, types, format) = (
-            self.tail,
-            self.head,
-            std::mem::take(&mut self.types),
-            self.format,
-        );
-        let (max_tokens, bytes_per_token, follow, dry_run) = (
-            self.max_tokens,
-            self.bytes_per_token,
-            self.follow,
-            self.dry_run,
-        );
-        if format == crate::read::view::Format::Html && (follow || self.summary) {
-            return Err(
-                "--format html is one finished page that holds the summary: not with \
-                        --follow or --summary"
-                    .into(),
-            );
-        }
-        if follow && format == crate::read::view::Format::Json {
-            return Err(
-                "--follow prints events as they come, which a JSON array cannot hold; \
-                        use --format jsonl or text"
-                    .into(),
-            );
-        }
-        let exclude_types = std::mem::take(&mut self.exclude_types);
-        let now = std::time::SystemTime::now();
-        let bound = |flag: &str, v: Option<String>| {
-            v.map(|v| crate::read::when::parse_bound(flag, &v, now))
-                .transpose()
-        };
-        let (errors, since, until) = (
-            self.errors,
-            bound("--since", self.since.take())?,
-            bound("--until", self.until.take())?,
-        );
-        let (summary, stall_after) = (
-            self.summary,
-            std::time::Duration::from_secs(self.stall_after),
-        );
-        let (archive, original, lines) = (
-            self.archive.clone(),
-            self.original,
-            std::mem::take(&mut self.lines),
-        );
-        let page = match (self.offset, self.limit) {
-            (None, None) => None,
-            (offset, limit) => Some((offset.unwrap_or(0), limit)),
-        };
-        let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
-        let color = match self.color.as_str() {
-            "always" => true,
-            "never" => false,
-            _ => terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
-        };
-        let width = terminal
-            .then(|| rustix::termios::tcgetwinsize(rustix::stdio::stdout()).ok())
-            .flatten()
-            .map(|w| usize::from(w.ws_col))
-            .filter(|&w| w >= 20);
-        let config = self.into_config()?;
-        if view && config.engine.redact {
-            crate::cut::redact::answers_on(&config.engine.secrets);
-        }
-        if original {
-            if config.files.len() != 1 {
-                return Err("--original reads one LOG".into());
-            }
-            if page.is_some() && (lines.len() != 1 || lines[0].0 != lines[0].1) {
-                return Err("--offset and --limit page through one line: give one --line N".into());
-            }
-            return Ok(Mode::Original(
-                crate::tee::archive::original::OriginalRequest {
-                    log: config.files[0].clone(),
-                    archive,
-                    lines,
-                    page,
-                },
-            ));
-        }
-        Ok(if view {
-            Mode::View(Box::new(crate::read::view::ViewOptions {
-                files: config.files,
-                head,
-                tail,
-                grep,
-                types,
-                exclude_types,
-                errors,
-                since,
-                until,
-                format,
-                max_tokens: max_tokens.map(|t| t as usize),
-                bytes_per_token,
-                follow,
-                color: color && format == crate::read::view::Format::Text,
-                width,
-                summary,
-                stall_after,
-                engine: config.engine,
-                lines,
-                ..crate::read::view::ViewOptions::new(Vec::new())
-            }))
-        } else if compact {
-            Mode::Compact {
-                files: config.files,
-                engine: config.engine,
-                dry_run,
-                archive,
-            }
-        } else {
-            Mode::Tee(config)
-        })
-    }
-
-    fn into_config(self) -> Result<Config, String> {
-        let mut fields = if self.no_default_fields {
-            FieldClasses::default()
-        } else {
-            FieldClasses::defaults()
-        };
-        fields.extend(&self.duplicate, FieldClass::Duplicate);
-        fields.extend(&self.truncate_first, FieldClass::CutFirst);
-        fields.extend(&self.cut_last, FieldClass::CutLast);
-        fields.extend(&self.preserve, FieldClass::Preserved);
-        let mut warnings = Vec::new();
-        let marker = MarkerTemplate::check(&self.marker).map_err(|e| format!("--marker: {e}"))?;
-        let mut engine = EngineConfig {
-            max_line_bytes: self.max_line_bytes,
-            head_ratio: self.head_ratio,
-            marker,
-            fields: if self.plain {
-                fields.without_duplicates()
-            } else {
-                fields
-            },
-            value_aware: !self.plain,
-            omit_images: self.omit_images,
-            add_timestamp: self.add_timestamp,
-            redact: self.redact || self.redact_values.is_some(),
-            secrets: Vec::new(),
-            field_stats: self.stats || self.stats_json.is_some(),
-        };
-        if engine.redact {
-            engine.secrets = secrets(self.redact_values.as_deref())?;
-        }
-        if self.plain && self.omit_images {
-            return Err("--omit-images needs value-aware cutting; drop --plain".into());
-        }
-        let floor = engine.min_budget();
-        if self.budget_from_default
-            && let Some(value) = std::env::var_os(BUDGET_VAR)
-        {
-            // A bad value in the environment must not cost the stream: said, and the default
-            // used.
-            let value = value.to_string_lossy().into_owned();
-            match parse_size(&value) {
-                Ok(n) if n == 0 || n >= floor => engine.max_line_bytes = n,
-                Ok(n) => warnings.push(format!(
-                    "{BUDGET_VAR}={value}: {n} is below {floor}, the least that holds a marker \
-                     record; using the default {DEFAULT_BUDGET}"
-                )),
-                Err(e) => warnings.push(format!(
-                    "{BUDGET_VAR}={value}: {e}; using the default {DEFAULT_BUDGET}"
-                )),
-            }
-        }
-        if engine.max_line_bytes != 0 && engine.max_line_bytes < floor {
-            return Err(format!(
-                "--max-line-bytes {} is below {floor}, the least that holds a marker record{}; \
-                 use 0 for no truncation",
-                engine.max_line_bytes,
-                if floor > crate::cut::engine::MIN_BUDGET {
-                    " with this --marker"
-                } else {
-                    ""
-                },
-            ));
-        }
-        if let Some(n) = self.stdout_max_line_bytes.filter(|&n| n != 0 && n < floor) {
-            return Err(format!(
-                "--stdout-max-line-bytes {n} is below {floor}, the least that holds a marker record"
-            ));
-        }
-        let output_error = match (self.output_error, self.pipe) {
-            (Some(mode), _) => mode,
-            (None, _) => OutputError::WarnNopipe,
-        };
-        let files: Vec<PathBuf> = self.files.into_iter().map(PathBuf::from).collect();
-        // --archive, or the environment's archive beside the first log.
-        let archive = match self.archive {
-            Some(path) => Some(path),
-            None if crate::tee::archive::wanted_by_env() => {
-                if files.is_empty() {
-                    warnings.push(format!(
-                        "{}: no log to put the archive beside; no archive is written",
-                        crate::tee::archive::ARCHIVE_VAR
-                    ));
-                }
-                files.first().map(|f| crate::tee::archive::default_path(f))
-            }
-            None => None,
-        };
-        Ok(Config {
-            archive,
-            files,
-            warnings,
-            append: self.append,
-            ignore_interrupts: self.ignore_interrupts,
-            output_error,
-            file_mode: self.file_mode,
-            engine,
-            stdout_max_line_bytes: self.stdout_max_line_bytes.filter(|&n| n > 0),
-            stats: StatsReport {
-                human: self.stats,
-                json: self.stats_json,
-            },
-        })
-    }
-}
-
-/// Parses a byte count: digits with an optional K or M suffix (1024-based; KB, KiB, MB and MiB
-/// are accepted too, in any case).
-pub fn parse_size(s: &str) -> Result<usize, String> {
-    let t = s.trim();
-    if t.is_empty() {
-        return Err("expected a number of bytes such as 5120, 8K or 1M".into());
-    }
-    if t.starts_with('-') {
-        return Err(format!(
-            "{s:?} is negative; expected a number of bytes such as 5120, 8K or 1M"
-        ));
-    }
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (digits, suffix) = t.split_at(split);
-    let unit: u64 = match suffix.to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1024,
-        "m" | "mb" | "mib" => 1024 * 1024,
-        _ => {
-            return Err(format!(
-                "{s:?} is not a number of bytes; expected digits with an optional K or M suffix"
-            ));
-        }
-    };
-    if digits.is_empty() {
-        return Err(format!(
-            "{s:?} has no digits; expected a number of bytes such as 5120, 8K or 1M"
-        ));
-    }
-    let too_large = || format!("{s:?} is too large");
-    let n: u64 = digits.parse().map_err(|_| too_large())?;
-    let n = n.checked_mul(unit).ok_or_else(too_large)?;
-    // Offsets in a line are kept in 32 bits: no budget needs more.
-    if n > u32::MAX as u64 {
-        return Err(format!(
-            "{s:?} is too large; the largest budget is 4294967295 bytes"
-        ));
-    }
-    Ok(n as usize)
-}
-
-/// Parses `--line`: `N` or `N-M` (line numbers from 1, M at least N).
-fn parse_line_range(s: &str) -> Result<(u64, u64), String> {
-    let bad = || format!("{s:?} is not a line number N or a range N-M (from 1)");
-    let num = |t: &str| t.trim().parse::<u64>().ok().filter(|&n| n > 0);
-    match s.split_once('-') {
-        None => num(s).map(|n| (n, n)).ok_or_else(bad),
-        Some((a, b)) => match (num(a), num(b)) {
-            (Some(a), Some(b)) if a <= b => Ok((a, b)),
-            _ => Err(bad()),
-        },
-    }
-}
-
-fn parse_bytes_per_token(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(r) if (0.5..=100.0).contains(&r) => Ok(r),
-        _ => Err(format!(
-            "{s:?} is not a number of bytes per token between 0.5 and 100"
-        )),
-    }
-}
-
-/// `--max-tokens`: a whole number of tokens, at least 100 (a budget that holds a line of
-/// output and the note of what was left out).
-fn parse_max_tokens(s: &str) -> Result<u64, String> {
-    match s.trim().parse::<u64>() {
-        Ok(n) if n >= 100 => Ok(n),
-        Ok(_) => Err(format!("{s:?} is too small: the least is 100 tokens")),
-        Err(_) => Err(format!(
-            "{s:?} is not a whole number of tokens (100 or more)"
-        )),
-    }
-}
-
-fn parse_ratio(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(r) if (0.0..=1.0).contains(&r) => Ok(r),
-        _ => Err(format!("{s:?} is not a ratio between 0 and 1")),
-    }
-}
-
-fn parse_mode(s: &str) -> Result<u32, String> {
-    match u32::from_str_radix(s.trim(), 8) {
-        Ok(m) if m <= 0o777 => Ok(m),
-        Ok(m) if m <= 0o7777 => Err(format!(
-            "{s:?} has setuid, setgid or sticky bits, which a log must not have; use a mode \
-             such as 600 or 644"
-        )),
-        _ => Err(format!(
-            "{s:?} is not an octal file mode such as 600 or 644"
-        )),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size("5120"), Ok(5120));
-        assert_eq!(parse_size("8K"), Ok(8192));
-        assert_eq!(parse_size("8k"), Ok(8192));
-        assert_eq!(parse_size("1M"), Ok(1 << 20));
-        assert_eq!(parse_size("2MiB"), Ok(2 << 20));
-        assert_eq!(parse_size("0"), Ok(0));
-        for bad in [
-            "",
-            "-1",
-            "abc",
-            "1.5K",
-            "K",
-            "1T",
-            "99999999999999999999999",
-            "4096M",
-        ] {
-            assert!(parse_size(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn default_mode_is_private() {
-        assert_eq!(parse_mode("600"), Ok(crate::tee::sink::DEFAULT_MODE));
-        assert_eq!(parse_mode("777"), Ok(0o777));
-        for bad in ["999", "7777", "4755", "1644", "2600", "-1", ""] {
-            assert!(parse_mode(bad).is_err(), "{bad}");
-        }
-    }
 }

@@ -4,6 +4,7 @@
 //!
 //! This phase knows nothing of files, the tee or the cut: it may use only `error` and `early`.
 
+pub mod agents;
 pub mod fields;
 pub mod index;
 pub mod marker;

@@ -9,7 +9,9 @@ use std::panic::{self, AssertUnwindSafe};
 
 use crate::cut::engine::{EngineConfig, LineEngine, Outcome};
 use crate::error::Error;
+use crate::line::agents::{Drift, Head};
 use crate::reduce::{Failure, Reducer};
+use crate::tee::progress::Progress;
 use crate::tee::sink::LogSink;
 use crate::tee::split::{Piece, Splitter};
 
@@ -218,6 +220,20 @@ pub struct LogWriter {
     notice: Option<String>,
     /// `--archive`: every line's bytes, and whether it was logged (hook: `archive` module).
     archive: Option<crate::tee::archive::writer::ArchiveFeed>,
+    /// `--progress`: each batch of log lines is handed to its thread.
+    progress: Option<Progress>,
+    /// Lines logged when the last batch was written: the next batch's count.
+    batched_lines: u64,
+    /// `--stats`: the agent, its version and the event kinds no reader knows.
+    drift: Option<Box<DriftWatch>>,
+}
+
+/// Format drift as the tee sees it: each log line's head, taken by one scan.
+struct DriftWatch {
+    drift: Drift,
+    stack: Vec<u8>,
+    /// Say the first unknown kind on stderr (`--stats`), once.
+    say: bool,
 }
 
 impl LogWriter {
@@ -236,7 +252,71 @@ impl LogWriter {
             looked: 0,
             notice: None,
             archive: None,
+            progress: None,
+            batched_lines: 0,
+            drift: None,
         }
+    }
+
+    /// Also notes which agent wrote the stream, its version and the event kinds no reader
+    /// knows (`--stats`, `--stats-json`); with `say`, the first unknown kind is said at once
+    /// on stderr ([`LogWriter::take_notice`]).
+    pub fn with_drift(mut self, say: bool) -> LogWriter {
+        self.drift = Some(Box::new(DriftWatch {
+            drift: Drift::default(),
+            stack: Vec::new(),
+            say,
+        }));
+        self.active = true;
+        self
+    }
+
+    /// What the stream said of its format, when asked for ([`LogWriter::with_drift`]).
+    pub fn drift(&self) -> Option<&Drift> {
+        self.drift.as_ref().map(|d| &d.drift)
+    }
+
+    /// Notes the head of the log line written at `before` in the batch.
+    #[inline]
+    fn watch(&mut self, before: usize) {
+        let Some(w) = self.drift.as_mut() else { return };
+        let logged = &self.batch[before..];
+        let Some(line) = logged.strip_suffix(b"\n") else {
+            return;
+        };
+        let Some(head) = Head::of_line(line, &mut w.stack) else {
+            return;
+        };
+        let known = w.drift.unknown.len();
+        let line_no = self.stats.lines_logged();
+        w.drift.add(&head, line_no);
+        if w.say && w.drift.unknown.len() > known {
+            w.say = false;
+            let (kind, _) = w
+                .drift
+                .unknown
+                .iter()
+                .find(|(_, (_, at))| *at == line_no)
+                .unzip();
+            self.notice = Some(format!(
+                "log line {line_no}: event kind {} is not known to smart-tee's readers ({}): \
+                 --view and --summary may read such events poorly (--stats counts them)",
+                kind.map_or("?", |k| k.as_str()),
+                w.drift.agent.unwrap_or("?").to_string()
+                    + &w.drift
+                        .version
+                        .as_ref()
+                        .map_or(String::new(), |v| format!(" {v}")),
+            ));
+        }
+    }
+
+    /// Also shows each logged line (`--progress`): then every line is split and run through
+    /// the engine, even with no log to write.
+    pub fn with_progress(mut self, progress: Progress) -> LogWriter {
+        self.progress = Some(progress);
+        self.active = true;
+        self
     }
 
     /// Also writes the archive fed here (`--archive`): then every line is split and numbered,
@@ -356,6 +436,7 @@ impl LogWriter {
         let outcome = big.finish(&mut self.engine, &mut self.batch);
         self.stats.count(outcome);
         self.stats.bytes_logged += (self.batch.len() - before) as u64;
+        self.watch(before);
     }
 
     /// Ends the input: logs the unfinished last line, if any. Later calls do nothing.
@@ -374,6 +455,9 @@ impl LogWriter {
         if let Some(a) = self.archive.as_mut() {
             errors.extend(a.finish());
         }
+        if let Some(p) = self.progress.as_mut() {
+            p.finish();
+        }
         errors
     }
 
@@ -388,6 +472,7 @@ impl LogWriter {
         let outcome = self.engine.process(line, &mut self.batch);
         self.stats.count(outcome);
         self.stats.bytes_logged += (self.batch.len() - before) as u64;
+        self.watch(before);
         if self.looked < 3 && outcome != Outcome::Blank {
             self.looked += 1;
             if outcome == Outcome::NonJson && matches!(line.trim_ascii(), b"{" | b"[") {
@@ -409,6 +494,11 @@ impl LogWriter {
             if let Err(e) = sink.write_lines(&self.batch) {
                 errors.push(e);
             }
+        }
+        if let Some(p) = self.progress.as_mut() {
+            let logged = self.stats.lines_logged();
+            p.send(&self.batch, logged - self.batched_lines);
+            self.batched_lines = logged;
         }
         self.batch.clear();
     }

@@ -24,6 +24,7 @@ pub mod archive;
 pub mod fd;
 pub mod handoff;
 pub mod log;
+pub mod progress;
 pub mod sink;
 pub mod splice;
 pub mod split;
@@ -84,6 +85,8 @@ pub struct Config {
     pub warnings: Vec<String>,
     /// `--archive FILE` (or `SMART_TEE_ARCHIVE`): the whole input, compressed, here.
     pub archive: Option<PathBuf>,
+    /// `--progress[=FILE]`: a readable line per logged event, there.
+    pub progress: Option<progress::ProgressTo>,
 }
 
 /// What a write error does, by mode.
@@ -123,8 +126,9 @@ fn reaction(mode: OutputError, err: &Error) -> Reaction {
     }
 }
 
-/// Runs smart-tee on the process's stdin and stdout.
-pub fn run(mut config: Config) -> ExitCode {
+/// Runs smart-tee on the process's stdin and stdout. `render` makes the line `--progress`
+/// shows of a log line (the text view's, from a later phase; needed only with `--progress`).
+pub fn run(mut config: Config, render: Option<progress::MakeRender>) -> ExitCode {
     // Take over the signals first: one that arrives while the logs are being opened waits in
     // the queue instead of killing the process. Without them (no descriptor left for their
     // pipe) the stream still goes on.
@@ -193,7 +197,13 @@ pub fn run(mut config: Config) -> ExitCode {
             }
         }
     }
-    let log = LogWriter::new(LineEngine::new(config.engine.clone()), sinks);
+    let mut log = LogWriter::new(LineEngine::new(config.engine.clone()), sinks);
+    if config.stats.human || config.stats.json.is_some() {
+        log = log.with_drift(config.stats.human);
+    }
+    if let (Some(to), Some(render)) = (config.progress.clone(), render) {
+        log = log.with_progress(progress::Progress::start(to, render));
+    }
     // --archive (hook: `archive` module).
     let log = crate::tee::archive::writer::attach(log, &config, &mut failed);
     let options = CopyOptions {
@@ -450,7 +460,7 @@ fn log_worker(
     let summarize = |log: &LogWriter| {
         if stats.human || stats.json.is_some() {
             let by_field = log.engine().saved_by_field();
-            if let Err(e) = stats::report(&log.stats(), by_field, &stats) {
+            if let Err(e) = stats::report(&log.stats(), by_field, log.drift(), &stats) {
                 eprintln!("smart-tee: {e}");
                 return false;
             }

@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use crate::error::Error;
+use crate::line::agents::Drift;
 use crate::line::marker::{escape_str, push_usize};
 use crate::tee::log::Stats;
 
@@ -47,6 +48,7 @@ fn ranked(by_field: &HashMap<Vec<u8>, u64>) -> Vec<(String, u64)> {
 pub fn report(
     stats: &Stats,
     by_field: &HashMap<Vec<u8>, u64>,
+    drift: Option<&Drift>,
     to: &StatsReport,
 ) -> Result<(), Error> {
     let saved = stats.bytes_in.saturating_sub(stats.bytes_logged);
@@ -70,6 +72,9 @@ pub fn report(
                 .map(|(k, n)| format!("{k} {}", mib(*n)))
                 .collect();
             eprintln!("smart-tee: saved by field: {}", top.join(", "));
+        }
+        if let Some(text) = drift.and_then(Drift::text) {
+            eprintln!("smart-tee: agent {text}");
         }
     }
     if let Some(path) = &to.json {
@@ -103,7 +108,11 @@ pub fn report(
             out.extend_from_slice(b"\":");
             push_usize(&mut out, *n as usize);
         }
-        out.extend_from_slice(b"}}\n");
+        out.push(b'}');
+        if let Some(d) = drift {
+            drift_json(d, &mut out);
+        }
+        out.extend_from_slice(b"}\n");
         std::fs::File::create(path)
             .and_then(|mut f| f.write_all(&out))
             .map_err(|source| Error::WriteStats {
@@ -112,4 +121,34 @@ pub fn report(
             })?;
     }
     Ok(())
+}
+
+/// `"agent"`, `"agent_version"` and `"unknown_events"` (each kind's `count` and `first_line`),
+/// as the JSON summary of a log gives them, appended as members.
+fn drift_json(d: &Drift, out: &mut Vec<u8>) {
+    let string = |s: Option<&str>, out: &mut Vec<u8>| match s {
+        Some(s) => {
+            out.push(b'"');
+            escape_str(s, out);
+            out.push(b'"');
+        }
+        None => out.extend_from_slice(b"null"),
+    };
+    out.extend_from_slice(b",\"agent\":");
+    string(d.agent, out);
+    out.extend_from_slice(b",\"agent_version\":");
+    string(d.version.as_deref(), out);
+    out.extend_from_slice(b",\"unknown_events\":{");
+    for (k, (kind, (n, at))) in d.unknown.iter().enumerate() {
+        if k > 0 {
+            out.push(b',');
+        }
+        string(Some(kind), out);
+        out.extend_from_slice(b":{\"count\":");
+        push_usize(out, *n as usize);
+        out.extend_from_slice(b",\"first_line\":");
+        push_usize(out, *at as usize);
+        out.push(b'}');
+    }
+    out.push(b'}');
 }

@@ -10,6 +10,7 @@ mod archive_pairs;
 mod cli;
 mod contract;
 mod corpus;
+mod drift;
 mod faults;
 mod golden;
 mod hostile;
@@ -17,10 +18,12 @@ mod layout;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod newcomer;
+mod progress;
 #[cfg(feature = "mcp")]
 mod reading;
 mod redact;
 mod report;
+mod retracted;
 mod synth;
 mod types;
 mod view;

@@ -864,6 +864,7 @@ fn a_finished_run_reads_finished_with_ok_from_its_final_event() {
     assert_eq!(s["last_retry_status"], 529);
     assert_eq!(s["hook_failures"], 1);
     assert_eq!(s["refusals"], 1);
+    assert_eq!(s["retracted_messages"], 1);
     assert_eq!(s["permission_denials"], 1);
     assert_eq!(s["startup_errors"], 2);
     assert_eq!(s["models"]["m1"]["input_tokens"], 10);
@@ -887,7 +888,7 @@ fn a_finished_run_reads_finished_with_ok_from_its_final_event() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("state     finished, ok\n"), "{text}");
     assert!(
-        text.contains("issues    API retries 1 (last status 529), refusals 1, permission denials 1, hook failures 1, startup errors 2\n"),
+        text.contains("issues    API retries 1 (last status 529), refusals 1, messages retracted 1, permission denials 1, hook failures 1, startup errors 2\n"),
         "{text}"
     );
     assert!(

@@ -3,7 +3,7 @@
 //! Events (lines) are selected — `--head`/`--tail`, `--grep`, `--type`, `--exclude-type`,
 //! `--errors`, `--since`/`--until` — then rendered one per line: `jsonl` as log lines (through
 //! the engine, so each is valid JSON within a line budget), `json` as one array of them, `text`
-//! as one readable line each (`gist.rs`). Whatever a log holds is inert on a terminal: control,
+//! as one readable line each (`gist/`). Whatever a log holds is inert on a terminal: control,
 //! bidi and zero-width characters are escaped in every format (`render.rs`).
 //!
 //! Memory stays bounded whatever the file size: without limits events are printed as they are
@@ -18,6 +18,7 @@ mod html_page;
 mod html_row;
 mod read;
 mod render;
+mod retracted;
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -38,7 +39,7 @@ pub use read::{
     Compression, DecompressLimit, ReverseLines, for_each_line, for_each_line_in, is_compressed,
     open_log,
 };
-pub use render::{Renderer, escape_controls, inert_json, is_unsafe_char};
+pub use render::{Renderer, escape_controls, inert_json, is_unsafe_char, progress_renderer};
 
 /// How events are printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -218,6 +219,7 @@ pub fn is_error_event(v: &Value) -> bool {
         Some(v),
         v.get("item"),
         v.get("payload"),
+        v.pointer("/payload/item"),
         v.pointer("/part/state"),
         v.get("message"),
     ];
@@ -372,6 +374,9 @@ impl<W: Write> Printer<W> {
 /// `--max-tokens`, into `out`.
 pub fn render_events(events: &[Vec<u8>], opts: &ViewOptions, out: &mut Vec<u8>) {
     let mut r = Renderer::new(opts);
+    for e in events {
+        r.retracted.note(e);
+    }
     let mut printer = Printer {
         out,
         format: opts.format,
@@ -389,7 +394,9 @@ pub fn render_events(events: &[Vec<u8>], opts: &ViewOptions, out: &mut Vec<u8>) 
             };
             let mut w = select(&mut r);
             if let Some(cap) = few_events_cap(budget, opts.format, &w, events.len()) {
-                w = w.better(select(&mut Renderer::with_cap(opts, cap)));
+                let mut again = Renderer::with_cap(opts, cap);
+                again.retracted = r.retracted.clone();
+                w = w.better(select(&mut again));
             }
             if w.dropped > 0 {
                 let _ = printer.event(&omitted_line(opts.format, w.dropped));
@@ -445,6 +452,11 @@ pub fn run_to<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, Error
     let write_err = |source: io::Error| Error::WriteStdout { source };
     printer.start().map_err(write_err)?;
     let mut r = Renderer::new(opts);
+    let tail_only = opts.tail.is_some() && opts.head.is_none() && opts.budget().is_none();
+    if opts.format == Format::Text && !tail_only && opts.head != Some(0) && opts.tail != Some(0) {
+        // The refusal comes after the messages it retracts: one search of the files first.
+        r.retracted = retracted::Retracted::of_files(opts);
+    }
     let mut ok = Vec::new();
     let failed = |path: &Path, e: io::Error, ok: &mut Vec<String>| {
         if opts.follow && e.kind() == io::ErrorKind::NotFound {
@@ -485,7 +497,9 @@ pub fn run_to<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, Error
         // Fewer events than shares of the budget: read again, with the budget shared among
         // them only (the same events, should the files have grown meanwhile).
         if let Some(cap) = few_events_cap(budget, opts.format, &w, seen) {
-            let (again, _) = select(&mut Renderer::with_cap(opts, cap), &mut Vec::new(), seen);
+            let mut again = Renderer::with_cap(opts, cap);
+            again.retracted = r.retracted.clone();
+            let (again, _) = select(&mut again, &mut Vec::new(), seen);
             w = w.better(again);
         }
         // With --tail N, only the last N events are candidates.
@@ -504,6 +518,9 @@ pub fn run_to<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, Error
         }
     } else if let Some(n) = opts.tail.filter(|_| opts.head.is_none()) {
         let events = last_events(opts, n, &mut |path, e| failed(path, e, &mut ok));
+        for (_, _, line) in &events {
+            r.retracted.note(line);
+        }
         for (k, number, line) in events.iter().rev() {
             r.number = *number;
             printer.event(&r.render(*k, line)).map_err(write_err)?;

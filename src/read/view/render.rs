@@ -10,6 +10,7 @@ use std::borrow::Cow;
 use regex::bytes::Regex;
 use serde_json::Value;
 
+use super::retracted::Retracted;
 use super::{Format, ViewOptions, event_cap, is_error_event};
 use crate::cut::engine::{EngineConfig, LineEngine};
 use crate::read::gist::type_and_gist;
@@ -26,6 +27,8 @@ pub struct Renderer<'a> {
     timed: bool,
     /// The line number of the event rendered next, shown as `#N` in the text view.
     pub number: Option<u64>,
+    /// Messages retracted after a refusal: marked `[RETRACTED]` in the text view.
+    pub retracted: Retracted,
 }
 
 impl<'a> Renderer<'a> {
@@ -58,6 +61,7 @@ impl<'a> Renderer<'a> {
             cap,
             timed: false,
             number: None,
+            retracted: Retracted::default(),
         }
     }
 
@@ -116,7 +120,10 @@ impl<'a> Renderer<'a> {
         let mut cut = Vec::new();
         self.gist_engine.process(line, &mut cut);
         let v: Value = serde_json::from_slice(&cut).unwrap_or(Value::Null);
-        let (time, kind, rest) = type_and_gist(&v);
+        let (time, kind, mut rest) = type_and_gist(&v);
+        if self.retracted.contains(&v) {
+            rest.insert_str(0, "[RETRACTED] ");
+        }
         let mut text = String::new();
         if self.opts.files.len() > 1 {
             let name = self.opts.files[file]
@@ -163,6 +170,25 @@ impl<'a> Renderer<'a> {
         } else {
             out.extend_from_slice(text.as_bytes());
         }
+    }
+}
+
+/// The line `--progress` shows of the log line numbered `n`: the text view's (`#N`, time,
+/// type, gist), coloured when `color`, cut to `width` columns. Its options live as long as the
+/// process (one renderer per run).
+pub fn progress_renderer(
+    color: bool,
+    width: Option<usize>,
+) -> impl FnMut(&[u8], u64) -> Vec<u8> + Send + 'static {
+    let opts: &'static ViewOptions = Box::leak(Box::new(ViewOptions {
+        color,
+        width,
+        ..ViewOptions::new(Vec::new())
+    }));
+    let mut renderer = Renderer::new(opts);
+    move |line, n| {
+        renderer.number = Some(n);
+        renderer.render(0, line)
     }
 }
 

@@ -1,0 +1,518 @@
+//! Which agent wrote a line, in which version, and whether smart-tee's readers know its kind of
+//! event: the one place that knows the event kinds of every agent's stream, for `--summary`,
+//! the gists, and the tee's `--stats` (format drift: the agents change their formats under
+//! their readers).
+//!
+//! An event is looked at through its [`Head`]: its `type`, `subtype`, the type of its `item`
+//! or `payload`, its version fields and which telling keys it has. A head is taken from a
+//! parsed value ([`Head::of_value`], for the readers) or from a log line by one scan with no
+//! allocation ([`Head::of_line`], for the tee path).
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::line::scan::{Kind, Visitor};
+
+/// The stream an event comes from, told by its shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Claude,
+    CodexExec,
+    CodexSession,
+    Gemini,
+    OpenCode,
+    Cursor,
+    Goose,
+}
+
+impl Format {
+    /// The agent's name, as `--summary` and `--stats` give it.
+    pub fn agent(self) -> &'static str {
+        match self {
+            Format::Claude => "claude-code",
+            Format::CodexExec => "codex-exec",
+            Format::CodexSession => "codex-rollout",
+            Format::Gemini => "gemini-cli",
+            Format::OpenCode => "opencode",
+            Format::Cursor => "cursor",
+            Format::Goose => "goose",
+        }
+    }
+}
+
+/// Event types some agent's rules here know, for any agent (plus smart-tee's own records).
+const KNOWN_TYPES: [&str; 46] = [
+    // Claude Code (stream-json and transcripts), Cursor
+    "system",
+    "assistant",
+    "user",
+    "result",
+    "stream_event",
+    "progress",
+    "summary",
+    "file-history-snapshot",
+    "queue-operation",
+    "conversation_reset",
+    "tool_progress",
+    "permission_denied",
+    "notification",
+    "keep_alive",
+    "control_request",
+    "control_response",
+    "control_cancel_request",
+    "auth_status",
+    "rate_limit_event",
+    "thinking",
+    "tool_call",
+    // Codex exec --json and rollout files
+    "thread.started",
+    "turn.started",
+    "turn.completed",
+    "turn.failed",
+    "item.started",
+    "item.updated",
+    "item.completed",
+    "item.plan.delta",
+    "error",
+    "session_meta",
+    "response_item",
+    "event_msg",
+    "turn_context",
+    "compacted",
+    // Gemini CLI, opencode, Goose
+    "init",
+    "message",
+    "tool_use",
+    "tool_result",
+    "step_start",
+    "step_finish",
+    "text",
+    "reasoning",
+    "complete",
+    // smart-tee's records of lines that were not JSON, and of lines past the memory cap
+    "non_json",
+    "truncated",
+];
+
+/// Claude Code `system` subtypes and Codex `exec --json` item types the rules here know.
+const KNOWN_SUBTYPES: [&str; 35] = [
+    "init",
+    "api_retry",
+    "api_error",
+    "compact_boundary",
+    "hook_started",
+    "hook_progress",
+    "hook_response",
+    "model_refusal_fallback",
+    "model_refusal_no_fallback",
+    "session_state_changed",
+    "task_started",
+    "task_progress",
+    "task_updated",
+    "task_notification",
+    "permission_denied",
+    "files_persisted",
+    "notification",
+    "status",
+    "local_command",
+    "informational",
+    "turn_duration",
+    "stop_hook_summary",
+    "conversation_reset",
+    // Codex items
+    "agent_message",
+    "reasoning",
+    "command_execution",
+    "file_change",
+    "mcp_tool_call",
+    "web_search",
+    "todo_list",
+    "error",
+    "collab_tool_call",
+    "plan",
+    "request_user_input",
+    "user_message",
+];
+
+/// The item types of Codex rollout files' `item_started` / `item_completed` events (0.145+:
+/// the protocol's turn items, named in PascalCase).
+pub const ROLLOUT_ITEMS: [&str; 16] = [
+    "UserMessage",
+    "HookPrompt",
+    "AgentMessage",
+    "Plan",
+    "Reasoning",
+    "CommandExecution",
+    "DynamicToolCall",
+    "CollabAgentToolCall",
+    "SubAgentActivity",
+    "WebSearch",
+    "ImageView",
+    "Sleep",
+    "ImageGeneration",
+    "FileChange",
+    "McpToolCall",
+    "ContextCompaction",
+];
+
+/// What tells an event's kind and agent: borrowed strings (as written: a type never needs its
+/// escapes undone) and the presence of telling keys.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Head<'a> {
+    pub kind: Option<&'a str>,
+    pub subtype: Option<&'a str>,
+    /// `item.type` (Codex `exec --json`).
+    pub item: Option<&'a str>,
+    /// `payload.type` and `payload.item.type` (Codex rollout files).
+    pub payload: Option<&'a str>,
+    pub payload_item: Option<&'a str>,
+    /// The first of `claude_code_version`, `payload.cli_version`, `cli_version`, `version`.
+    pub version: Option<&'a str>,
+    version_rank: u8,
+    keys: u8,
+}
+
+// The telling keys, as bits of `Head::keys`.
+const PAYLOAD: u8 = 1;
+const PART: u8 = 2;
+const SESSION_ID_CAMEL: u8 = 4;
+const TIMESTAMP_MS: u8 = 8;
+const MESSAGE_OBJECT: u8 = 16;
+const ROLE: u8 = 32;
+const STATS: u8 = 64;
+
+fn key_bit(key: &str) -> u8 {
+    match key {
+        "payload" => PAYLOAD,
+        "part" => PART,
+        "sessionID" => SESSION_ID_CAMEL,
+        "timestamp_ms" => TIMESTAMP_MS,
+        "role" => ROLE,
+        "stats" => STATS,
+        _ => 0,
+    }
+}
+
+/// The rank of a version field (lower is preferred), or none.
+fn version_rank(path: &[&str]) -> Option<u8> {
+    match path {
+        ["claude_code_version"] => Some(1),
+        ["payload", "cli_version"] => Some(2),
+        ["cli_version"] => Some(3),
+        ["version"] => Some(4),
+        _ => None,
+    }
+}
+
+impl<'a> Head<'a> {
+    fn set(&mut self, path: &[&str], text: &'a str) {
+        match path {
+            ["type"] => self.kind = Some(text),
+            ["subtype"] => self.subtype = Some(text),
+            ["item", "type"] => self.item = Some(text),
+            ["payload", "type"] => self.payload = Some(text),
+            ["payload", "item", "type"] => self.payload_item = Some(text),
+            _ => {}
+        }
+        if let Some(rank) = version_rank(path)
+            && (self.version.is_none() || rank < self.version_rank)
+        {
+            self.version = Some(text);
+            self.version_rank = rank;
+        }
+    }
+
+    /// The head of a parsed event.
+    pub fn of_value(v: &'a Value) -> Head<'a> {
+        let mut head = Head::default();
+        let Value::Object(m) = v else { return head };
+        for (k, x) in m {
+            head.keys |= key_bit(k);
+            if k == "message" && x.is_object() {
+                head.keys |= MESSAGE_OBJECT;
+            }
+            if let Some(s) = x.as_str() {
+                head.set(&[k.as_str()], s);
+            }
+        }
+        let at = |p: &str| v.pointer(p).and_then(Value::as_str);
+        for (path, pointer) in [
+            (&["item", "type"][..], "/item/type"),
+            (&["payload", "type"], "/payload/type"),
+            (&["payload", "item", "type"], "/payload/item/type"),
+            (&["payload", "cli_version"], "/payload/cli_version"),
+        ] {
+            if let Some(s) = at(pointer) {
+                head.set(path, s);
+            }
+        }
+        head
+    }
+
+    /// The head of a log line (strict JSON), in one scan that allocates nothing; none for a
+    /// line that is not JSON.
+    pub fn of_line(line: &'a [u8], stack: &mut Vec<u8>) -> Option<Head<'a>> {
+        let text = std::str::from_utf8(line).ok()?;
+        let mut v = HeadVisitor {
+            text,
+            head: Head::default(),
+            depth: 0,
+            path: [""; 3],
+            in_path: 0,
+        };
+        crate::line::scan::scan(line, &mut v, stack).ok()?;
+        Some(v.head)
+    }
+
+    /// Which agent's stream the event is from, by its `type` and the keys beside it.
+    pub fn format(&self) -> Format {
+        let kind = self.kind.unwrap_or("");
+        let has = |bit: u8| self.keys & bit != 0;
+        if kind.starts_with("thread.") || kind.starts_with("turn.") || kind.starts_with("item.") {
+            return Format::CodexExec;
+        }
+        if has(PAYLOAD)
+            && matches!(
+                kind,
+                "session_meta" | "response_item" | "event_msg" | "turn_context" | "compacted"
+            )
+        {
+            return Format::CodexSession;
+        }
+        if has(PART) || (has(SESSION_ID_CAMEL) && matches!(kind, "step_start" | "step_finish")) {
+            return Format::OpenCode;
+        }
+        if kind == "tool_call" || kind == "thinking" || has(TIMESTAMP_MS) {
+            return Format::Cursor;
+        }
+        if matches!(kind, "complete" | "notification") || (kind == "message" && has(MESSAGE_OBJECT))
+        {
+            return Format::Goose;
+        }
+        if matches!(kind, "init" | "tool_use" | "tool_result")
+            || (kind == "message" && has(ROLE))
+            || (kind == "result" && has(STATS))
+        {
+            return Format::Gemini;
+        }
+        Format::Claude
+    }
+
+    /// The `type` (or `type/subtype`) of an event that smart-tee's rules do not know, if it is
+    /// one: a sign that the agent's format moved on and the readers may be stale.
+    pub fn unknown_kind(&self) -> Option<String> {
+        let kind = self.kind?;
+        if !KNOWN_TYPES.contains(&kind) {
+            return Some(kind.to_string());
+        }
+        if kind == "event_msg"
+            && let Some(p @ ("item_started" | "item_updated" | "item_completed")) = self.payload
+        {
+            let item = self.payload_item?;
+            return (!ROLLOUT_ITEMS.contains(&item)).then(|| format!("{kind}/{p}/{item}"));
+        }
+        let sub = match kind {
+            "system" => self.subtype,
+            k if k.starts_with("item.") => self.item,
+            _ => None,
+        }?;
+        (!KNOWN_SUBTYPES.contains(&sub)).then(|| format!("{kind}/{sub}"))
+    }
+}
+
+/// Finds the head's strings: the members at depth 1, and `type` / `cli_version` under `item`,
+/// `payload` and `payload.item`.
+struct HeadVisitor<'a> {
+    text: &'a str,
+    head: Head<'a>,
+    depth: usize,
+    /// The keys leading to the current value, at depths 1 to 3.
+    path: [&'a str; 3],
+    /// The depth of the deepest container whose members are looked at (the root object, then
+    /// `item`, `payload`, `payload.item`).
+    in_path: usize,
+}
+
+impl<'a> Visitor for HeadVisitor<'a> {
+    fn key(&mut self, start: usize, end: usize) {
+        if (1..=3).contains(&self.depth) && self.in_path == self.depth {
+            let key = self.text.get(start + 1..end - 1).unwrap_or("");
+            self.path[self.depth - 1] = key;
+            if self.depth == 1 {
+                self.head.keys |= key_bit(key);
+            }
+        }
+    }
+
+    fn scalar(&mut self, kind: Kind, start: usize, end: usize) {
+        if kind == Kind::String && (1..=3).contains(&self.depth) && self.in_path == self.depth {
+            let path = self.path;
+            if let Some(text) = self.text.get(start + 1..end - 1) {
+                self.head.set(&path[..self.depth], text);
+            }
+        }
+    }
+
+    fn open(&mut self, kind: Kind, _: usize) {
+        let parent_on_path = self.in_path == self.depth;
+        if parent_on_path && self.depth == 1 && kind == Kind::Object && self.path[0] == "message" {
+            self.head.keys |= MESSAGE_OBJECT;
+        }
+        // The root object, and objects under `item`, `payload` and `payload.item`, are on the
+        // path: their members are looked at.
+        let on_path = kind == Kind::Object
+            && parent_on_path
+            && match self.depth {
+                0 => true,
+                1 => matches!(self.path[0], "item" | "payload"),
+                2 => self.path[0] == "payload" && self.path[1] == "item",
+                _ => false,
+            };
+        self.depth += 1;
+        if on_path {
+            self.in_path = self.depth;
+        }
+    }
+
+    fn close(&mut self, _: usize) {
+        if self.in_path == self.depth {
+            self.in_path -= 1;
+        }
+        self.depth = self.depth.saturating_sub(1);
+    }
+}
+
+/// Unknown kinds told apart at most.
+const UNKNOWN_CAP: usize = 50;
+/// The most bytes of a kind's name or a version kept.
+const NAME_CAP: usize = 100;
+
+/// What a log says of its format: the agent (from its first event), its version (when an event
+/// says), and the event kinds no rule knows, each with how many and the line of the first.
+#[derive(Clone, Debug, Default)]
+pub struct Drift {
+    pub agent: Option<&'static str>,
+    pub version: Option<String>,
+    pub unknown: BTreeMap<String, (u64, u64)>,
+}
+
+impl Drift {
+    /// Takes the event on line `line_no` (from 1).
+    pub fn add(&mut self, head: &Head, line_no: u64) {
+        // Cursor's first event has Claude Code's shape; its later ones tell.
+        let format = head.format();
+        if self.agent.is_none() || (self.agent == Some("claude-code") && format == Format::Cursor) {
+            self.agent = Some(format.agent());
+        }
+        if self.version.is_none()
+            && let Some(v) = head.version
+        {
+            self.version = Some(clip(v.trim(), 40));
+        }
+        if let Some(k) = head.unknown_kind() {
+            let k = clip(&k, NAME_CAP);
+            if self.unknown.contains_key(&k) || self.unknown.len() < UNKNOWN_CAP {
+                self.unknown.entry(k).or_insert((0, line_no)).0 += 1;
+            }
+        }
+    }
+
+    /// One line for a person: the agent, its version, and the kinds no rule knows.
+    pub fn text(&self) -> Option<String> {
+        let agent = self.agent?;
+        let mut t = agent.to_string();
+        if let Some(v) = &self.version {
+            t.push(' ');
+            t.push_str(v);
+        }
+        if !self.unknown.is_empty() {
+            let kinds: Vec<String> = self
+                .unknown
+                .iter()
+                .take(10)
+                .map(|(k, (n, at))| format!("{k} {n} (line {at})"))
+                .collect();
+            t.push_str(&format!(
+                "; event kinds smart-tee's readers do not know: {}{}",
+                kinds.join(", "),
+                if self.unknown.len() > 10 {
+                    format!(", … {} more", self.unknown.len() - 10)
+                } else {
+                    String::new()
+                }
+            ));
+        }
+        Some(t)
+    }
+}
+
+/// `s` cut to at most `max` bytes on a character boundary, control characters dropped.
+fn clip(s: &str, max: usize) -> String {
+    let mut end = s.len().min(max);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].chars().filter(|c| !c.is_control()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The head taken by the scan is the head taken from the value, for every shape the
+    /// readers tell apart.
+    #[test]
+    fn the_scan_and_the_value_agree() {
+        let lines = [
+            r#"{"type":"system","subtype":"init","claude_code_version":"2.1.3","message":"x"}"#,
+            r#"{"type":"item.completed","item":{"id":"i","type":"collab_tool_call","x":{"type":"no"}}}"#,
+            r#"{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"AgentMessage","content":[{"type":"Text"}]}}}"#,
+            r#"{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"Brand"}}}"#,
+            r#"{"type":"session_meta","payload":{"id":"s","cli_version":"0.145.0"}}"#,
+            r#"{"type":"message","message":{"role":"user"},"created":1}"#,
+            r#"{"type":"message","role":"user","content":"x"}"#,
+            r#"{"type":"text","part":{"type":"text"},"sessionID":"s"}"#,
+            r#"{"type":"result","stats":{},"version":"1"}"#,
+            r#"{"type":"tool_call","subtype":"started","timestamp_ms":1}"#,
+            r#"{"type":"brand_new","data":{"type":"x","item":{"type":"y"}}}"#,
+            r#"{"version":"9","payload":{"cli_version":"0.1"},"type":"event_msg"}"#,
+            r#"[1,2]"#,
+        ];
+        let mut stack = Vec::new();
+        for line in lines {
+            let v: Value = serde_json::from_str(line).unwrap();
+            let a = Head::of_value(&v);
+            let b = Head::of_line(line.as_bytes(), &mut stack).unwrap();
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "{line}");
+        }
+    }
+
+    #[test]
+    fn unknown_kinds_are_named() {
+        let kind = |line: &str| {
+            let v: Value = serde_json::from_str(line).unwrap();
+            Head::of_value(&v).unknown_kind()
+        };
+        assert_eq!(
+            kind(r#"{"type":"brand_new"}"#).as_deref(),
+            Some("brand_new")
+        );
+        assert_eq!(
+            kind(r#"{"type":"system","subtype":"fresh"}"#).as_deref(),
+            Some("system/fresh")
+        );
+        assert_eq!(
+            kind(r#"{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"Brand"}}}"#)
+                .as_deref(),
+            Some("event_msg/item_completed/Brand")
+        );
+        assert_eq!(
+            kind(
+                r#"{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"CommandExecution"}}}"#
+            ),
+            None
+        );
+        assert_eq!(kind(r#"{"type":"truncated"}"#), None);
+    }
+}

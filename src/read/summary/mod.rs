@@ -1,0 +1,285 @@
+//! `--view --summary`: one screen that answers "what happened" in a run, for any agent's
+//! stream: ids, model, duration, turns, cost and tokens, tools used with counts, errors with
+//! their first line, files written, and how the run ended. Read in one pass, in bounded memory:
+//! lists, strings and the tools and sessions told apart are capped as events are added.
+//!
+//! Every string from the log is made inert (`view::escape_controls` in text, `view::inert_json`
+//! in JSON) and stays in its field: a name with newlines cannot forge a line. Under a budget,
+//! lists and then strings are shortened until the whole fits, so the answer keeps its format
+//! (valid JSON) and its last lines (errors, how the run ended).
+
+mod collect;
+mod health;
+mod render;
+
+pub use health::{Health, State, is_final, writer_holds};
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{self, Write};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::error::Error;
+use crate::line::agents::Drift;
+use crate::read::view::{DecompressLimit, ViewOptions, for_each_line_in};
+use crate::read::when::Instant;
+
+/// Errors and files listed at most.
+const LIST_CAP: usize = 20;
+/// Distinct tool names counted apart at most; uses of the others are counted together.
+const TOOL_CAP: usize = 500;
+/// Sessions whose cost is told apart at most.
+const SESSION_CAP: usize = 1000;
+/// The most bytes of a string kept (a name, an id, an error's first line).
+const STRING_CAP: usize = 200;
+/// The name under which uses of tools past [`TOOL_CAP`] are counted.
+const OTHER_TOOLS: &str = "(other tools)";
+/// Models whose tokens are told apart at most (per session, for cumulative results).
+const MODEL_CAP: usize = 100;
+/// How long a run whose writer is alive may go without an event before it reads `stalled`,
+/// unless told (`--stall-after`, `stall_after_seconds`).
+pub const STALL_AFTER: Duration = Duration::from_secs(120);
+/// Conversations summarized apart at most (the last ones); all count in the total.
+const CONVERSATION_CAP: usize = 20;
+/// What `state` says of a log with no final event whose writer is gone.
+pub const ENDED_WITHOUT_FINAL: &str = "ended without a final event";
+
+/// `s` cut to at most `max` bytes on a character boundary, `…` saying so.
+pub(crate) fn clip(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max.saturating_sub(3);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+/// What a run did, gathered event by event.
+#[derive(Debug, Default)]
+pub struct Summary {
+    /// Whole lines read, JSON or not, kept or not.
+    lines: u64,
+    events: u64,
+    session: Option<String>,
+    model: Option<String>,
+    first_time: Option<String>,
+    last_time: Option<String>,
+    duration_ms: Option<u64>,
+    turns: Option<u64>,
+    /// The last cost reported by each session (Claude Code's result lines are cumulative per
+    /// process).
+    cost_by_session: BTreeMap<String, f64>,
+    input_tokens: u64,
+    output_tokens: u64,
+    /// Token usage of assistant messages, for logs without a final total (transcripts).
+    message_tokens: (u64, u64),
+    tools: BTreeMap<String, u64>,
+    errors: Vec<String>,
+    error_count: u64,
+    files: Vec<String>,
+    ended: Option<String>,
+    /// A final event was seen, and whether the last one reports a failure.
+    finished: Option<bool>,
+    /// Events came after the last final event (a run appended with `-a`, a reset).
+    after_final: bool,
+    /// The instant of the last event that is not a heartbeat, and whether any event had one.
+    last_progress: Option<Instant>,
+    counts: Counts,
+    /// Tokens and cost per model: `(session, model)` to the last values reported (results are
+    /// cumulative per session); from assistant messages when no result reports them.
+    models: BTreeMap<(String, String), ModelUse>,
+    message_models: BTreeMap<String, ModelUse>,
+    health: Option<Health>,
+    /// The agent that wrote the log, its version, and the event kinds no rule knows.
+    drift: Drift,
+    /// The conversations of the log, one summary each (the last [`CONVERSATION_CAP`]); the
+    /// summary itself is their total.
+    parts: Vec<Summary>,
+    /// Conversations before those kept.
+    parts_dropped: u64,
+}
+
+/// What an orchestrator acts on.
+#[derive(Debug, Default)]
+struct Counts {
+    tool_failures: u64,
+    api_retries: u64,
+    last_retry_status: Option<i64>,
+    refusals: u64,
+    /// Messages retracted after a refusal (`retracted_message_uuids`).
+    retracted: u64,
+    permission_denials: u64,
+    /// Denials listed by final results (Claude Code's `permission_denials`), per session.
+    denials_in_results: BTreeMap<String, u64>,
+    hook_failures: u64,
+    startup_errors: u64,
+}
+
+/// One model's use.
+#[derive(Clone, Copy, Debug, Default)]
+struct ModelUse {
+    input: u64,
+    output: u64,
+    cost: Option<f64>,
+}
+
+fn s(v: &Value, p: &str) -> Option<String> {
+    v.pointer(p)
+        .and_then(Value::as_str)
+        .map(|x| clip(x, STRING_CAP))
+}
+
+fn n(v: &Value, p: &str) -> Option<u64> {
+    v.pointer(p).and_then(Value::as_u64)
+}
+
+/// The summary of one log read from `file` (its start, decompressed within `limit`), the
+/// events `wants` keeps, with its health now; and the log's whole lines. What every surface
+/// says of a log (`--summary`, `log_summary`, `list_logs`, `wait_for_log`) comes from here.
+pub fn of_log(
+    file: &File,
+    limit: &DecompressLimit,
+    stall_after: Duration,
+    wants: impl Fn(&[u8]) -> bool,
+) -> io::Result<(Summary, u64)> {
+    let mut summary = Summary::default();
+    summary.add_log(file, limit, wants)?;
+    summary.set_health(Health::of(file, stall_after));
+    Ok(summary_and_lines(summary))
+}
+
+fn summary_and_lines(summary: Summary) -> (Summary, u64) {
+    let lines = summary.lines;
+    (summary, lines)
+}
+
+impl Summary {
+    /// Adds the whole lines of `file` that `wants` keeps.
+    fn add_log(
+        &mut self,
+        file: &File,
+        limit: &DecompressLimit,
+        wants: impl Fn(&[u8]) -> bool,
+    ) -> io::Result<()> {
+        let mut f = file.try_clone()?;
+        io::Seek::seek(&mut f, io::SeekFrom::Start(0))?;
+        for_each_line_in(f, limit, |line| {
+            self.lines += 1;
+            if wants(line) {
+                self.add(line);
+            }
+            true
+        })
+    }
+}
+
+/// `--summary`: one pass over the selected events of every file, then one screen (text) or
+/// one JSON object, within `--max-tokens`.
+pub(crate) fn summarize<W: Write>(opts: &ViewOptions, mut out: W) -> Result<Vec<String>, Error> {
+    let mut summary = Summary::default();
+    let mut problems = Vec::new();
+    for (k, path) in opts.files.iter().enumerate() {
+        let res = opts.open(k).and_then(|f| {
+            summary.add_log(&f, &opts.decompress, |l| opts.wants(l))?;
+            summary.merge_health(Health::of(&f, opts.stall_after));
+            Ok(())
+        });
+        if let Err(source) = res {
+            let e = Error::ReadLog {
+                path: path.clone(),
+                source,
+            };
+            problems.push(e.to_string());
+        }
+    }
+    // No file could be read: the errors say so; an empty summary would read as a run of
+    // nothing.
+    if problems.len() == opts.files.len() {
+        return Ok(problems);
+    }
+    let budget = opts.budget().unwrap_or(usize::MAX);
+    out.write_all(summary.render_within(opts.format, budget).as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|source| Error::WriteStdout { source })?;
+    Ok(problems)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::collect::original_len;
+    use super::*;
+    use crate::read::view::Format;
+    use serde_json::json;
+
+    /// A cut log's array of denials counted as the stream's: its marker element gives the
+    /// length before the cut (the golden format-claude-2026 summary said 4 for 12).
+    #[test]
+    fn an_array_cut_to_its_ends_counts_as_long_as_it_was() {
+        let cut = json!([{"id": 1}, {"_truncated": "[TRUNCATED: 12 → 2 items]"}, {"id": 12}]);
+        assert_eq!(original_len(cut.as_array().unwrap()), 12);
+        let blocks = json!([{"type": "text", "text": "[TRUNCATED: 57 → 6 items]"}]);
+        assert_eq!(original_len(blocks.as_array().unwrap()), 57);
+        let plain = json!(["[TRUNCATED: 9 → 1 items]", 1]);
+        assert_eq!(original_len(plain.as_array().unwrap()), 9);
+        let whole = json!([{"id": 1}, {"text": "not a marker"}]);
+        assert_eq!(original_len(whole.as_array().unwrap()), 2);
+    }
+
+    /// #28.6: a tool name holding newlines forged an `errors 0` line in the text summary.
+    #[test]
+    fn a_tool_name_with_newlines_stays_on_its_line() {
+        let mut s = Summary::default();
+        let line = json!({"type":"assistant","message":{"content":[
+            {"type":"tool_use","name":"Bash\nerrors    0\nFAKE\u{202e}","input":{}}]}});
+        s.add(line.to_string().as_bytes());
+        s.add(br#"{"type":"error","error":"boom"}"#);
+        let text = s.to_text();
+        assert!(
+            text.contains("Bash\\nerrors    0\\nFAKE\\u{202e} 1"),
+            "{text}"
+        );
+        assert_eq!(text.lines().filter(|l| l.starts_with("errors")).count(), 1);
+        assert!(text.contains("errors    1"));
+    }
+
+    /// #28.5 and #28.7: long or hostile strings and many tools keep the JSON valid and within
+    /// the budget, and the state kept per key is capped.
+    #[test]
+    fn the_json_summary_fits_its_budget_and_stays_json() {
+        let mut s = Summary::default();
+        let model = "\u{9b}".repeat(1200);
+        let sid = "s".repeat(5000);
+        s.add(
+            json!({"type":"system","session_id": sid, "model": model})
+                .to_string()
+                .as_bytes(),
+        );
+        for i in 0..2000 {
+            let line = json!({"type":"assistant","message":{"content":[
+                {"type":"tool_use","name": format!("tool{i}"),"input":{}}]}});
+            s.add(line.to_string().as_bytes());
+        }
+        assert_eq!(s.tools.len(), TOOL_CAP + 1);
+        for budget in [300, 1000, 3000, 75_000] {
+            let out = s.render_within(Format::Json, budget);
+            assert!(out.len() <= budget, "{budget}: {}", out.len());
+            let v: Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(v["type"], "summary");
+            assert!(
+                v.get("errors").is_some() && v.get("ended").is_some(),
+                "{out}"
+            );
+            assert!(!out.contains('\u{9b}'));
+            let text = s.render_within(Format::Text, budget);
+            assert!(text.len() <= budget, "{budget}: {}", text.len());
+            if budget >= 1000 {
+                assert!(text.contains("\nended "), "{text}");
+                assert!(text.contains("\nerrors "), "{text}");
+            }
+        }
+    }
+}
