@@ -1061,3 +1061,17 @@ fn summary_names_the_agent_version_and_counts_unknown_event_types() {
         serde_json::json!({"hologram": {"count": 1, "first_line": 5}, "system/warp_drive": {"count": 2, "first_line": 2}})
     );
 }
+
+/// The total of several conversations counts all their turns: it gave the last
+/// conversation's `num_turns` (a file with 3 turns, then a reset and 1 turn, read "turns 1").
+#[test]
+fn the_total_of_two_conversations_counts_the_turns_of_both() {
+    let log = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden/format-claude-2026-events/log.jsonl");
+    let out = view(&["--summary", "--format", "json", log.to_str().unwrap()]);
+    let v: Value = strict_parse(out.stdout.trim_ascii_end()).unwrap();
+    let convs = v["conversations"].as_array().unwrap();
+    let turns: Vec<&Value> = convs.iter().map(|c| &c["turns"]).collect();
+    assert_eq!(turns, [&Value::from(3), &Value::from(1)], "{v}");
+    assert_eq!(v["turns"], 4, "{v}");
+}

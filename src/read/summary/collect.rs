@@ -22,6 +22,9 @@ impl Summary {
             return;
         };
         if self.starts_conversation(&v) {
+            if let Some(t) = self.parts.last().and_then(|p| p.turns) {
+                self.turns_closed = Some(self.turns_closed.unwrap_or(0) + t);
+            }
             if self.parts.len() >= CONVERSATION_CAP {
                 self.parts.remove(0);
                 self.parts_dropped += 1;
@@ -39,6 +42,11 @@ impl Summary {
         }
         let at = self.lines;
         self.add_value(&v, at);
+        // The total's turns are its conversations' (a result's `num_turns` counts its own).
+        if let Some(closed) = self.turns_closed {
+            let current = self.parts.last().and_then(|p| p.turns).unwrap_or(0);
+            self.turns = Some(closed + current);
+        }
     }
 
     /// True when `v` starts a conversation of its own: a `conversation_reset`, or the start of

@@ -101,6 +101,8 @@ pub struct Summary {
     parts: Vec<Summary>,
     /// Conversations before those kept.
     parts_dropped: u64,
+    /// The turns of the conversations before the current one, when any counted turns.
+    turns_closed: Option<u64>,
 }
 
 /// What an orchestrator acts on.
