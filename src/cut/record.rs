@@ -3,8 +3,8 @@
 //!
 //! The text is escaped as a JSON string's content sixty-four bytes at a time ([`escape`], from
 //! the SIMD masks of [`crate::line::strings`]): the bytes that need attention are found a block
-//! at a time and the runs between them are copied whole. Text that is valid UTF-8 (checked first, in one
-//! SIMD pass) is written losslessly: quotes, backslashes and control bytes escaped, the rest
+//! at a time and the runs between them are copied whole. Text that is valid UTF-8 (checked on
+//! the way) is written losslessly: quotes, backslashes and control bytes escaped, the rest
 //! copied. Text that is not ([`Text::Lossy`]) keeps its characters, and each run of bytes that
 //! are not text (bytes that are no part of a UTF-8 character, control bytes other than tab,
 //! DEL) becomes one U+FFFD.

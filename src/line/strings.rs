@@ -12,9 +12,9 @@
 //! has them (detected at run time), or from a portable loop elsewhere. This module and its two
 //! submodules hold the crate's SIMD unsafe code (the only other unsafe item is `early.rs`'s
 //! start-up check): the calls into functions compiled for those instruction sets, each after the
-//! check that makes it sound. Tests check the SIMD masks against a byte-at-a-time reference on every byte value in
-//! every lane, and `scan`'s tests check the whole scan, each way this CPU can run it, against a
-//! plain walk.
+//! check that makes it sound. Tests check the SIMD masks against a byte-at-a-time reference on
+//! every byte value in every lane, and `scan`'s tests check the whole scan, each way this CPU can
+//! run it, against a plain walk.
 //!
 //! The masks themselves, and the loop runner that picks the instruction set, are in
 //! [`masks`]; the functions compiled for SSE2, AVX2 and AVX-512BW in [`simd`].

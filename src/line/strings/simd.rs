@@ -12,6 +12,8 @@ pub(super) mod sse2 {
     #[cfg(target_arch = "x86_64")]
     use std::arch::x86_64::*;
 
+    use crate::line::strings::{Masks, NumMasks, TextMasks, UMasks};
+
     /// Sixteen bytes in a vector, built from the array (no pointer): one unaligned load.
     #[inline]
     #[target_feature(enable = "sse2")]
@@ -26,11 +28,11 @@ pub(super) mod sse2 {
 
     #[inline]
     #[target_feature(enable = "sse2")]
-    pub fn masks16(b: &[u8; 16]) -> crate::line::strings::Masks<u32> {
+    pub fn masks16(b: &[u8; 16]) -> Masks<u32> {
         let v = load(b);
         let mask = |eq| _mm_movemask_epi8(eq) as u32;
         let eq = |byte: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(byte as i8));
-        crate::line::strings::Masks {
+        Masks {
             quote: mask(eq(b'"')),
             backslash: mask(eq(b'\\')),
             letter: mask(_mm_or_si128(eq(b'n'), eq(b't'))),
@@ -41,7 +43,7 @@ pub(super) mod sse2 {
 
     #[inline]
     #[target_feature(enable = "sse2")]
-    pub fn text_masks16(b: &[u8; 16]) -> crate::line::strings::TextMasks<u32> {
+    pub fn text_masks16(b: &[u8; 16]) -> TextMasks<u32> {
         let v = load(b);
         let mask = |x| _mm_movemask_epi8(x) as u32;
         // Signed compares: the bytes from 0x80 are the negative ones, in order.
@@ -50,7 +52,7 @@ pub(super) mod sse2 {
         let eq = |n: u8| mask(_mm_cmpeq_epi8(v, _mm_set1_epi8(n as i8)));
         let high = mask(v);
         let below_90 = lt(0x90);
-        crate::line::strings::TextMasks {
+        TextMasks {
             high,
             cont: lt(0xC0),
             cont_8: below_90,
@@ -69,12 +71,12 @@ pub(super) mod sse2 {
 
     #[inline]
     #[target_feature(enable = "sse2")]
-    pub fn u_masks16(b: &[u8; 16]) -> crate::line::strings::UMasks<u32> {
+    pub fn u_masks16(b: &[u8; 16]) -> UMasks<u32> {
         let v = load(b);
         let mask = |eq| _mm_movemask_epi8(eq) as u32;
         let at_most = |x, max: u8| _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(max as i8)), x);
         let lower = _mm_or_si128(v, _mm_set1_epi8(0x20));
-        crate::line::strings::UMasks {
+        UMasks {
             u: mask(_mm_cmpeq_epi8(v, _mm_set1_epi8(b'u' as i8))),
             // `0`…`9`, and `a`…`f` in either case (the case bit set).
             hex: mask(_mm_or_si128(
@@ -87,12 +89,12 @@ pub(super) mod sse2 {
 
     #[inline]
     #[target_feature(enable = "sse2")]
-    pub fn num_masks16(b: &[u8; 16]) -> crate::line::strings::NumMasks<u32> {
+    pub fn num_masks16(b: &[u8; 16]) -> NumMasks<u32> {
         let v = load(b);
         let mask = |eq| _mm_movemask_epi8(eq) as u32;
         let eq = |byte: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(byte as i8));
         let digit = _mm_sub_epi8(v, _mm_set1_epi8(b'0' as i8));
-        crate::line::strings::NumMasks {
+        NumMasks {
             // Unsigned `v - '0' <= 9`, as `min` (see `masks16`).
             digit: mask(_mm_cmpeq_epi8(_mm_min_epu8(digit, _mm_set1_epi8(9)), digit)),
             zero: mask(eq(b'0')),
@@ -105,7 +107,7 @@ pub(super) mod sse2 {
 
 #[cfg(target_arch = "x86_64")]
 pub(super) mod avx2 {
-    use crate::line::strings::{BlockLoop, Invalid, Masks, TextMasks, UMasks};
+    use crate::line::strings::{self, BlockLoop, Invalid, Masks, TextMasks, UMasks};
     use std::arch::x86_64::*;
 
     #[target_feature(enable = "avx2")]
@@ -113,7 +115,7 @@ pub(super) mod avx2 {
         body.run(|block| masks64(block), |block| text_masks64(block))
     }
 
-    /// [`crate::line::strings::text_masks64`], thirty-two bytes per compare.
+    /// [`strings::text_masks64`], thirty-two bytes per compare.
     #[inline]
     #[target_feature(enable = "avx2")]
     pub(in crate::line::strings) fn text_masks64(block: &[u8; 64]) -> TextMasks<u64> {
@@ -147,15 +149,10 @@ pub(super) mod avx2 {
 
     #[target_feature(enable = "avx2")]
     pub fn content_end(s: &[u8], at: usize) -> Result<usize, Invalid> {
-        crate::line::strings::content_end_with(
-            s,
-            at,
-            |block| masks64(block),
-            |block| u_masks64(block),
-        )
+        strings::content_end_with(s, at, |block| masks64(block), |block| u_masks64(block))
     }
 
-    /// [`crate::line::strings::masks64`], thirty-two bytes per compare.
+    /// [`strings::masks64`], thirty-two bytes per compare.
     #[inline]
     #[target_feature(enable = "avx2")]
     pub(in crate::line::strings) fn masks64(block: &[u8; 64]) -> Masks<u64> {
@@ -174,7 +171,7 @@ pub(super) mod avx2 {
         m
     }
 
-    /// [`crate::line::strings::u_masks64`], thirty-two bytes per compare.
+    /// [`strings::u_masks64`], thirty-two bytes per compare.
     #[inline]
     #[target_feature(enable = "avx2")]
     pub(in crate::line::strings) fn u_masks64(block: &[u8; 64]) -> UMasks<u64> {
@@ -198,7 +195,7 @@ pub(super) mod avx2 {
 
 #[cfg(target_arch = "x86_64")]
 pub(super) mod avx512 {
-    use crate::line::strings::{BlockLoop, Invalid, Masks, TextMasks, UMasks};
+    use crate::line::strings::{self, BlockLoop, Invalid, Masks, TextMasks, UMasks};
     use std::arch::x86_64::*;
 
     #[target_feature(enable = "avx512bw")]
@@ -208,12 +205,7 @@ pub(super) mod avx512 {
 
     #[target_feature(enable = "avx512bw")]
     pub fn content_end(s: &[u8], at: usize) -> Result<usize, Invalid> {
-        crate::line::strings::content_end_with(
-            s,
-            at,
-            |block| masks64(block),
-            |block| u_masks64(block),
-        )
+        strings::content_end_with(s, at, |block| masks64(block), |block| u_masks64(block))
     }
 
     /// All sixty-four bytes of a block in one vector (a macro, not a function: a function
@@ -230,8 +222,8 @@ pub(super) mod avx512 {
         }};
     }
 
-    /// [`crate::line::strings::masks64`], all sixty-four bytes in one vector, each compare straight into a
-    /// mask register.
+    /// [`strings::masks64`], all sixty-four bytes in one vector,
+    /// each compare straight into a mask register.
     #[inline]
     #[target_feature(enable = "avx512bw")]
     pub(in crate::line::strings) fn masks64(block: &[u8; 64]) -> Masks<u64> {
@@ -245,7 +237,7 @@ pub(super) mod avx512 {
         }
     }
 
-    /// [`crate::line::strings::u_masks64`], all sixty-four bytes in one vector.
+    /// [`strings::u_masks64`], all sixty-four bytes in one vector.
     #[inline]
     #[target_feature(enable = "avx512bw")]
     pub(in crate::line::strings) fn u_masks64(block: &[u8; 64]) -> UMasks<u64> {
@@ -260,7 +252,7 @@ pub(super) mod avx512 {
         }
     }
 
-    /// [`crate::line::strings::text_masks64`], all sixty-four bytes in one vector.
+    /// [`strings::text_masks64`], all sixty-four bytes in one vector.
     #[inline]
     #[target_feature(enable = "avx512bw")]
     pub(in crate::line::strings) fn text_masks64(block: &[u8; 64]) -> TextMasks<u64> {
