@@ -5,7 +5,9 @@
 //! check the block writers, each way this CPU can run them, against a plain unit-by-unit
 //! reference.
 
-use crate::line::strings::{BlockLoop, Masks, TextMasks, block_at, run_block_loop};
+use crate::line::strings::{
+    BlockLoop, Masks, Spelling, Squeeze, TextMasks, block_at, run_block_loop,
+};
 
 /// How a record writes its text, decided once for the whole line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -161,6 +163,7 @@ impl BlockLoop for Escape<'_, '_> {
         self,
         masks64: impl Fn(&[u8; 64]) -> Masks<u64>,
         text_masks64: impl Fn(&[u8; 64]) -> TextMasks<u64>,
+        squeeze: Option<Squeeze>,
     ) -> Result<usize, NotUtf8> {
         let Escape {
             raw,
@@ -169,8 +172,8 @@ impl BlockLoop for Escape<'_, '_> {
             out,
         } = self;
         match text {
-            Text::Utf8 => escape_blocks::<false>(raw, limit, out, masks64, text_masks64),
-            Text::Lossy => escape_blocks::<true>(raw, limit, out, masks64, text_masks64),
+            Text::Utf8 => escape_blocks::<false>(raw, limit, out, masks64, text_masks64, None),
+            Text::Lossy => escape_blocks::<true>(raw, limit, out, masks64, text_masks64, squeeze),
         }
     }
 }
@@ -224,6 +227,7 @@ fn escape_blocks<const LOSSY: bool>(
     out: &mut Vec<u8>,
     masks64: impl Fn(&[u8; 64]) -> Masks<u64>,
     text_masks64: impl Fn(&[u8; 64]) -> TextMasks<u64>,
+    squeeze: Option<Squeeze>,
 ) -> Result<usize, NotUtf8> {
     let mode = if LOSSY { Text::Lossy } else { Text::Utf8 };
     let start = out.len();
@@ -237,12 +241,20 @@ fn escape_blocks<const LOSSY: bool>(
     let mut carry_run = 0u64;
     let mut pad = [0; 64];
     let text = Runs::new(raw);
+    // With `squeeze`: where the block before started, in `raw` and in `out`, and whether a
+    // run of bytes that are not text was replaced just before it.
+    let mut before = (0, out.len(), false);
     while at < raw.len() {
         let written = out.len() - start + (at - copied);
         if limit.saturating_sub(written) < BLOCK_MAX {
             // Near the limit: one unit at a time, each checked.
+            let mut merge = replaced_to == copied;
+            if squeeze.is_some() && carry_chars != 0 {
+                // The block before, written whole, ended inside a character: from its start.
+                out.truncate(before.1);
+                (copied, merge) = (before.0, before.2);
+            }
             let room = limit - (out.len() - start);
-            let merge = replaced_to == copied;
             return escape_units(raw, copied, merge, room, mode, out);
         }
         let block = block_at(raw, at, &mut pad);
@@ -254,8 +266,10 @@ fn escape_blocks<const LOSSY: bool>(
             // Continuation bytes (and the ranges second bytes are checked against) of the
             // three bytes after the block, for characters that end past it.
             let next = |j: usize| raw.get(at + 64 + j).copied().unwrap_or(b' ');
+            let next = [next(0), next(1), next(2)];
             let ext = |x: u64, f: fn(u8) -> bool| {
-                (0..3).fold(u128::from(x), |e, j| e | u128::from(f(next(j))) << (64 + j))
+                let bits = u64::from(f(next[0])) | u64::from(f(next[1])) << 1;
+                u128::from(x) | u128::from(bits | u64::from(f(next[2])) << 2) << 64
             };
             let cont = ext(t.cont, |b| b & 0xC0 == 0x80);
             let cont_8 = ext(t.cont_8, |b| (0x80..=0x8F).contains(&b));
@@ -285,6 +299,24 @@ fn escape_blocks<const LOSSY: bool>(
         if LOSSY {
             let runs = noise & !(noise << 1 | carry_run);
             carry_run = noise >> 63;
+            if let Some(squeeze) = squeeze {
+                // The whole block at once; the bytes past the text's end are left out.
+                let past = u64::MAX.checked_shl((raw.len() - at) as u32).unwrap_or(0);
+                let spelling = Spelling {
+                    escape: m.quote | m.backslash | t.tab,
+                    tab: t.tab,
+                    replace: runs,
+                    drop: (noise & !runs) | past,
+                };
+                before = (at, out.len(), replaced_to == at);
+                squeeze(block, spelling, out);
+                at += 64;
+                copied = at.min(raw.len());
+                if carry_run != 0 {
+                    replaced_to = copied;
+                }
+                continue;
+            }
             if copied == at && noise & 1 != 0 && replaced_to == at {
                 // A run that goes on from the block before: already replaced.
                 copied = at + (!noise).trailing_zeros() as usize;
@@ -456,6 +488,7 @@ pub(super) mod tests {
             self,
             masks64: impl Fn(&[u8; 64]) -> Masks<u64>,
             text_masks64: impl Fn(&[u8; 64]) -> TextMasks<u64>,
+            squeeze: Option<Squeeze>,
         ) -> (Vec<u8>, usize) {
             let mut out = Vec::new();
             let consumed = Escape {
@@ -464,7 +497,7 @@ pub(super) mod tests {
                 text: self.2,
                 out: &mut out,
             }
-            .run(masks64, text_masks64)
+            .run(masks64, text_masks64, squeeze)
             .expect("the text is UTF-8 as Text::of says");
             (out, consumed)
         }
@@ -549,6 +582,25 @@ pub(super) mod tests {
                     escaped(&raw),
                     format!("{}{c}{}\u{FFFD}", "a".repeat(at), "a".repeat(80 - at)),
                     "{c} @ {at}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_character_across_a_block_end_is_kept_whole_near_the_limit() {
+        // Lossy text written a block at a time up to near the limit, then a unit at a time:
+        // the units must start at the character's first byte, not inside it.
+        for at in 60..132 {
+            let mut raw: Vec<u8> = (0..at).map(|i| [b'a', 0xFF][i % 2]).collect();
+            raw.extend_from_slice("\u{D3CF}\u{20AC}zz".as_bytes());
+            for limit in [300, 456, 520, 600, 639, usize::MAX] {
+                let mut out = Vec::new();
+                let n = escape_text(&raw, limit, Text::Lossy, &mut out);
+                assert_eq!(
+                    (out, n),
+                    escape_reference(&raw, limit, Text::Lossy),
+                    "{at} {limit}"
                 );
             }
         }

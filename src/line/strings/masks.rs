@@ -154,17 +154,60 @@ pub fn text_masks64(block: &[u8; 64]) -> TextMasks<u64> {
     m
 }
 
+/// How the bytes of a 64-byte block of text that is not UTF-8 throughout are written as JSON
+/// string content (bit `k` for byte `k`); a byte in none of the masks is copied.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Spelling {
+    /// Written as a backslash and a letter: `"`, `\` and tab (`\t`).
+    pub escape: u64,
+    /// The tabs among them.
+    pub tab: u64,
+    /// Written as U+FFFD: the first byte of each run of bytes that are not text.
+    pub replace: u64,
+    /// Not written: the rest of each such run, and bytes past the text's end.
+    pub drop: u64,
+}
+
+/// Appends the bytes of a block as its [`Spelling`] says, all at once (no branch per byte).
+pub type Squeeze = fn(&[u8; 64], Spelling, &mut Vec<u8>);
+
 /// A loop over 64-byte blocks that reads their [`Masks`] and [`TextMasks`] (the record
 /// writers of `record.rs`), run by [`run_block_loop`] compiled for the widest SIMD this CPU has.
 pub trait BlockLoop {
     type Out;
-    /// Runs the loop with these mask functions. Should be `#[inline(always)]`, so that it is
-    /// compiled into each instruction set's caller.
+    /// Runs the loop with these mask functions, and `squeeze` when this CPU can write a block
+    /// of text that is not UTF-8 all at once (AVX-512 VBMI2). Should be `#[inline(always)]`, so
+    /// that it is compiled into each instruction set's caller.
     fn run(
         self,
         masks64: impl Fn(&[u8; 64]) -> Masks<u64>,
         text_masks64: impl Fn(&[u8; 64]) -> TextMasks<u64>,
+        squeeze: Option<Squeeze>,
     ) -> Self::Out;
+}
+
+/// The [`Squeeze`] this CPU has, if any (detected once).
+#[cfg(target_arch = "x86_64")]
+fn squeeze() -> Option<Squeeze> {
+    static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let has = *HAS.get_or_init(|| {
+        is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("avx512vbmi")
+            && is_x86_feature_detected!("avx512vbmi2")
+    });
+    has.then_some(squeeze_vbmi2 as Squeeze)
+}
+
+/// [`avx512::squeeze`] behind the check that makes it sound: handed out by [`squeeze`] only.
+#[cfg(target_arch = "x86_64")]
+fn squeeze_vbmi2(block: &[u8; 64], spelling: Spelling, out: &mut Vec<u8>) {
+    #[allow(unsafe_code)]
+    // SAFETY: `avx512::squeeze` is unsafe to call only because it is compiled for AVX-512BW,
+    // VBMI and VBMI2, and this function is reached only through `squeeze()`, which returns it
+    // when the CPU has all three.
+    unsafe {
+        avx512::squeeze(block, spelling, out)
+    }
 }
 
 /// Runs `body` with the masks computed by AVX-512BW or AVX2 when the CPU has them (detected at
@@ -175,7 +218,7 @@ pub fn run_block_loop<L: BlockLoop>(body: L) -> L::Out {
         #[allow(unsafe_code)]
         // SAFETY: `avx512::run_block_loop` is unsafe to call only because it is compiled for
         // AVX-512BW, and the CPU has it (checked just above).
-        return unsafe { avx512::run_block_loop(body) };
+        return unsafe { avx512::run_block_loop(body, squeeze()) };
     }
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
@@ -183,13 +226,13 @@ pub fn run_block_loop<L: BlockLoop>(body: L) -> L::Out {
         // SAFETY: as above, for AVX2.
         return unsafe { avx2::run_block_loop(body) };
     }
-    body.run(masks64, text_masks64)
+    body.run(masks64, text_masks64, None)
 }
 
 /// [`run_block_loop`] each way this CPU can run it (for tests).
 #[cfg(test)]
 pub(crate) fn run_block_loop_each_way<L: BlockLoop + Clone>(body: L) -> Vec<L::Out> {
-    let mut outs = vec![body.clone().run(masks64, text_masks64)];
+    let mut outs = vec![body.clone().run(masks64, text_masks64, None)];
     #[cfg(target_arch = "x86_64")]
     {
         #[allow(unsafe_code)]
@@ -200,7 +243,11 @@ pub(crate) fn run_block_loop_each_way<L: BlockLoop + Clone>(body: L) -> Vec<L::O
         #[allow(unsafe_code)]
         if is_x86_feature_detected!("avx512bw") {
             // SAFETY: as in `run_block_loop`: the CPU has AVX-512BW, checked just above.
-            outs.push(unsafe { avx512::run_block_loop(body) });
+            outs.push(unsafe { avx512::run_block_loop(body.clone(), None) });
+            if squeeze().is_some() {
+                // SAFETY: as above.
+                outs.push(unsafe { avx512::run_block_loop(body, squeeze()) });
+            }
         }
     }
     outs

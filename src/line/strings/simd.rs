@@ -112,7 +112,7 @@ pub(super) mod avx2 {
 
     #[target_feature(enable = "avx2")]
     pub fn run_block_loop<L: BlockLoop>(body: L) -> L::Out {
-        body.run(|block| masks64(block), |block| text_masks64(block))
+        body.run(|block| masks64(block), |block| text_masks64(block), None)
     }
 
     /// [`strings::text_masks64`], thirty-two bytes per compare.
@@ -195,12 +195,114 @@ pub(super) mod avx2 {
 
 #[cfg(target_arch = "x86_64")]
 pub(super) mod avx512 {
-    use crate::line::strings::{self, BlockLoop, Invalid, Masks, TextMasks, UMasks};
+    use crate::line::strings::{
+        self, BlockLoop, Invalid, Masks, Spelling, Squeeze, TextMasks, UMasks,
+    };
     use std::arch::x86_64::*;
 
     #[target_feature(enable = "avx512bw")]
-    pub fn run_block_loop<L: BlockLoop>(body: L) -> L::Out {
-        body.run(|block| masks64(block), |block| text_masks64(block))
+    pub fn run_block_loop<L: BlockLoop>(body: L, squeeze: Option<Squeeze>) -> L::Out {
+        body.run(|block| masks64(block), |block| text_masks64(block), squeeze)
+    }
+
+    /// For each of the four sixteen-byte quarters of a block, the byte of the block each slot
+    /// of its 48 output slots (three a byte) is taken from: slot `3i` from the first plane,
+    /// `3i + 1` from the second (64 on), `3i + 2` is set apart; slots 48 on are unused.
+    const SLOTS: [[u8; 64]; 4] = {
+        let mut t = [[0; 64]; 4];
+        let mut q = 0;
+        while q < 4 {
+            let mut j = 0;
+            while j < 48 {
+                t[q][j] = (16 * q + j / 3) as u8 + if j % 3 == 1 { 64 } else { 0 };
+                j += 1;
+            }
+            q += 1;
+        }
+        t
+    };
+    /// For each quarter, the byte each slot belongs to (its width is read from there).
+    const OWNERS: [[u8; 64]; 4] = {
+        let mut t = [[0; 64]; 4];
+        let mut q = 0;
+        while q < 4 {
+            let mut j = 0;
+            while j < 48 {
+                t[q][j] = (16 * q + j / 3) as u8;
+                j += 1;
+            }
+            q += 1;
+        }
+        t
+    };
+    /// A slot is written when its byte's width is more than this: 0, 1, 2 for the three slots
+    /// of a byte; never for the unused slots.
+    const SLOT_AT: [u8; 64] = {
+        let mut t = [0xFF; 64];
+        let mut j = 0;
+        while j < 48 {
+            t[j] = (j % 3) as u8;
+            j += 1;
+        }
+        t
+    };
+    /// The third slot of each byte.
+    const THIRD: u64 = 0x0000_9249_2492_4924;
+
+    /// An array of 64 bytes as a vector (a macro, as `load!`).
+    macro_rules! vector {
+        ($bytes:expr) => {{
+            let bytes: &[u8; 64] = $bytes;
+            #[allow(unsafe_code)]
+            // SAFETY: the load reads 64 bytes from a reference to 64 bytes.
+            unsafe {
+                _mm512_loadu_si512(bytes.as_ptr().cast())
+            }
+        }};
+    }
+
+    /// Appends the block as `spelling` says: each byte becomes up to three slots (itself; a
+    /// backslash and its letter; U+FFFD's three bytes), spread from two planes by one permute a
+    /// quarter, and the slots its width asks for are compressed together and stored at once.
+    #[target_feature(enable = "avx512bw,avx512vbmi,avx512vbmi2")]
+    pub fn squeeze(block: &[u8; 64], spelling: Spelling, out: &mut Vec<u8>) {
+        let v = vector!(block);
+        let Spelling {
+            escape,
+            tab,
+            replace,
+            drop,
+        } = spelling;
+        let n = |b: u8| _mm512_set1_epi8(b as i8);
+        // The first slot: the byte, a backslash, or U+FFFD's first byte.
+        let first =
+            _mm512_mask_mov_epi8(_mm512_mask_mov_epi8(v, escape, n(b'\\')), replace, n(0xEF));
+        // The second: the escape's letter (`"` and `\` are their own), or U+FFFD's second.
+        let second = _mm512_mask_mov_epi8(_mm512_mask_mov_epi8(v, tab, n(b't')), replace, n(0xBF));
+        let width = _mm512_mask_mov_epi8(
+            _mm512_mask_mov_epi8(_mm512_maskz_mov_epi8(!drop, n(1)), escape, n(2)),
+            replace,
+            n(3),
+        );
+        let slot_at = vector!(&SLOT_AT);
+        out.reserve(4 * 48 + 64);
+        let mut len = out.len();
+        for q in 0..4 {
+            let slots = _mm512_permutex2var_epi8(first, vector!(&SLOTS[q]), second);
+            let slots = _mm512_mask_mov_epi8(slots, THIRD, n(0xBD));
+            let widths = _mm512_permutexvar_epi8(vector!(&OWNERS[q]), width);
+            let keep = _mm512_cmpgt_epu8_mask(widths, slot_at);
+            let packed = _mm512_maskz_compress_epi8(keep, slots);
+            #[allow(unsafe_code)]
+            // SAFETY: `reserve` above made room for 4 * 48 + 64 bytes past the length it
+            // found; each quarter adds at most 48, so this 64-byte store stays inside the
+            // allocation, and only the bytes it made initialized are counted in (`set_len`).
+            unsafe {
+                _mm512_storeu_si512(out.as_mut_ptr().add(len).cast(), packed);
+                len += keep.count_ones() as usize;
+                out.set_len(len);
+            }
+        }
     }
 
     #[target_feature(enable = "avx512bw")]
