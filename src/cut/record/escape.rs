@@ -267,24 +267,29 @@ fn escape_blocks<const LOSSY: bool>(
             // three bytes after the block, for characters that end past it.
             let next = |j: usize| raw.get(at + 64 + j).copied().unwrap_or(b' ');
             let next = [next(0), next(1), next(2)];
-            let ext = |x: u64, f: fn(u8) -> bool| {
-                let bits = u64::from(f(next[0])) | u64::from(f(next[1])) << 1;
-                u128::from(x) | u128::from(bits | u64::from(f(next[2])) << 2) << 64
+            let after = |f: fn(u8) -> bool| {
+                u64::from(f(next[0])) | u64::from(f(next[1])) << 1 | u64::from(f(next[2])) << 2
             };
-            let cont = ext(t.cont, |b| b & 0xC0 == 0x80);
-            let cont_8 = ext(t.cont_8, |b| (0x80..=0x8F).contains(&b));
-            let cont_9 = ext(t.cont_9, |b| (0x90..=0x9F).contains(&b));
-            let (c1, c2, c3) = ((cont >> 1) as u64, (cont >> 2) as u64, (cont >> 3) as u64);
-            let (s8, s9) = ((cont_8 >> 1) as u64, (cont_9 >> 1) as u64);
+            let cont = after(|b| b & 0xC0 == 0x80);
+            // Whether the byte 1, 2, 3 after each is a continuation byte (of the next block's
+            // first three bytes for the last ones); and the narrower ranges of the next byte.
+            let (c1, c2, c3) = (
+                t.cont >> 1 | cont << 63,
+                t.cont >> 2 | cont << 62,
+                t.cont >> 3 | cont << 61,
+            );
+            let s8 = t.cont_8 >> 1 | after(|b| (0x80..=0x8F).contains(&b)) << 63;
+            let s9 = t.cont_9 >> 1 | after(|b| (0x90..=0x9F).contains(&b)) << 63;
             // A second byte outside its lead's range: E0 A0..BF, ED 80..9F, F0 90..BF, F4 80..8F.
             let bad_second = (t.e0 & (s8 | s9)) | (t.ed & !(s8 | s9)) | (t.f0 & s8) | (t.f4 & !s8);
-            let two = u128::from(t.lead2 & c1);
-            let three = u128::from(t.lead3 & c1 & c2 & !bad_second);
-            let four = u128::from(t.lead4 & c1 & c2 & c3 & !bad_second);
-            let covered = two | two << 1 | three | three << 1 | three << 2;
-            let covered = covered | four | four << 1 | four << 2 | four << 3;
-            chars |= covered as u64;
-            carry_chars = (covered >> 64) as u64;
+            let two = t.lead2 & c1;
+            let three = t.lead3 & c1 & c2 & !bad_second;
+            let four = t.lead4 & c1 & c2 & c3 & !bad_second;
+            chars |= two | two << 1 | three | three << 1 | three << 2;
+            chars |= four | four << 1 | four << 2 | four << 3;
+            // The bytes of the next block that end a character begun in this one.
+            carry_chars = two >> 63 | three >> 63 | three >> 62;
+            carry_chars |= four >> 63 | four >> 62 | four >> 61;
         }
         let mut stops = m.quote | m.backslash;
         let noise = if LOSSY {
