@@ -350,9 +350,8 @@ impl ValueSet {
         let stride = self.grams.stride;
         let mut covered = 0;
         let mut q = 0;
-        while q + 4 <= text.len() {
-            let gram = u32::from_le_bytes([text[q], text[q + 1], text[q + 2], text[q + 3]]);
-            if self.grams.may_hold(gram) {
+        while let Some(gram) = text.get(q..).and_then(<[u8]>::first_chunk::<4>) {
+            if self.grams.may_hold(u32::from_le_bytes(*gram)) {
                 // A value with this gram at `q` starts at most `stride - 1` bytes before.
                 let from = (q + 1).saturating_sub(stride).max(covered);
                 let to = (q + self.longest).min(text.len());
@@ -383,7 +382,8 @@ impl ValueSet {
 /// bit per hash, in the L1 cache) and, to rule out the bitmap's false hits, exactly.
 struct Grams {
     stride: usize,
-    bits: Vec<u64>,
+    /// One bit per hash (a fixed size: looked up without a bounds check).
+    bits: Box<[u64; 1 << (GRAM_BITS - 6)]>,
     /// Open addressing by hash: gram + 1 (0 is an empty slot), as u64.
     exact: Vec<u64>,
 }
@@ -412,7 +412,7 @@ impl Grams {
         let slots = (grams.len() * 4).next_power_of_two().max(64);
         let mut g = Grams {
             stride,
-            bits: vec![0; (1 << GRAM_BITS) / 64],
+            bits: Box::new([0; 1 << (GRAM_BITS - 6)]),
             exact: vec![0; slots],
         };
         for gram in grams {

@@ -1,0 +1,684 @@
+//! How a record writes a line's text as the content of a JSON string: escaped sixty-four bytes
+//! at a time from the SIMD masks of [`crate::line::strings`] (the bytes that need attention
+//! found a block at a time, the runs between them copied whole), losslessly for UTF-8 and, for
+//! text that is not, with each run of bytes that are not text written as one U+FFFD. Tests
+//! check the block writers, each way this CPU can run them, against a plain unit-by-unit
+//! reference.
+
+use crate::line::strings::{
+    BlockLoop, Masks, Spelling, Squeeze, TextMasks, block_at, run_block_loop,
+};
+
+/// How a record writes its text, decided once for the whole line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Text {
+    /// Valid UTF-8: every character kept, control bytes escaped (`\u001b`, `\t`).
+    Utf8,
+    /// Not UTF-8 throughout (a binary dump, a Latin-1 file): every character kept, and each
+    /// run of bytes that are not text written as one U+FFFD.
+    Lossy,
+}
+
+impl Text {
+    pub fn of(raw: &[u8]) -> Text {
+        if simdutf8::basic::from_utf8(raw).is_ok() {
+            Text::Utf8
+        } else {
+            Text::Lossy
+        }
+    }
+}
+
+/// An ASCII byte that [`Text::Lossy`] does not keep: a control byte other than tab, or DEL.
+#[inline]
+pub(super) fn is_noise(b: u8) -> bool {
+    (b < 0x20 && b != b'\t') || b == 0x7F
+}
+
+/// U+FFFD, the replacement character, in UTF-8.
+pub(super) const REPLACEMENT: &[u8; 3] = "\u{FFFD}".as_bytes().first_chunk().unwrap();
+
+/// How each ASCII byte is written in a JSON string, padded to six bytes, and its length: the
+/// two-character escapes JSON has (`\"`, `\\`, `\n`, `\r`, `\t`, `\b`, `\f`), `\u00XX` for the
+/// other control bytes, the byte itself otherwise.
+pub(super) static ESCAPES: [([u8; 6], u8); 128] = {
+    let mut t = [([0; 6], 1); 128];
+    let mut b = 0;
+    while b < 128 {
+        t[b].0[0] = b as u8;
+        b += 1;
+    }
+    let hex = b"0123456789abcdef";
+    let mut c = 0;
+    while c < 0x20 {
+        t[c] = (*b"\\u00\0\0", 6);
+        t[c].0[4] = hex[c >> 4];
+        t[c].0[5] = hex[c & 15];
+        c += 1;
+    }
+    let short = [
+        (b'"', b'"'),
+        (b'\\', b'\\'),
+        (b'\n', b'n'),
+        (b'\r', b'r'),
+        (b'\t', b't'),
+        (0x08, b'b'),
+        (0x0C, b'f'),
+    ];
+    let mut k = 0;
+    while k < short.len() {
+        t[short[k].0 as usize] = ([b'\\', short[k].1, 0, 0, 0, 0], 2);
+        k += 1;
+    }
+    t
+};
+
+/// Writes the escape of the ASCII byte `b` (a quote, a backslash or a control byte).
+#[inline(always)]
+fn push_escape(b: u8, out: &mut Vec<u8>) {
+    let (bytes, len) = ESCAPES[usize::from(b & 0x7F)];
+    // All six bytes, then the length cut back: one fixed-size copy instead of a call.
+    out.extend_from_slice(&bytes);
+    out.truncate(out.len() - 6 + usize::from(len));
+}
+
+/// Where the character starting with the non-ASCII byte at `i` ends (`Ok`), or the length of
+/// the bytes there that are not UTF-8 (`Err`): Unicode's maximal subpart, as
+/// `String::from_utf8_lossy` replaces them.
+#[inline]
+pub(super) fn utf8_at(s: &[u8], i: usize) -> Result<usize, usize> {
+    let (len, lo, hi) = match s[i] {
+        0xC2..=0xDF => (2, 0x80, 0xBF),
+        0xE0 => (3, 0xA0, 0xBF),
+        0xE1..=0xEC | 0xEE..=0xEF => (3, 0x80, 0xBF),
+        0xED => (3, 0x80, 0x9F),
+        0xF0 => (4, 0x90, 0xBF),
+        0xF1..=0xF3 => (4, 0x80, 0xBF),
+        0xF4 => (4, 0x80, 0x8F),
+        _ => return Err(1),
+    };
+    if !s.get(i + 1).is_some_and(|b| (lo..=hi).contains(b)) {
+        return Err(1);
+    }
+    for k in 2..len {
+        if s.get(i + k).is_none_or(|&b| b & 0xC0 != 0x80) {
+            return Err(k);
+        }
+    }
+    Ok(len)
+}
+
+/// Bytes one block can make at most: six for each byte (`\u0001`).
+const BLOCK_MAX: usize = 64 * 6;
+
+/// [`Text::Utf8`] was asked for and the text is not UTF-8.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NotUtf8;
+
+/// Writes `raw` as the content of a JSON string until the next unit would take the text past
+/// `limit` bytes; returns the raw bytes written (all of `raw` when it fits). With
+/// [`Text::Utf8`] quotes, backslashes and control bytes are escaped (`\"`, `\n`, `\u001b`) and
+/// everything else copied; with [`Text::Lossy`] characters are kept (quotes, backslashes and
+/// tabs escaped) and each run of bytes that are not text becomes one U+FFFD: a byte that is
+/// not UTF-8 has no spelling in JSON (a `\u` escape names a character, not a byte), and the
+/// replacement says where such a run was in three bytes, however long it is. [`Text::Utf8`]
+/// on text that is not UTF-8 writes it as [`Text::Lossy`] does.
+pub fn escape_text(raw: &[u8], limit: usize, text: Text, out: &mut Vec<u8>) -> usize {
+    let at = out.len();
+    try_escape_text(raw, limit, text, out).unwrap_or_else(|NotUtf8| {
+        out.truncate(at);
+        escape_text(raw, limit, Text::Lossy, out)
+    })
+}
+
+/// [`escape_text`], or `Err` with [`Text::Utf8`] as soon as a byte is found that is not UTF-8
+/// (what was written is then to be dropped): validating the text costs no pass of its own.
+pub fn try_escape_text(
+    raw: &[u8],
+    limit: usize,
+    text: Text,
+    out: &mut Vec<u8>,
+) -> Result<usize, NotUtf8> {
+    run_block_loop(Escape {
+        raw,
+        limit,
+        text,
+        out,
+    })
+}
+
+/// [`escape_text`] as a [`BlockLoop`], so that it runs with the widest SIMD the CPU has.
+struct Escape<'a, 'b> {
+    raw: &'a [u8],
+    limit: usize,
+    text: Text,
+    out: &'b mut Vec<u8>,
+}
+
+impl BlockLoop for Escape<'_, '_> {
+    type Out = Result<usize, NotUtf8>;
+
+    #[inline(always)]
+    fn run(
+        self,
+        masks64: impl Fn(&[u8; 64]) -> Masks<u64>,
+        text_masks64: impl Fn(&[u8; 64]) -> TextMasks<u64>,
+        squeeze: Option<Squeeze>,
+    ) -> Result<usize, NotUtf8> {
+        let Escape {
+            raw,
+            limit,
+            text,
+            out,
+        } = self;
+        match text {
+            Text::Utf8 => escape_blocks::<false>(raw, limit, out, masks64, text_masks64, None),
+            Text::Lossy => escape_blocks::<true>(raw, limit, out, masks64, text_masks64, squeeze),
+        }
+    }
+}
+
+/// The text being written, for copying runs of it: a short run is copied as one fixed
+/// 64-byte copy cut back to its length (no call to `memcpy`), from the text or, within 64
+/// bytes of its end, from a padded copy of its last bytes.
+struct Runs<'a> {
+    raw: &'a [u8],
+    /// `raw[end_at..]`, padded.
+    end: [u8; 128],
+    end_at: usize,
+}
+
+impl<'a> Runs<'a> {
+    #[inline(always)]
+    fn new(raw: &'a [u8]) -> Runs<'a> {
+        let end_at = raw.len().saturating_sub(64);
+        let mut end = [b' '; 128];
+        end[..raw.len() - end_at].copy_from_slice(&raw[end_at..]);
+        Runs { raw, end, end_at }
+    }
+
+    /// Appends `raw[from..to]`.
+    #[inline(always)]
+    fn push(&self, from: usize, to: usize, out: &mut Vec<u8>) {
+        if to - from > 64 {
+            out.extend_from_slice(&self.raw[from..to]);
+            return;
+        }
+        let chunk = match self.raw.get(from..from + 64) {
+            Some(chunk) => chunk,
+            None => &self.end[from - self.end_at..from - self.end_at + 64],
+        };
+        let len = out.len();
+        out.extend_from_slice(chunk.first_chunk::<64>().unwrap());
+        out.truncate(len + (to - from));
+    }
+}
+
+/// [`escape_text`] sixty-four bytes at a time, `LOSSY` or not. Which bytes are part of a
+/// valid character follows from the block's masks by arithmetic (a lead byte, the continuation
+/// bytes its length asks for, the narrower range of some second bytes), so random bytes, where
+/// most bytes need attention, take no branch per byte: each run of bytes that are not text is
+/// one stop, written as one U+FFFD. Without `LOSSY` a byte that is not UTF-8 ends the loop
+/// (`Err`), and only quotes, backslashes and control bytes stop the copy.
+#[inline(always)]
+fn escape_blocks<const LOSSY: bool>(
+    raw: &[u8],
+    limit: usize,
+    out: &mut Vec<u8>,
+    masks64: impl Fn(&[u8; 64]) -> Masks<u64>,
+    text_masks64: impl Fn(&[u8; 64]) -> TextMasks<u64>,
+    squeeze: Option<Squeeze>,
+) -> Result<usize, NotUtf8> {
+    let mode = if LOSSY { Text::Lossy } else { Text::Utf8 };
+    let start = out.len();
+    // Blocks start at `at`; `raw[..copied]` is written.
+    let (mut at, mut copied) = (0, 0);
+    // Where the last U+FFFD written ends: a run of bytes that are not text goes on there.
+    let mut replaced_to = usize::MAX;
+    // Bytes at the start of this block that belong to a character begun in the block before.
+    let mut carry_chars = 0u64;
+    // The block before ended in a run of bytes that are not text.
+    let mut carry_run = 0u64;
+    let mut pad = [0; 64];
+    let text = Runs::new(raw);
+    // With `squeeze`: where the block before started, in `raw` and in `out`, and whether a
+    // run of bytes that are not text was replaced just before it.
+    let mut before = (0, out.len(), false);
+    while at < raw.len() {
+        let written = out.len() - start + (at - copied);
+        if limit.saturating_sub(written) < BLOCK_MAX {
+            // Near the limit: one unit at a time, each checked.
+            let mut merge = replaced_to == copied;
+            if squeeze.is_some() && carry_chars != 0 {
+                // The block before, written whole, ended inside a character: from its start.
+                out.truncate(before.1);
+                (copied, merge) = (before.0, before.2);
+            }
+            let room = limit - (out.len() - start);
+            return escape_units(raw, copied, merge, room, mode, out);
+        }
+        let block = block_at(raw, at, &mut pad);
+        let m = masks64(block);
+        let t = text_masks64(block);
+        let mut chars = carry_chars;
+        carry_chars = 0;
+        if t.high != 0 {
+            // Continuation bytes (and the ranges second bytes are checked against) of the
+            // three bytes after the block, for characters that end past it.
+            let next = |j: usize| raw.get(at + 64 + j).copied().unwrap_or(b' ');
+            let next = [next(0), next(1), next(2)];
+            let after = |f: fn(u8) -> bool| {
+                u64::from(f(next[0])) | u64::from(f(next[1])) << 1 | u64::from(f(next[2])) << 2
+            };
+            let cont = after(|b| b & 0xC0 == 0x80);
+            // Whether the byte 1, 2, 3 after each is a continuation byte (of the next block's
+            // first three bytes for the last ones); and the narrower ranges of the next byte.
+            let (c1, c2, c3) = (
+                t.cont >> 1 | cont << 63,
+                t.cont >> 2 | cont << 62,
+                t.cont >> 3 | cont << 61,
+            );
+            let s8 = t.cont_8 >> 1 | after(|b| (0x80..=0x8F).contains(&b)) << 63;
+            let s9 = t.cont_9 >> 1 | after(|b| (0x90..=0x9F).contains(&b)) << 63;
+            // A second byte outside its lead's range: E0 A0..BF, ED 80..9F, F0 90..BF, F4 80..8F.
+            let bad_second = (t.e0 & (s8 | s9)) | (t.ed & !(s8 | s9)) | (t.f0 & s8) | (t.f4 & !s8);
+            let two = t.lead2 & c1;
+            let three = t.lead3 & c1 & c2 & !bad_second;
+            let four = t.lead4 & c1 & c2 & c3 & !bad_second;
+            chars |= two | two << 1 | three | three << 1 | three << 2;
+            chars |= four | four << 1 | four << 2 | four << 3;
+            // The bytes of the next block that end a character begun in this one.
+            carry_chars = two >> 63 | three >> 63 | three >> 62;
+            carry_chars |= four >> 63 | four >> 62 | four >> 61;
+        }
+        let mut stops = m.quote | m.backslash;
+        let noise = if LOSSY {
+            (t.high & !chars) | (m.control & !t.tab) | t.del
+        } else {
+            if t.high & !chars != 0 {
+                return Err(NotUtf8);
+            }
+            stops |= m.control;
+            0
+        };
+        if LOSSY {
+            let runs = noise & !(noise << 1 | carry_run);
+            carry_run = noise >> 63;
+            if let Some(squeeze) = squeeze {
+                // The whole block at once; the bytes past the text's end are left out.
+                let past = u64::MAX.checked_shl((raw.len() - at) as u32).unwrap_or(0);
+                let spelling = Spelling {
+                    escape: m.quote | m.backslash | t.tab,
+                    tab: t.tab,
+                    replace: runs,
+                    drop: (noise & !runs) | past,
+                };
+                before = (at, out.len(), replaced_to == at);
+                squeeze(block, spelling, out);
+                at += 64;
+                copied = at.min(raw.len());
+                if carry_run != 0 {
+                    replaced_to = copied;
+                }
+                continue;
+            }
+            if copied == at && noise & 1 != 0 && replaced_to == at {
+                // A run that goes on from the block before: already replaced.
+                copied = at + (!noise).trailing_zeros() as usize;
+                replaced_to = copied;
+            }
+            stops |= runs | t.tab;
+        }
+        while stops != 0 {
+            let k = stops.trailing_zeros() as usize;
+            text.push(copied, at + k, out);
+            // A run of bytes that are not text: as long as the mask says (to the block's end).
+            let run = if LOSSY {
+                (!(noise >> k)).trailing_zeros() as usize
+            } else {
+                0
+            };
+            if run > 0 {
+                out.extend_from_slice(REPLACEMENT);
+                copied = at + k + run;
+                replaced_to = copied;
+                stops &= u64::MAX.checked_shl((copied - at) as u32).unwrap_or(0);
+            } else {
+                push_escape(block[k], out);
+                copied = at + k + 1;
+                stops &= stops - 1;
+            }
+        }
+        at += 64;
+    }
+    text.push(copied, raw.len(), out);
+    Ok(raw.len())
+}
+
+/// [`escape_text`] from `raw[i..]`, one unit at a time, into at most `room` bytes; `merge` when
+/// a run of bytes that are not text was replaced just before `i`. Returns where it stopped, or
+/// `Err` with [`Text::Utf8`] at a byte that is not UTF-8.
+#[cold]
+fn escape_units(
+    raw: &[u8],
+    mut i: usize,
+    mut merge: bool,
+    room: usize,
+    text: Text,
+    out: &mut Vec<u8>,
+) -> Result<usize, NotUtf8> {
+    let mut written = 0;
+    while i < raw.len() {
+        let b = raw[i];
+        let unit = if b < 0x80 {
+            if text == Text::Lossy && is_noise(b) {
+                Err(1)
+            } else {
+                let len = usize::from(ESCAPES[usize::from(b)].1);
+                if written + len > room {
+                    return Ok(i);
+                }
+                push_escape(b, out);
+                Ok(len)
+            }
+        } else {
+            match utf8_at(raw, i) {
+                Ok(n) if written + n > room => return Ok(i),
+                Ok(n) => {
+                    out.extend_from_slice(&raw[i..i + n]);
+                    Ok(n)
+                }
+                Err(_) if text == Text::Utf8 => return Err(NotUtf8),
+                Err(n) => Err(n),
+            }
+        };
+        match unit {
+            Ok(len) => {
+                written += len;
+                i += if b < 0x80 { 1 } else { len };
+                merge = false;
+            }
+            Err(n) => {
+                if !merge {
+                    if written + REPLACEMENT.len() > room {
+                        return Ok(i);
+                    }
+                    out.extend_from_slice(REPLACEMENT);
+                    written += REPLACEMENT.len();
+                }
+                i += n;
+                merge = true;
+            }
+        }
+    }
+    Ok(raw.len())
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Calls `f(raw bytes, escaped bytes)` for each unit of `raw` as [`escape_text`] writes it
+    /// (a character, or a run of bytes that are not text), in order, while `f` returns true:
+    /// the plain reference of the block-at-a-time writers, from `str::utf8_chunks`.
+    fn for_each_unit(raw: &[u8], text: Text, mut f: impl FnMut(usize, usize) -> bool) {
+        let mut noise = 0;
+        for chunk in raw.utf8_chunks() {
+            for c in chunk.valid().chars() {
+                if text == Text::Lossy && c.is_ascii() && is_noise(c as u8) {
+                    noise += 1;
+                    continue;
+                }
+                if noise > 0 {
+                    if !f(noise, REPLACEMENT.len()) {
+                        return;
+                    }
+                    noise = 0;
+                }
+                let escaped = if c.is_ascii() {
+                    usize::from(ESCAPES[c as usize].1)
+                } else {
+                    c.len_utf8()
+                };
+                if !f(c.len_utf8(), escaped) {
+                    return;
+                }
+            }
+            noise += chunk.invalid().len();
+        }
+        if noise > 0 {
+            f(noise, REPLACEMENT.len());
+        }
+    }
+
+    /// Escaped length of `raw` as [`escape_text`] writes it.
+    pub(crate) fn escaped_text_len(raw: &[u8], text: Text) -> usize {
+        let mut len = 0;
+        for_each_unit(raw, text, |_, escaped| {
+            len += escaped;
+            true
+        });
+        len
+    }
+
+    /// [`escape_text`] the plain way: unit by unit, from [`for_each_unit`].
+    pub(crate) fn escape_reference(raw: &[u8], limit: usize, text: Text) -> (Vec<u8>, usize) {
+        let (mut out, mut at) = (Vec::new(), 0);
+        for_each_unit(raw, text, |raw_len, escaped| {
+            if out.len() + escaped > limit {
+                return false;
+            }
+            match std::str::from_utf8(&raw[at..at + raw_len]) {
+                Ok(s) if text == Text::Utf8 || !s.bytes().all(is_noise) => {
+                    for c in s.chars() {
+                        crate::line::marker::escape_char(c, &mut out);
+                    }
+                }
+                _ => out.extend_from_slice(REPLACEMENT),
+            }
+            at += raw_len;
+            true
+        });
+        (out, at)
+    }
+
+    /// [`escape_text`] into a new buffer, as a loop the tests run each way the CPU can.
+    #[derive(Clone)]
+    struct EscapeNew<'a>(&'a [u8], usize, Text);
+
+    impl BlockLoop for EscapeNew<'_> {
+        type Out = (Vec<u8>, usize);
+        fn run(
+            self,
+            masks64: impl Fn(&[u8; 64]) -> Masks<u64>,
+            text_masks64: impl Fn(&[u8; 64]) -> TextMasks<u64>,
+            squeeze: Option<Squeeze>,
+        ) -> (Vec<u8>, usize) {
+            let mut out = Vec::new();
+            let consumed = Escape {
+                raw: self.0,
+                limit: self.1,
+                text: self.2,
+                out: &mut out,
+            }
+            .run(masks64, text_masks64, squeeze)
+            .expect("the text is UTF-8 as Text::of says");
+            (out, consumed)
+        }
+    }
+
+    fn escaped(raw: &[u8]) -> String {
+        let mut out = Vec::new();
+        escape_text(raw, usize::MAX, Text::of(raw), &mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_run_of_bytes_that_are_not_text_is_one_replacement() {
+        // Two maximal subparts (`\xF0\x9F`, then `\xFF\xFE`) and a control byte in one run, a
+        // lone continuation byte after an `é`, a tab kept, and a run that crosses a block's end.
+        let mut raw = b"x\xF0\x9F\xFF\x01\xFEy\xC3\xA9\x80z\t".to_vec();
+        raw.extend(std::iter::repeat_n(b'a', 60));
+        raw.extend_from_slice(b"\xFF\x00\xFF\xFFb");
+        let want = format!("x\u{FFFD}yé\u{FFFD}z\\t{}\u{FFFD}b", "a".repeat(60));
+        assert_eq!(escaped(&raw), want);
+    }
+
+    #[test]
+    fn every_byte_value_escapes_as_json_says() {
+        for b in 0..=255u8 {
+            for lane in [0, 17, 63, 64] {
+                let mut raw = vec![b'a'; 70];
+                raw[lane] = b;
+                let text = Text::of(&raw);
+                let mut out = Vec::new();
+                escape_text(&raw, usize::MAX, text, &mut out);
+                assert_eq!(
+                    out,
+                    escape_reference(&raw, usize::MAX, text).0,
+                    "{b:#x} @ {lane}"
+                );
+                let parsed: String =
+                    serde_json::from_str(&format!("\"{}\"", String::from_utf8(out).unwrap()))
+                        .unwrap();
+                assert_eq!(parsed, String::from_utf8_lossy(&raw), "{b:#x} @ {lane}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_utf8_writer_gives_up_at_the_first_byte_that_is_not() {
+        for at in [0, 5, 63, 64, 130] {
+            let mut raw = "é".repeat(100).into_bytes();
+            raw[at] = 0xFF;
+            let mut out = Vec::new();
+            assert_eq!(
+                try_escape_text(&raw, usize::MAX, Text::Utf8, &mut out),
+                Err(NotUtf8),
+                "{at}"
+            );
+            out.clear();
+            escape_text(&raw, usize::MAX, Text::Utf8, &mut out);
+            assert_eq!(
+                out,
+                escape_reference(&raw, usize::MAX, Text::Lossy).0,
+                "{at}"
+            );
+        }
+    }
+
+    #[test]
+    fn characters_across_block_ends_are_kept_beside_bytes_that_are_not() {
+        for c in [
+            "é",
+            "€",
+            "😀",
+            "\u{80}",
+            "\u{D7FF}",
+            "\u{E000}",
+            "\u{10FFFF}",
+        ] {
+            for at in 58..66 {
+                let mut raw = vec![b'a'; 80];
+                raw.splice(at..at, c.bytes());
+                raw.push(0xFF);
+                assert_eq!(
+                    escaped(&raw),
+                    format!("{}{c}{}\u{FFFD}", "a".repeat(at), "a".repeat(80 - at)),
+                    "{c} @ {at}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_character_across_a_block_end_is_kept_whole_near_the_limit() {
+        // Lossy text written a block at a time up to near the limit, then a unit at a time:
+        // the units must start at the character's first byte, not inside it.
+        for at in 60..132 {
+            let mut raw: Vec<u8> = (0..at).map(|i| [b'a', 0xFF][i % 2]).collect();
+            raw.extend_from_slice("\u{D3CF}\u{20AC}zz".as_bytes());
+            for limit in [300, 456, 520, 600, 639, usize::MAX] {
+                let mut out = Vec::new();
+                let n = escape_text(&raw, limit, Text::Lossy, &mut out);
+                assert_eq!(
+                    (out, n),
+                    escape_reference(&raw, limit, Text::Lossy),
+                    "{at} {limit}"
+                );
+            }
+        }
+    }
+
+    pub(crate) fn text_bytes() -> impl Strategy<Value = Vec<u8>> {
+        proptest::collection::vec(
+            prop_oneof![
+                4 => Just(b'a'),
+                1 => Just(0x01u8),
+                1 => Just(0x1Bu8),
+                1 => Just(b'\t'),
+                1 => Just(0x7Fu8),
+                1 => Just(b'"'),
+                1 => Just(b'\\'),
+                1 => Just(b'\n'),
+                1 => Just(0xC3u8),
+                1 => Just(0xA9u8),
+                1 => Just(0xFFu8),
+                1 => Just(0xE2u8),
+                1 => Just(0x82u8),
+                1 => Just(0xF0u8),
+                1 => Just(0x9Fu8),
+                1 => Just(0xEDu8),
+                1 => Just(0xF4u8),
+                1 => Just(0x8Fu8),
+                1 => Just(0xE0u8),
+                1 => Just(0xA0u8),
+                2 => any::<u8>(),
+            ],
+            0..300,
+        )
+    }
+
+    /// Valid UTF-8 text with every kind of character and escape, so the UTF-8 writer is tested
+    /// as much as the lossy one.
+    pub(crate) fn utf8_text() -> impl Strategy<Value = Vec<u8>> {
+        proptest::collection::vec(
+            prop_oneof![
+                6 => Just("a"),
+                1 => Just("\u{1}"),
+                1 => Just("\u{1b}"),
+                1 => Just("\t"),
+                1 => Just("\u{7f}"),
+                1 => Just("\""),
+                1 => Just("\\"),
+                1 => Just("é"),
+                1 => Just("€"),
+                1 => Just("😀"),
+            ],
+            0..200,
+        )
+        .prop_map(|parts| parts.concat().into_bytes())
+    }
+
+    proptest! {
+        #[test]
+        fn escape_text_writes_what_the_reference_writes(
+            raw in prop_oneof![text_bytes(), utf8_text()],
+            limit in prop_oneof![Just(usize::MAX), 0usize..1200],
+        ) {
+            let text = Text::of(&raw);
+            let mut out = b"prefix".to_vec();
+            let consumed = escape_text(&raw, limit, text, &mut out);
+            let (want, want_consumed) = escape_reference(&raw, limit, text);
+            prop_assert_eq!(&out[6..], &want[..]);
+            prop_assert_eq!(consumed, want_consumed);
+            for (each, n) in crate::line::strings::run_block_loop_each_way(EscapeNew(&raw, limit, text)) {
+                prop_assert_eq!(&each, &want);
+                prop_assert_eq!(n, want_consumed);
+            }
+            prop_assert_eq!(escaped_text_len(&raw, text) <= limit, consumed == raw.len());
+        }
+
+    }
+}

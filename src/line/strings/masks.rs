@@ -1,0 +1,578 @@
+//! The bit masks of a block of bytes (which bytes are quotes, backslashes, control bytes, escape
+//! letters, hex digits, integer-run bytes, UTF-8 leads and continuations), sixteen or sixty-four
+//! at a time, computed by the widest SIMD this CPU has ([`super::simd`], detected at run time)
+//! or without SIMD (SWAR, for targets without SSE2). [`run_block_loop`] runs a loop over blocks
+//! compiled for that instruction set. Tests check every mask against a byte-at-a-time reference
+//! on every byte value in every lane.
+
+#[cfg(all(
+    any(target_arch = "x86_64", target_arch = "x86"),
+    target_feature = "sse2"
+))]
+use super::simd::sse2;
+#[cfg(target_arch = "x86_64")]
+use super::simd::{avx2, avx512};
+
+/// Which bytes of a block are `"`, `\`, `n` or `t` (the usual escape letters: an escaped byte
+/// that is one of these four needs no further check), and below 0x20: bit `k` for byte `k`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Masks<T> {
+    pub quote: T,
+    pub backslash: T,
+    pub letter: T,
+    pub control: T,
+}
+
+/// Which bytes of a block may belong to a `\uXXXX` escape: `u`, hex digits, and `d` or `D` (the
+/// first digit of every surrogate half): bit `k` for byte `k`. Looked at only in blocks with a
+/// backslash.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UMasks<T> {
+    pub u: T,
+    pub hex: T,
+    pub d: T,
+}
+
+/// Which bytes of a block can make a run of integer array elements (`1,-2, 30`): ASCII digits,
+/// `0` among them, `,`, ` ` and `-`: bit `k` for byte `k`. Read by [`crate::line::scan::integers`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NumMasks<T> {
+    pub digit: T,
+    pub zero: T,
+    pub comma: T,
+    pub space: T,
+    pub minus: T,
+}
+
+impl Masks<u32> {
+    /// Quotes, backslashes and control characters together.
+    #[inline(always)]
+    pub fn stops(self) -> u32 {
+        self.quote | self.backslash | self.control
+    }
+}
+
+/// [`masks64`] as each kind of CPU computes it: without AVX2, with AVX2, with AVX-512BW (the last
+/// two when this CPU has them; for tests).
+#[cfg(test)]
+fn masks64_each_way(block: &[u8; 64]) -> Vec<(Masks<u64>, UMasks<u64>)> {
+    let mut masks = vec![(masks64(block), u_masks64(block))];
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[allow(unsafe_code)]
+        if is_x86_feature_detected!("avx2") {
+            // SAFETY: as in `content_end`: the CPU has AVX2, checked just above.
+            masks.push(unsafe { (avx2::masks64(block), avx2::u_masks64(block)) });
+        }
+        #[allow(unsafe_code)]
+        if is_x86_feature_detected!("avx512bw") {
+            // SAFETY: as in `content_end`: the CPU has AVX-512BW, checked just above.
+            masks.push(unsafe { (avx512::masks64(block), avx512::u_masks64(block)) });
+        }
+    }
+    masks
+}
+
+/// The masks of sixteen bytes.
+#[inline(always)]
+pub fn masks16(block: &[u8; 16]) -> Masks<u32> {
+    #[cfg(all(
+        any(target_arch = "x86_64", target_arch = "x86"),
+        target_feature = "sse2"
+    ))]
+    #[allow(unsafe_code)]
+    // SAFETY: `sse2::masks16` is unsafe to call only because it is compiled for SSE2, and this
+    // call is compiled only when the target enables SSE2 (the `cfg` above; every x86_64 target
+    // does), so the CPU running it has SSE2. It reads nothing but `block`.
+    return unsafe { sse2::masks16(block) };
+    #[cfg(not(all(
+        any(target_arch = "x86_64", target_arch = "x86"),
+        target_feature = "sse2"
+    )))]
+    return portable_masks16(block);
+}
+
+/// The masks of sixty-four bytes.
+#[inline(always)]
+pub fn masks64(block: &[u8; 64]) -> Masks<u64> {
+    let mut m = Masks::default();
+    for (k, chunk) in block.as_chunks::<16>().0.iter().enumerate() {
+        let part = masks16(chunk);
+        m.quote |= u64::from(part.quote) << (16 * k);
+        m.backslash |= u64::from(part.backslash) << (16 * k);
+        m.letter |= u64::from(part.letter) << (16 * k);
+        m.control |= u64::from(part.control) << (16 * k);
+    }
+    m
+}
+
+/// Which bytes of a block are what, for writing text that is not UTF-8 throughout
+/// (`record.rs`): bit `k` for byte `k`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TextMasks<T> {
+    /// Not ASCII (the high bit set).
+    pub high: T,
+    /// UTF-8 continuation bytes, `0x80..=0xBF`; of them `0x80..=0x8F` and `0x90..=0x9F`.
+    pub cont: T,
+    pub cont_8: T,
+    pub cont_9: T,
+    /// The first byte of a two-, three- and four-byte character (`0xC2..=0xDF`,
+    /// `0xE0..=0xEF`, `0xF0..=0xF4`).
+    pub lead2: T,
+    pub lead3: T,
+    pub lead4: T,
+    /// The leads whose second byte has a narrower range.
+    pub e0: T,
+    pub ed: T,
+    pub f0: T,
+    pub f4: T,
+    pub tab: T,
+    pub del: T,
+}
+
+/// The text masks of sixty-four bytes.
+#[inline(always)]
+pub fn text_masks64(block: &[u8; 64]) -> TextMasks<u64> {
+    let mut m = TextMasks::default();
+    for (k, chunk) in block.as_chunks::<16>().0.iter().enumerate() {
+        let p = text_masks16(chunk);
+        let w = |x: u32| u64::from(x) << (16 * k);
+        m.high |= w(p.high);
+        m.cont |= w(p.cont);
+        m.cont_8 |= w(p.cont_8);
+        m.cont_9 |= w(p.cont_9);
+        m.lead2 |= w(p.lead2);
+        m.lead3 |= w(p.lead3);
+        m.lead4 |= w(p.lead4);
+        m.e0 |= w(p.e0);
+        m.ed |= w(p.ed);
+        m.f0 |= w(p.f0);
+        m.f4 |= w(p.f4);
+        m.tab |= w(p.tab);
+        m.del |= w(p.del);
+    }
+    m
+}
+
+/// How the bytes of a 64-byte block of text that is not UTF-8 throughout are written as JSON
+/// string content (bit `k` for byte `k`); a byte in none of the masks is copied.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Spelling {
+    /// Written as a backslash and a letter: `"`, `\` and tab (`\t`).
+    pub escape: u64,
+    /// The tabs among them.
+    pub tab: u64,
+    /// Written as U+FFFD: the first byte of each run of bytes that are not text.
+    pub replace: u64,
+    /// Not written: the rest of each such run, and bytes past the text's end.
+    pub drop: u64,
+}
+
+/// Appends the bytes of a block as its [`Spelling`] says, all at once (no branch per byte).
+pub type Squeeze = fn(&[u8; 64], Spelling, &mut Vec<u8>);
+
+/// A loop over 64-byte blocks that reads their [`Masks`] and [`TextMasks`] (the record
+/// writers of `record.rs`), run by [`run_block_loop`] compiled for the widest SIMD this CPU has.
+pub trait BlockLoop {
+    type Out;
+    /// Runs the loop with these mask functions, and `squeeze` when this CPU can write a block
+    /// of text that is not UTF-8 all at once (AVX-512 VBMI2). Should be `#[inline(always)]`, so
+    /// that it is compiled into each instruction set's caller.
+    fn run(
+        self,
+        masks64: impl Fn(&[u8; 64]) -> Masks<u64>,
+        text_masks64: impl Fn(&[u8; 64]) -> TextMasks<u64>,
+        squeeze: Option<Squeeze>,
+    ) -> Self::Out;
+}
+
+/// The [`Squeeze`] this CPU has, if any (detected once).
+#[cfg(target_arch = "x86_64")]
+fn squeeze() -> Option<Squeeze> {
+    static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let has = *HAS.get_or_init(|| {
+        is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("avx512vbmi")
+            && is_x86_feature_detected!("avx512vbmi2")
+    });
+    has.then_some(squeeze_vbmi2 as Squeeze)
+}
+
+/// [`avx512::squeeze`] behind the check that makes it sound: handed out by [`squeeze`] only.
+#[cfg(target_arch = "x86_64")]
+fn squeeze_vbmi2(block: &[u8; 64], spelling: Spelling, out: &mut Vec<u8>) {
+    #[allow(unsafe_code)]
+    // SAFETY: `avx512::squeeze` is unsafe to call only because it is compiled for AVX-512BW,
+    // VBMI and VBMI2, and this function is reached only through `squeeze()`, which returns it
+    // when the CPU has all three.
+    unsafe {
+        avx512::squeeze(block, spelling, out)
+    }
+}
+
+/// Runs `body` with the masks computed by AVX-512BW or AVX2 when the CPU has them (detected at
+/// run time), else by SSE2 or the portable code.
+pub fn run_block_loop<L: BlockLoop>(body: L) -> L::Out {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512bw") {
+        #[allow(unsafe_code)]
+        // SAFETY: `avx512::run_block_loop` is unsafe to call only because it is compiled for
+        // AVX-512BW, and the CPU has it (checked just above).
+        return unsafe { avx512::run_block_loop(body, squeeze()) };
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        #[allow(unsafe_code)]
+        // SAFETY: as above, for AVX2.
+        return unsafe { avx2::run_block_loop(body) };
+    }
+    body.run(masks64, text_masks64, None)
+}
+
+/// [`run_block_loop`] each way this CPU can run it (for tests).
+#[cfg(test)]
+pub(crate) fn run_block_loop_each_way<L: BlockLoop + Clone>(body: L) -> Vec<L::Out> {
+    let mut outs = vec![body.clone().run(masks64, text_masks64, None)];
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[allow(unsafe_code)]
+        if is_x86_feature_detected!("avx2") {
+            // SAFETY: as in `run_block_loop`: the CPU has AVX2, checked just above.
+            outs.push(unsafe { avx2::run_block_loop(body.clone()) });
+        }
+        #[allow(unsafe_code)]
+        if is_x86_feature_detected!("avx512bw") {
+            // SAFETY: as in `run_block_loop`: the CPU has AVX-512BW, checked just above.
+            outs.push(unsafe { avx512::run_block_loop(body.clone(), None) });
+            if squeeze().is_some() {
+                // SAFETY: as above.
+                outs.push(unsafe { avx512::run_block_loop(body, squeeze()) });
+            }
+        }
+    }
+    outs
+}
+
+/// [`text_masks64`] each way this CPU computes it (for tests).
+#[cfg(test)]
+fn text_masks64_each_way(block: &[u8; 64]) -> Vec<TextMasks<u64>> {
+    let mut masks = vec![text_masks64(block)];
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[allow(unsafe_code)]
+        if is_x86_feature_detected!("avx2") {
+            // SAFETY: as in `run_block_loop`: the CPU has AVX2, checked just above.
+            masks.push(unsafe { avx2::text_masks64(block) });
+        }
+        #[allow(unsafe_code)]
+        if is_x86_feature_detected!("avx512bw") {
+            // SAFETY: as in `run_block_loop`: the CPU has AVX-512BW, checked just above.
+            masks.push(unsafe { avx512::text_masks64(block) });
+        }
+    }
+    masks
+}
+
+/// The text masks of sixteen bytes.
+#[inline(always)]
+pub fn text_masks16(block: &[u8; 16]) -> TextMasks<u32> {
+    #[cfg(all(
+        any(target_arch = "x86_64", target_arch = "x86"),
+        target_feature = "sse2"
+    ))]
+    #[allow(unsafe_code)]
+    // SAFETY: as in `masks16`.
+    return unsafe { sse2::text_masks16(block) };
+    #[cfg(not(all(
+        any(target_arch = "x86_64", target_arch = "x86"),
+        target_feature = "sse2"
+    )))]
+    return portable_text_masks16(block);
+}
+
+/// [`text_masks16`] without SIMD instructions: a byte at a time (the masks of text that is not
+/// UTF-8 are read only on targets without SSE2 and in tests).
+pub fn portable_text_masks16(block: &[u8; 16]) -> TextMasks<u32> {
+    let bits = |f: fn(u8) -> bool| (0..16).fold(0, |m, k| m | u32::from(f(block[k])) << k);
+    TextMasks {
+        high: bits(|b| b >= 0x80),
+        cont: bits(|b| (0x80..=0xBF).contains(&b)),
+        cont_8: bits(|b| (0x80..=0x8F).contains(&b)),
+        cont_9: bits(|b| (0x90..=0x9F).contains(&b)),
+        lead2: bits(|b| (0xC2..=0xDF).contains(&b)),
+        lead3: bits(|b| (0xE0..=0xEF).contains(&b)),
+        lead4: bits(|b| (0xF0..=0xF4).contains(&b)),
+        e0: bits(|b| b == 0xE0),
+        ed: bits(|b| b == 0xED),
+        f0: bits(|b| b == 0xF0),
+        f4: bits(|b| b == 0xF4),
+        tab: bits(|b| b == b'\t'),
+        del: bits(|b| b == 0x7F),
+    }
+}
+
+/// The masks of the bytes of `\u` escapes in sixteen bytes.
+#[inline(always)]
+pub fn u_masks16(block: &[u8; 16]) -> UMasks<u32> {
+    #[cfg(all(
+        any(target_arch = "x86_64", target_arch = "x86"),
+        target_feature = "sse2"
+    ))]
+    #[allow(unsafe_code)]
+    // SAFETY: as in `masks16`.
+    return unsafe { sse2::u_masks16(block) };
+    #[cfg(not(all(
+        any(target_arch = "x86_64", target_arch = "x86"),
+        target_feature = "sse2"
+    )))]
+    return portable_u_masks16(block);
+}
+
+/// The masks of the bytes of `\u` escapes in sixty-four bytes.
+#[inline(always)]
+pub fn u_masks64(block: &[u8; 64]) -> UMasks<u64> {
+    let mut m = UMasks::default();
+    for (k, chunk) in block.as_chunks::<16>().0.iter().enumerate() {
+        let part = u_masks16(chunk);
+        m.u |= u64::from(part.u) << (16 * k);
+        m.hex |= u64::from(part.hex) << (16 * k);
+        m.d |= u64::from(part.d) << (16 * k);
+    }
+    m
+}
+
+/// The masks of the bytes of integer runs in sixteen bytes.
+#[inline(always)]
+pub fn num_masks16(block: &[u8; 16]) -> NumMasks<u32> {
+    #[cfg(all(
+        any(target_arch = "x86_64", target_arch = "x86"),
+        target_feature = "sse2"
+    ))]
+    #[allow(unsafe_code)]
+    // SAFETY: as in `masks16`.
+    return unsafe { sse2::num_masks16(block) };
+    #[cfg(not(all(
+        any(target_arch = "x86_64", target_arch = "x86"),
+        target_feature = "sse2"
+    )))]
+    return portable_num_masks16(block);
+}
+
+/// The masks of the bytes of integer runs in sixty-four bytes.
+#[inline(always)]
+pub fn num_masks64(block: &[u8; 64]) -> NumMasks<u64> {
+    let mut m = NumMasks::default();
+    for (k, chunk) in block.as_chunks::<16>().0.iter().enumerate() {
+        let part = num_masks16(chunk);
+        m.digit |= u64::from(part.digit) << (16 * k);
+        m.zero |= u64::from(part.zero) << (16 * k);
+        m.comma |= u64::from(part.comma) << (16 * k);
+        m.space |= u64::from(part.space) << (16 * k);
+        m.minus |= u64::from(part.minus) << (16 * k);
+    }
+    m
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+
+/// The high bit of each byte of `w` that is zero (exact: no borrow crosses bytes).
+#[inline(always)]
+fn zero(w: u64) -> u64 {
+    !(((w & LOW7) + LOW7) | w | LOW7)
+}
+
+/// The high bits gathered into one bit a byte: the high bit of byte `k` lands on bit `k`.
+#[inline(always)]
+fn gather(high: u64) -> u32 {
+    ((high >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u32
+}
+
+/// The same masks as [`masks16`] without SIMD instructions: eight bytes at a time in a `u64`
+/// (SWAR), for targets without SSE2.
+pub fn portable_masks16(block: &[u8; 16]) -> Masks<u32> {
+    let mut m = Masks::default();
+    for (k, word) in block.as_chunks::<8>().0.iter().enumerate() {
+        let w = u64::from_le_bytes(*word);
+        let eq = |byte: u8| zero(w ^ (ONES * u64::from(byte)));
+        m.quote |= gather(eq(b'"')) << (8 * k);
+        m.backslash |= gather(eq(b'\\')) << (8 * k);
+        m.letter |= gather(eq(b'n') | eq(b't')) << (8 * k);
+        // Below 0x20: the top bit clear, and the low seven bits plus 0x60 still below 0x80.
+        m.control |= gather(!(((w & LOW7) + ONES * 0x60) | w) & !LOW7) << (8 * k);
+    }
+    m
+}
+
+/// The same masks as [`u_masks16`] without SIMD instructions (SWAR, as [`portable_masks16`]).
+pub fn portable_u_masks16(block: &[u8; 16]) -> UMasks<u32> {
+    let mut m = UMasks::default();
+    for (k, word) in block.as_chunks::<8>().0.iter().enumerate() {
+        let w = u64::from_le_bytes(*word);
+        let eq = |byte: u8| zero(w ^ (ONES * u64::from(byte)));
+        // From `lo` to `hi` (ASCII): the top bit clear, the low seven bits plus `0x80 - lo` at
+        // or past 0x80, plus `0x7F - hi` not.
+        let within = |lo: u8, hi: u8| {
+            let x = w & LOW7;
+            let from = x + ONES * u64::from(0x80 - lo);
+            let past = x + ONES * u64::from(0x7F - hi);
+            from & !past & !w & !LOW7
+        };
+        m.u |= gather(eq(b'u')) << (8 * k);
+        m.hex |= gather(within(b'0', b'9') | within(b'a', b'f') | within(b'A', b'F')) << (8 * k);
+        m.d |= gather(eq(b'd') | eq(b'D')) << (8 * k);
+    }
+    m
+}
+
+/// The same masks as [`num_masks16`] without SIMD instructions (SWAR, as [`portable_masks16`]).
+pub fn portable_num_masks16(block: &[u8; 16]) -> NumMasks<u32> {
+    let mut m = NumMasks::default();
+    for (k, word) in block.as_chunks::<8>().0.iter().enumerate() {
+        let w = u64::from_le_bytes(*word);
+        let eq = |byte: u8| zero(w ^ (ONES * u64::from(byte)));
+        // `0`…`9`: the top bit clear, the low seven bits plus 0x50 at or past 0x80, plus 0x46
+        // not (as `within` in `portable_u_masks16`).
+        let x = w & LOW7;
+        let digit = (x + ONES * 0x50) & !(x + ONES * 0x46) & !w & !LOW7;
+        m.digit |= gather(digit) << (8 * k);
+        m.zero |= gather(eq(b'0')) << (8 * k);
+        m.comma |= gather(eq(b',')) << (8 * k);
+        m.space |= gather(eq(b' ')) << (8 * k);
+        m.minus |= gather(eq(b'-')) << (8 * k);
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn reference(block: &[u8]) -> Masks<u64> {
+        let bits = |f: &dyn Fn(u8) -> bool| {
+            block
+                .iter()
+                .enumerate()
+                .fold(0, |m, (k, &b)| m | u64::from(f(b)) << k)
+        };
+        Masks {
+            quote: bits(&|b| b == b'"'),
+            backslash: bits(&|b| b == b'\\'),
+            letter: bits(&|b| b == b'n' || b == b't'),
+            control: bits(&|b| b < 0x20),
+        }
+    }
+
+    fn u_reference(block: &[u8]) -> UMasks<u64> {
+        let bits = |f: &dyn Fn(u8) -> bool| {
+            block
+                .iter()
+                .enumerate()
+                .fold(0, |m, (k, &b)| m | u64::from(f(b)) << k)
+        };
+        UMasks {
+            u: bits(&|b| b == b'u'),
+            hex: bits(&|b| b.is_ascii_hexdigit()),
+            d: bits(&|b| b == b'd' || b == b'D'),
+        }
+    }
+
+    fn num_reference(block: &[u8]) -> NumMasks<u64> {
+        let bits = |f: &dyn Fn(u8) -> bool| {
+            block
+                .iter()
+                .enumerate()
+                .fold(0, |m, (k, &b)| m | u64::from(f(b)) << k)
+        };
+        NumMasks {
+            digit: bits(&|b| b.is_ascii_digit()),
+            zero: bits(&|b| b == b'0'),
+            comma: bits(&|b| b == b','),
+            space: bits(&|b| b == b' '),
+            minus: bits(&|b| b == b'-'),
+        }
+    }
+
+    fn num_widen(m: NumMasks<u32>) -> NumMasks<u64> {
+        NumMasks {
+            digit: m.digit.into(),
+            zero: m.zero.into(),
+            comma: m.comma.into(),
+            space: m.space.into(),
+            minus: m.minus.into(),
+        }
+    }
+
+    fn u_widen(m: UMasks<u32>) -> UMasks<u64> {
+        UMasks {
+            u: m.u.into(),
+            hex: m.hex.into(),
+            d: m.d.into(),
+        }
+    }
+
+    fn widen(m: Masks<u32>) -> Masks<u64> {
+        Masks {
+            quote: m.quote.into(),
+            backslash: m.backslash.into(),
+            letter: m.letter.into(),
+            control: m.control.into(),
+        }
+    }
+
+    #[test]
+    fn every_byte_value_in_every_lane() {
+        for lane in 0..64 {
+            for b in 0..=255u8 {
+                let mut block = [b'a'; 64];
+                block[lane] = b;
+                for masks in masks64_each_way(&block) {
+                    assert_eq!(
+                        masks,
+                        (reference(&block), u_reference(&block)),
+                        "{b:#x} @ {lane}"
+                    );
+                }
+                assert_eq!(
+                    num_masks64(&block),
+                    num_reference(&block),
+                    "{b:#x} @ {lane}"
+                );
+                let text = text_masks64(&block);
+                for masks in text_masks64_each_way(&block) {
+                    assert_eq!(masks, text, "{b:#x} @ {lane}");
+                }
+                if let Some(block) = block.first_chunk::<16>().filter(|_| lane < 16) {
+                    assert_eq!(num_widen(portable_num_masks16(block)), num_reference(block));
+                    assert_eq!(widen(masks16(block)), reference(block));
+                    assert_eq!(widen(portable_masks16(block)), reference(block));
+                    assert_eq!(u_widen(u_masks16(block)), u_reference(block));
+                    assert_eq!(u_widen(portable_u_masks16(block)), u_reference(block));
+                    assert_eq!(text_masks16(block), portable_text_masks16(block));
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn masks_of_mixed_blocks(block in any::<[u8; 16]>(), mix in any::<[u8; 16]>()) {
+            // Bias half the bytes towards the ones that matter.
+            let mut block = block;
+            for (b, m) in block.iter_mut().zip(mix) {
+                if m % 2 == 0 {
+                    let special = b"\"\\ntudDfFgG09/@`\x00\x1F\x20\x7F\x80\xFF,-:\t\x8F\x90\x9F\xA0\xBF\xC0\xC1\xC2\xDF\xE0\xED\xEF\xF0\xF4\xF5";
+                    *b = special[usize::from(m / 2) % special.len()];
+                }
+            }
+            prop_assert_eq!(masks16(&block), portable_masks16(&block));
+            prop_assert_eq!(widen(masks16(&block)), reference(&block));
+            prop_assert_eq!(u_masks16(&block), portable_u_masks16(&block));
+            prop_assert_eq!(u_widen(u_masks16(&block)), u_reference(&block));
+            prop_assert_eq!(num_masks16(&block), portable_num_masks16(&block));
+            prop_assert_eq!(text_masks16(&block), portable_text_masks16(&block));
+            prop_assert_eq!(num_widen(num_masks16(&block)), num_reference(&block));
+        }
+    }
+}
