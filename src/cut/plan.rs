@@ -639,12 +639,13 @@ impl Planner {
             }
         } else {
             // Elements from both ends inward, each at its fair share. At their floors (their
-            // insides cut first) instead: for records that carry ids, when every record fits so;
-            // and for any array whose fair shares would keep fewer than the first and the last,
-            // or leave most of the room empty while elements are dropped.
+            // insides cut first) instead: for records that carry ids, whenever that keeps more
+            // of them (each record keeps its key set and ids before a record is left out); and
+            // for any array whose fair shares would keep fewer than the first and the last, or
+            // leave most of the room empty while elements are dropped.
             let (ph, pt, used) = self.select_ends(&entry, &marker, room, true, forced);
             let (fh, ft, _) = self.select_ends(&entry, &marker, room, false, forced);
-            let records = fh + ft == n && has_ids(nodes, line, &self.children);
+            let records = fh + ft > ph + pt && has_ids(nodes, line, &self.children);
             let (h, t) = if records {
                 (fh, ft)
             } else if ph + pt >= n.min(2) && (ph + pt == n || 2 * used >= room) {
