@@ -4,10 +4,10 @@
 //! Cut lines are written compactly by copying byte ranges of the original line (keys, numbers,
 //! string heads and tails stay exactly as written) and splicing markers in between.
 
-use crate::cut::plan::{
-    DESCRIPTOR, MarkerForm, Sizes, State, WHOLE, marker_form, marker_key_suffix, media_type_of,
-    push_marker_key,
+use crate::cut::costs::{
+    MarkerForm, Sizes, marker_form, marker_key_suffix, media_type_of, push_marker_key,
 };
+use crate::cut::plan::{DESCRIPTOR, State, WHOLE};
 use crate::line::marker::{
     MarkerTemplate, Unit, render_container_marker, render_payload_descriptor,
 };
@@ -39,7 +39,7 @@ pub fn emit_plan(
     let nodes = sz.nodes;
     open.clear();
     // Writes the marker element of array `a`, which keeps `kept` of its elements, in the form
-    // of its first element (see `plan::MarkerForm`).
+    // of its first element (see `costs::MarkerForm`).
     let array_marker = |a: usize, kept: usize, out: &mut Vec<u8>| {
         let form = marker_form(nodes, line, a);
         out.extend_from_slice(match form {

@@ -8,8 +8,9 @@ use std::collections::HashMap;
 use std::mem::take;
 use std::panic::{self, AssertUnwindSafe};
 
+use crate::cut::costs::{Costs, Sizes};
 use crate::cut::emit::{self, EmitStyle};
-use crate::cut::plan::{Costs, DESCRIPTOR, MAX_LOG_DEPTH, Planner, Sizes, State, WHOLE};
+use crate::cut::plan::{DESCRIPTOR, MAX_LOG_DEPTH, Planner, State, WHOLE};
 use crate::cut::record::{self, NON_JSON, UNPLANNED};
 use crate::cut::redact::Redactor;
 use crate::line::fields::FieldClasses;

@@ -284,11 +284,10 @@ pub fn usage_losses(orig: &Value, out: &Value) -> Vec<String> {
             (Value::Object(x), Value::Object(y)) => {
                 for (k, v) in x {
                     match y.get(k) {
-                        Some(w) if USAGE.contains(&k.as_str()) => {
-                            if v != w {
-                                lost.push(format!("{path}.{k}"));
-                            }
+                        Some(w) if USAGE.contains(&k.as_str()) && v != w => {
+                            lost.push(format!("{path}.{k}"))
                         }
+                        Some(_) if USAGE.contains(&k.as_str()) => {}
                         Some(w) => work.push((v, w, format!("{path}.{k}"))),
                         None if USAGE.contains(&k.as_str()) || holds_usage(v) => {
                             lost.push(format!("{path}.{k}"))
@@ -312,8 +311,8 @@ pub fn usage_losses(orig: &Value, out: &Value) -> Vec<String> {
                             .collect()
                     }
                 };
-                for i in 0..x.len() {
-                    if !pairs.iter().any(|&(p, _)| p == i) && holds_usage(&x[i]) {
+                for (i, v) in x.iter().enumerate() {
+                    if !pairs.iter().any(|&(p, _)| p == i) && holds_usage(v) {
                         lost.push(format!("{path}[{i}]"));
                     }
                 }
