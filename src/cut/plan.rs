@@ -78,6 +78,10 @@ pub struct Planner {
     pub state: Vec<State>,
     /// Containers: children kept. Strings: content bytes kept, or [`WHOLE`].
     pub kept: Vec<u32>,
+    /// Containers: an object's marker key suffix, an array's marker form, looked up once per
+    /// line in `measure` (the suffix scans the object's keys); see [`Planner::object_suffix`]
+    /// and [`Planner::array_form`].
+    marks: Vec<u32>,
     full: Vec<usize>,
     floor: Vec<usize>,
     pref: Vec<usize>,
@@ -140,6 +144,8 @@ impl Planner {
         self.solid.resize(n, 0);
         self.bare.clear();
         self.bare.resize(n, 0);
+        self.marks.clear();
+        self.marks.resize(n, 0);
         let share = (budget / 8).max(64);
         for i in (0..n).rev() {
             let nd = &nodes[i];
@@ -187,9 +193,13 @@ impl Planner {
                     // The marker's form is looked up once (it scans the members' keys).
                     let total = sz.children(i);
                     let (suffix, form) = if nd.kind == Kind::Object {
-                        (marker_key_suffix(nodes, line, i), MarkerForm::Text)
+                        let suffix = marker_key_suffix(nodes, line, i);
+                        self.marks[i] = suffix as u32;
+                        (suffix, MarkerForm::Text)
                     } else {
-                        (0, marker_form(nodes, line, i))
+                        let form = marker_form(nodes, line, i);
+                        self.marks[i] = form as u32;
+                        (0, form)
                     };
                     let marker_cost = |kept: usize| {
                         if nd.kind == Kind::Object {
@@ -276,13 +286,29 @@ impl Planner {
         }
     }
 
+    /// The suffix of object `i`'s marker key (see [`marker_key_suffix`]).
+    #[inline]
+    pub fn object_suffix(&self, i: usize) -> usize {
+        self.marks[i] as usize
+    }
+
+    /// The form of array `i`'s marker element (see [`marker_form`]).
+    #[inline]
+    pub fn array_form(&self, i: usize) -> MarkerForm {
+        match self.marks[i] {
+            0 => MarkerForm::Text,
+            1 => MarkerForm::Block,
+            _ => MarkerForm::Object,
+        }
+    }
+
     /// The marker of container `i` when it keeps `kept` of its children.
-    fn marker_cost(&self, sz: Sizes, line: &[u8], i: usize, kept: usize, costs: &Costs) -> usize {
+    fn marker_cost(&self, sz: Sizes, i: usize, kept: usize, costs: &Costs) -> usize {
         let (nodes, n) = (sz.nodes, sz.children(i));
         if nodes[i].kind == Kind::Object {
-            costs.object_marker(n, kept, marker_key_suffix(nodes, line, i))
+            costs.object_marker(n, kept, self.object_suffix(i))
         } else {
-            costs.array_marker(n, kept, marker_form(nodes, line, i))
+            costs.array_marker(n, kept, self.array_form(i))
         }
     }
 
@@ -340,9 +366,9 @@ impl Planner {
             cost + 1 + if nd.has_key() { nd.key_len() + 1 } else { 0 }
         };
         let (form, suffix) = if is_object {
-            (MarkerForm::Text, marker_key_suffix(nodes, line, i))
+            (MarkerForm::Text, self.object_suffix(i))
         } else {
-            (marker_form(nodes, line, i), 0)
+            (self.array_form(i), 0)
         };
         let marker = |kept: usize| {
             1 + if is_object {
@@ -563,7 +589,7 @@ impl Planner {
                     let entries = kept + usize::from(kept < n);
                     fixed += 2 + entries.saturating_sub(1);
                     if kept < n {
-                        fixed += self.marker_cost(sz, line, i, kept, costs);
+                        fixed += self.marker_cost(sz, i, kept, costs);
                     }
                 }
             }
