@@ -208,8 +208,9 @@ def main():
                     vb = sdk_view(b)
                     if vb != va:
                         sdk_diff += 1
-                        problems.append(f"line {n + 1}: Agent SDK reads "
-                                        f"{vb[0] if vb else 'nothing'} not {va[0]}")
+                        what = (f"{vb[0]} with other ids, blocks or usage" if vb and vb[0] == va[0]
+                                else f"{vb[0] if vb else 'nothing'} not {va[0]}")
+                        problems.append(f"line {n + 1}: Agent SDK reads {what}")
         problems = types[:10] + usage[:10] + problems
         summary = f"{log}: {len(types)} type changes, {len(usage)} usage losses"
         if echoes:
