@@ -4,10 +4,8 @@
 //! Cut lines are written compactly by copying byte ranges of the original line (keys, numbers,
 //! string heads and tails stay exactly as written) and splicing markers in between.
 
-use crate::cut::plan::{
-    DESCRIPTOR, MarkerForm, Sizes, State, WHOLE, marker_form, marker_key_suffix, media_type_of,
-    push_marker_key,
-};
+use crate::cut::costs::{MarkerForm, Sizes, media_type_of, push_marker_key};
+use crate::cut::plan::{DESCRIPTOR, Planner, State, WHOLE};
 use crate::line::marker::{
     MarkerTemplate, Unit, render_container_marker, render_payload_descriptor,
 };
@@ -30,18 +28,17 @@ pub type Open = (usize, usize, bool);
 pub fn emit_plan(
     line: &[u8],
     sz: Sizes,
-    state: &[State],
-    kept: &[u32],
+    plan: &Planner,
     style: &EmitStyle,
     open: &mut Vec<Open>,
     out: &mut Vec<u8>,
 ) {
-    let nodes = sz.nodes;
+    let (nodes, state, kept) = (sz.nodes, &plan.state, &plan.kept);
     open.clear();
     // Writes the marker element of array `a`, which keeps `kept` of its elements, in the form
-    // of its first element (see `plan::MarkerForm`).
+    // of its first element (see `costs::MarkerForm`).
     let array_marker = |a: usize, kept: usize, out: &mut Vec<u8>| {
-        let form = marker_form(nodes, line, a);
+        let form = plan.array_form(a);
         out.extend_from_slice(match form {
             MarkerForm::Text => b"\"",
             MarkerForm::Block => b"{\"type\":\"text\",\"text\":\"",
@@ -68,7 +65,7 @@ pub fn emit_plan(
                         out.push(b',');
                     }
                     out.push(b'"');
-                    push_marker_key(marker_key_suffix(nodes, line, c), out);
+                    push_marker_key(plan.object_suffix(c), out);
                     out.extend_from_slice(b"\":\"");
                     render_container_marker(total, kept[c] as usize, Unit::Keys, out);
                     out.push(b'"');

@@ -8,8 +8,9 @@ use std::collections::HashMap;
 use std::mem::take;
 use std::panic::{self, AssertUnwindSafe};
 
+use crate::cut::costs::{Costs, Sizes};
 use crate::cut::emit::{self, EmitStyle};
-use crate::cut::plan::{Costs, DESCRIPTOR, MAX_LOG_DEPTH, Planner, Sizes, State, WHOLE};
+use crate::cut::plan::{DESCRIPTOR, MAX_LOG_DEPTH, Planner, State, WHOLE};
 use crate::cut::record::{self, NON_JSON, UNPLANNED};
 use crate::cut::redact::Redactor;
 use crate::line::fields::FieldClasses;
@@ -582,8 +583,7 @@ impl LineEngine {
         if json.len() < u32::MAX as usize && self.planner.plan(sz, json, budget, &costs) {
             // The config alone, as the emitter's scratch in `self` is borrowed mutably.
             let style = style(&self.config);
-            let (state, kept) = (&self.planner.state, &self.planner.kept);
-            emit::emit_plan(json, sz, state, kept, &style, &mut self.emit_open, out);
+            emit::emit_plan(json, sz, &self.planner, &style, &mut self.emit_open, out);
             if out.len() - start <= budget {
                 if self.search_log == Search::Pending {
                     self.search_log = if self.logs_a_secret(json, &out[start..]) {

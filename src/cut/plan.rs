@@ -26,16 +26,15 @@
 //! Base64 payloads (image data, signatures: see `payload::is_base64_payload`) come before both:
 //! in a planned line each is replaced by a short descriptor that keeps its media type and size.
 //!
-//! The costs are exact for the emitter in `emit.rs`; the engine still checks the emitted length
+//! The costs (`costs.rs`) are exact for the emitter in `emit.rs`; the engine still checks the emitted length
 //! and falls back to a minimal record should the two ever disagree.
 
+use crate::cut::costs::{
+    Costs, MIN_CUT_LEN, MarkerForm, Sizes, descriptor_cost, has_ids, marker_form, marker_key_suffix,
+};
 use crate::line::fields::FieldClass;
 use crate::line::index::Node;
-use crate::line::marker::{
-    MarkerTemplate, Unit, container_marker_len, digits, payload_descriptor_len, push_usize,
-};
 use crate::line::scan::Kind;
-use crate::reduce::Elided;
 
 /// What becomes of a value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,35 +55,10 @@ pub enum State {
 /// recursion limit near 1000) read every log line.
 pub const MAX_LOG_DEPTH: usize = 64;
 
-/// Strings this short are never cut: an id or a path is worth more whole than its marker.
-pub const MIN_CUT_LEN: usize = 64;
-
 /// `kept` value of a string kept whole.
 pub const WHOLE: u32 = u32::MAX;
 /// `kept` value of a base64 payload replaced by its descriptor.
 pub const DESCRIPTOR: u32 = u32::MAX - 1;
-
-/// The key of an object's marker member; when the object has a key of that name already, the
-/// first of `_truncated_1`, `_truncated_2`, … it does not have (see [`marker_key_suffix`]).
-pub const OBJECT_MARKER_KEY: &str = "_truncated";
-/// `{"type":"text","text":""}`: the marker element of an array of typed blocks.
-const TYPED_MARKER_OVERHEAD: usize = 25;
-/// `{"_truncated":""}`: the marker element of an array of other objects.
-const OBJECT_ELEMENT_OVERHEAD: usize = 17;
-/// The quotes, colon and quotes of `"<key>":""`.
-const OBJECT_MARKER_OVERHEAD: usize = 5;
-
-/// How an array's marker element reads: like the array's first element, so that a reader
-/// typed for the elements reads it too.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MarkerForm {
-    /// `"[TRUNCATED: n → k items]"`: elements that are not objects.
-    Text,
-    /// `{"type":"text","text":"[TRUNCATED: n → k items]"}`: typed blocks (`type` first).
-    Block,
-    /// `{"_truncated":"[TRUNCATED: n → k items]"}`: other objects.
-    Object,
-}
 
 /// A value that holds no string: a number, a boolean, null, or a container of such values
 /// (usage, costs, timings). An object keeps such members before any other but the preserved
@@ -98,214 +72,16 @@ const NO_CUT: u8 = 2;
 /// form: short numbers, short preserved strings (`type`, ids), usage objects.
 const RIGID: u8 = 4;
 
-/// The cost model shared by the planner and the emitter.
-pub struct Costs<'a> {
-    pub marker: &'a MarkerTemplate,
-}
-
-impl Costs<'_> {
-    /// Output bytes of a string whose content (between the quotes) is `len` bytes, cut to keep
-    /// `kept` of them. Keeping it whole wins whenever it is no longer than the cut form, and
-    /// always for strings of at most [`MIN_CUT_LEN`] bytes.
-    #[inline]
-    pub fn string(&self, len: usize, kept: usize) -> usize {
-        if kept >= len || len <= MIN_CUT_LEN {
-            return len + 2;
-        }
-        (len + 2).min(2 + kept + self.marker.len(len, kept))
-    }
-
-    /// A value of `len` bytes replaced by a marker string.
-    #[inline]
-    pub fn collapsed(&self, len: usize) -> usize {
-        2 + self.marker.len(len, 0)
-    }
-
-    pub fn array_marker(&self, n: usize, kept: usize, form: MarkerForm) -> usize {
-        let overhead = match form {
-            MarkerForm::Text => 2,
-            MarkerForm::Block => TYPED_MARKER_OVERHEAD,
-            MarkerForm::Object => OBJECT_ELEMENT_OVERHEAD,
-        };
-        overhead + container_marker_len(n, kept, Unit::Items)
-    }
-
-    /// The marker member of an object whose marker key has suffix `suffix` (0: none).
-    pub fn object_marker(&self, n: usize, kept: usize, suffix: usize) -> usize {
-        OBJECT_MARKER_OVERHEAD + marker_key_len(suffix) + container_marker_len(n, kept, Unit::Keys)
-    }
-}
-
-/// Bytes of the marker key `_truncated` or `_truncated_<suffix>`.
-pub fn marker_key_len(suffix: usize) -> usize {
-    OBJECT_MARKER_KEY.len() + if suffix == 0 { 0 } else { 1 + digits(suffix) }
-}
-
-/// Writes the marker key (without quotes).
-pub fn push_marker_key(suffix: usize, out: &mut Vec<u8>) {
-    out.extend_from_slice(OBJECT_MARKER_KEY.as_bytes());
-    if suffix > 0 {
-        out.push(b'_');
-        push_usize(out, suffix);
-    }
-}
-
-/// The suffix of object `i`'s marker key: 0 (`_truncated`) unless the object has a key that
-/// spells `_truncated` already, else the least `k` for which it has no key `_truncated_<k>`.
-pub fn marker_key_suffix(nodes: &[Node], line: &[u8], i: usize) -> usize {
-    let has = |name: &[u8]| {
-        let mut c = i + 1;
-        while c < nodes[i].next as usize {
-            let m = &nodes[c];
-            if crate::line::fields::key_is(
-                &line[m.key_start as usize + 1..m.key_end as usize - 1],
-                name,
-            ) {
-                return true;
-            }
-            c = m.next as usize;
-        }
-        false
-    };
-    if !has(OBJECT_MARKER_KEY.as_bytes()) {
-        return 0;
-    }
-    let mut name = Vec::with_capacity(32);
-    (1..)
-        .find(|&k| {
-            name.clear();
-            push_marker_key(k, &mut name);
-            !has(&name)
-        })
-        .unwrap_or(0)
-}
-
-/// The form of array `i`'s marker element, from its first element.
-pub fn marker_form(nodes: &[Node], line: &[u8], i: usize) -> MarkerForm {
-    match nodes.get(i + 1).filter(|_| nodes[i].children > 0) {
-        Some(first) if first.kind == Kind::Object => {
-            if is_typed_array(nodes, line, i) {
-                MarkerForm::Block
-            } else {
-                MarkerForm::Object
-            }
-        }
-        _ => MarkerForm::Text,
-    }
-}
-
-/// True when an array's first element is an object whose first key is `"type"`: its marker
-/// element is then a text block, so consumers that dispatch on `type` read it as text.
-pub fn is_typed_array(nodes: &[Node], line: &[u8], i: usize) -> bool {
-    let Some(first) = nodes.get(i + 1).filter(|_| nodes[i].children > 0) else {
-        return false;
-    };
-    first.kind == Kind::Object
-        && first.children > 0
-        && nodes.get(i + 2).is_some_and(|m| {
-            crate::line::fields::key_is(
-                &line[m.key_start as usize + 1..m.key_end as usize - 1],
-                b"type",
-            )
-        })
-}
-
-/// True when the elements are records that carry ids: objects with a preserved member other
-/// than `type` (`tool_use_id`, `call_id`, `id`, …), looked for in the first element.
-fn has_ids(nodes: &[Node], line: &[u8], children: &[u32]) -> bool {
-    let Some(&first) = children.first() else {
-        return false;
-    };
-    let rec = &nodes[first as usize];
-    if rec.kind != Kind::Object {
-        return false;
-    }
-    let mut c = first as usize + 1;
-    while c < rec.next as usize {
-        let m = &nodes[c];
-        if m.class == FieldClass::Preserved
-            && !crate::line::fields::key_is(
-                &line[m.key_start as usize + 1..m.key_end as usize - 1],
-                b"type",
-            )
-        {
-            return true;
-        }
-        c = m.next as usize;
-    }
-    false
-}
-
-/// The media type of a payload: its own, for a `data:` URL, or the one next to it
-/// (`{"media_type":"image/png","data":"…"}`, MCP's `{"mimeType":…}`), when that is a short
-/// plain string.
-pub fn media_type_of<'l>(nodes: &[Node], line: &'l [u8], i: usize) -> Option<&'l [u8]> {
-    let own = &line[nodes[i].start as usize + 1..nodes[i].end as usize - 1];
-    if let Some(media) = crate::line::payload::data_url_media(own) {
-        return Some(media);
-    }
-    let parent = nodes[i].parent as usize;
-    if parent == i || nodes[parent].kind != Kind::Object {
-        return None;
-    }
-    let mut c = parent + 1;
-    while c < nodes[parent].next as usize {
-        let nd = &nodes[c];
-        let key = &line[nd.key_start as usize..nd.key_end as usize];
-        if nd.kind == Kind::String
-            && matches!(key, b"\"media_type\"" | b"\"mimeType\"" | b"\"mime_type\"")
-        {
-            let m = &line[nd.start as usize + 1..nd.end as usize - 1];
-            return (m.len() <= 100 && !m.contains(&b'\\')).then_some(m);
-        }
-        c = nd.next as usize;
-    }
-    None
-}
-
-/// Output bytes of payload `i` as its descriptor, quotes included.
-pub fn descriptor_cost(sz: Sizes, line: &[u8], i: usize) -> usize {
-    2 + payload_descriptor_len(media_type_of(sz.nodes, line, i), sz.text_len(i) - 2)
-}
-
-/// The sizes of the indexed values as they were in the input: the index's own, except where a
-/// streaming reduction left something out. Markers always count input sizes.
-#[derive(Clone, Copy)]
-pub struct Sizes<'a> {
-    pub nodes: &'a [Node],
-    /// One per node, or empty for a line indexed whole.
-    pub elided: &'a [Elided],
-}
-
-impl Sizes<'_> {
-    /// Bytes of value `i`'s text in the input.
-    #[inline]
-    pub fn text_len(&self, i: usize) -> usize {
-        match self.elided.get(i) {
-            Some(e) if e.text_len > 0 => e.text_len as usize,
-            _ => self.nodes[i].text_len(),
-        }
-    }
-
-    /// Children of container `i` that the reduction dropped.
-    #[inline]
-    pub fn dropped(&self, i: usize) -> usize {
-        self.elided.get(i).map_or(0, |e| e.children as usize)
-    }
-
-    /// Children of container `i` in the input.
-    #[inline]
-    pub fn children(&self, i: usize) -> usize {
-        self.nodes[i].children as usize + self.dropped(i)
-    }
-}
-
 /// Reusable planning state: one slot per node.
 #[derive(Default)]
 pub struct Planner {
     pub state: Vec<State>,
     /// Containers: children kept. Strings: content bytes kept, or [`WHOLE`].
     pub kept: Vec<u32>,
+    /// Containers: an object's marker key suffix, an array's marker form, looked up once per
+    /// line in `measure` (the suffix scans the object's keys); see [`Planner::object_suffix`]
+    /// and [`Planner::array_form`].
+    marks: Vec<u32>,
     full: Vec<usize>,
     floor: Vec<usize>,
     pref: Vec<usize>,
@@ -368,6 +144,8 @@ impl Planner {
         self.solid.resize(n, 0);
         self.bare.clear();
         self.bare.resize(n, 0);
+        self.marks.clear();
+        self.marks.resize(n, 0);
         let share = (budget / 8).max(64);
         for i in (0..n).rev() {
             let nd = &nodes[i];
@@ -415,9 +193,13 @@ impl Planner {
                     // The marker's form is looked up once (it scans the members' keys).
                     let total = sz.children(i);
                     let (suffix, form) = if nd.kind == Kind::Object {
-                        (marker_key_suffix(nodes, line, i), MarkerForm::Text)
+                        let suffix = marker_key_suffix(nodes, line, i);
+                        self.marks[i] = suffix as u32;
+                        (suffix, MarkerForm::Text)
                     } else {
-                        (0, marker_form(nodes, line, i))
+                        let form = marker_form(nodes, line, i);
+                        self.marks[i] = form as u32;
+                        (0, form)
                     };
                     let marker_cost = |kept: usize| {
                         if nd.kind == Kind::Object {
@@ -504,13 +286,29 @@ impl Planner {
         }
     }
 
+    /// The suffix of object `i`'s marker key (see [`marker_key_suffix`]).
+    #[inline]
+    pub fn object_suffix(&self, i: usize) -> usize {
+        self.marks[i] as usize
+    }
+
+    /// The form of array `i`'s marker element (see [`marker_form`]).
+    #[inline]
+    pub fn array_form(&self, i: usize) -> MarkerForm {
+        match self.marks[i] {
+            0 => MarkerForm::Text,
+            1 => MarkerForm::Block,
+            _ => MarkerForm::Object,
+        }
+    }
+
     /// The marker of container `i` when it keeps `kept` of its children.
-    fn marker_cost(&self, sz: Sizes, line: &[u8], i: usize, kept: usize, costs: &Costs) -> usize {
+    fn marker_cost(&self, sz: Sizes, i: usize, kept: usize, costs: &Costs) -> usize {
         let (nodes, n) = (sz.nodes, sz.children(i));
         if nodes[i].kind == Kind::Object {
-            costs.object_marker(n, kept, marker_key_suffix(nodes, line, i))
+            costs.object_marker(n, kept, self.object_suffix(i))
         } else {
-            costs.array_marker(n, kept, marker_form(nodes, line, i))
+            costs.array_marker(n, kept, self.array_form(i))
         }
     }
 
@@ -521,7 +319,7 @@ impl Planner {
         if let Some(first) = (nodes[i].children > 0).then_some(i as u32 + 1) {
             children.push(first);
         }
-        let ids = has_ids(nodes, line, &children);
+        let ids = has_ids(nodes, line, &children, false);
         self.children = children;
         ids
     }
@@ -568,9 +366,9 @@ impl Planner {
             cost + 1 + if nd.has_key() { nd.key_len() + 1 } else { 0 }
         };
         let (form, suffix) = if is_object {
-            (MarkerForm::Text, marker_key_suffix(nodes, line, i))
+            (MarkerForm::Text, self.object_suffix(i))
         } else {
-            (marker_form(nodes, line, i), 0)
+            (self.array_form(i), 0)
         };
         let marker = |kept: usize| {
             1 + if is_object {
@@ -639,12 +437,15 @@ impl Planner {
             }
         } else {
             // Elements from both ends inward, each at its fair share. At their floors (their
-            // insides cut first) instead: for records that carry ids, when every record fits so;
-            // and for any array whose fair shares would keep fewer than the first and the last,
-            // or leave most of the room empty while elements are dropped.
+            // insides cut first) instead: for records that carry ids, when every record fits so,
+            // and for records with a member named as an id (`tool_use_id`) whenever that keeps
+            // more of them (their ids stay before a record is left out); and
+            // for any array whose fair shares would keep fewer than the first and the last, or
+            // leave most of the room empty while elements are dropped.
             let (ph, pt, used) = self.select_ends(&entry, &marker, room, true, forced);
             let (fh, ft, _) = self.select_ends(&entry, &marker, room, false, forced);
-            let records = fh + ft == n && has_ids(nodes, line, &self.children);
+            let records = (fh + ft == n && has_ids(nodes, line, &self.children, false))
+                || (fh + ft > ph + pt && has_ids(nodes, line, &self.children, true));
             let (h, t) = if records {
                 (fh, ft)
             } else if ph + pt >= n.min(2) && (ph + pt == n || 2 * used >= room) {
@@ -788,7 +589,7 @@ impl Planner {
                     let entries = kept + usize::from(kept < n);
                     fixed += 2 + entries.saturating_sub(1);
                     if kept < n {
-                        fixed += self.marker_cost(sz, line, i, kept, costs);
+                        fixed += self.marker_cost(sz, i, kept, costs);
                     }
                 }
             }

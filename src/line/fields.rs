@@ -199,25 +199,33 @@ impl FieldClasses {
     /// `key`.
     #[inline]
     pub fn class_of(&self, key: &[u8]) -> Option<FieldClass> {
-        if key.contains(&b'\\') {
-            return self.class_of_escaped(key);
+        // A name matched byte for byte is the key's text unless the key has escapes, and a
+        // name with a backslash is matched only by its escaped spelling (below).
+        match self.lookup(key) {
+            Some((name, c)) if !name.contains(&b'\\') => Some(c),
+            _ if key.contains(&b'\\') => self.class_of_escaped(key),
+            _ => None,
         }
+    }
+
+    /// The rule named `text` byte for byte, with its name. The first and last bytes are
+    /// compared before the rest: most keys differ there from the names of their length.
+    #[inline]
+    fn lookup(&self, text: &[u8]) -> Option<(&[u8], FieldClass)> {
+        let ends = |t: &[u8]| (t.first().copied(), t.last().copied());
+        let want = ends(text);
         self.by_len
-            .get(key.len())?
+            .get(text.len())?
             .iter()
-            .find(|(n, _)| &**n == key)
-            .map(|&(_, c)| c)
+            .find(|(n, _)| ends(n) == want && **n == *text)
+            .map(|(n, c)| (&**n, *c))
     }
 
     #[cold]
     fn class_of_escaped(&self, key: &[u8]) -> Option<FieldClass> {
         let mut text = Vec::with_capacity(key.len());
         crate::line::strings::unescape_into(key, &mut text);
-        self.by_len
-            .get(text.len())?
-            .iter()
-            .find(|(n, _)| **n == *text)
-            .map(|&(_, c)| c)
+        self.lookup(&text).map(|(_, c)| c)
     }
 }
 
@@ -225,8 +233,9 @@ impl FieldClasses {
 /// `\u0074imestamp` is `timestamp`.
 #[inline]
 pub fn key_is(key: &[u8], name: &[u8]) -> bool {
-    if key == name {
-        return true;
+    if key.len() <= name.len() {
+        // An escape spells one character in two bytes or more: only a longer key can.
+        return key == name;
     }
     key.contains(&b'\\') && key_is_escaped(key, name)
 }

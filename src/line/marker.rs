@@ -131,12 +131,19 @@ pub enum Unit {
     Keys,
 }
 
-impl fmt::Display for Unit {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+impl Unit {
+    /// The unit's word in a marker.
+    pub const fn as_str(self) -> &'static str {
+        match self {
             Unit::Items => "items",
             Unit::Keys => "keys",
-        })
+        }
+    }
+}
+
+impl fmt::Display for Unit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -144,7 +151,7 @@ const CONTAINER_MARKER_FIXED: usize = "[TRUNCATED:  →  ]".len();
 
 /// Length of `[TRUNCATED: {original} → {kept} items|keys]`.
 pub fn container_marker_len(original: usize, kept: usize, unit: Unit) -> usize {
-    CONTAINER_MARKER_FIXED + digits(original) + digits(kept) + unit.to_string().len()
+    CONTAINER_MARKER_FIXED + digits(original) + digits(kept) + unit.as_str().len()
 }
 
 pub fn render_container_marker(original: usize, kept: usize, unit: Unit, out: &mut Vec<u8>) {
@@ -153,7 +160,7 @@ pub fn render_container_marker(original: usize, kept: usize, unit: Unit, out: &m
     out.extend_from_slice(" → ".as_bytes());
     push_usize(out, kept);
     out.push(b' ');
-    out.extend_from_slice(unit.to_string().as_bytes());
+    out.extend_from_slice(unit.as_str().as_bytes());
     out.push(b']');
 }
 

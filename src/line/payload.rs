@@ -11,7 +11,7 @@ pub const CIPHERTEXT_KEYS: &[&[u8]] = &[
 ];
 
 /// Ciphertext shorter than this stays as it is: one rule with the planner's, which never cuts a
-/// string of 64 bytes or less (`plan::MIN_CUT_LEN`), so never replaces one either.
+/// string of 64 bytes or less (`costs::MIN_CUT_LEN`), so never replaces one either.
 pub const CIPHERTEXT_MIN_LEN: usize = 65;
 
 /// True when the string `s` (raw content between the quotes) under the member key `key` (quotes

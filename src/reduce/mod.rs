@@ -29,6 +29,7 @@ use std::collections::VecDeque;
 use crate::line::scan::{self, Kind, Visitor};
 use crate::line::strings;
 
+mod copier;
 mod ordinals;
 mod string;
 mod tokens;
@@ -124,7 +125,7 @@ pub struct Reducer {
     bom: usize,
     failure: Option<Failure>,
     /// Buffers for containers read in one go (`whole.rs`).
-    whole: whole::Scratch,
+    whole: copier::Scratch,
     /// No container is read in one go before this input offset (after a failed attempt).
     whole_after: u64,
 }
@@ -153,7 +154,7 @@ impl Reducer {
             utf8_carry: Vec::new(),
             bom: 0,
             failure: None,
-            whole: whole::Scratch::default(),
+            whole: copier::Scratch::default(),
             whole_after: 0,
         }
     }

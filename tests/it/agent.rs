@@ -614,7 +614,7 @@ fn a_signature_of_prose_or_of_64_bytes_is_not_a_payload() {
     .to_string();
     assert_eq!(
         smart_tee::line::payload::CIPHERTEXT_MIN_LEN,
-        smart_tee::cut::plan::MIN_CUT_LEN + 1,
+        smart_tee::cut::costs::MIN_CUT_LEN + 1,
         "one rule"
     );
     let (out, v) = logged(&line, 2048);

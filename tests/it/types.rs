@@ -156,3 +156,45 @@ fn escaped_preserved_keys_are_preserved() {
         "toolu_0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghij"
     );
 }
+
+/// A result line at 1024 kept 3 of its 12 permission denials (two at the head, one at the tail,
+/// each with 156 bytes of its command) and left 9 `tool_use_id`s out: records that carry ids
+/// keep their key set and ids, inputs cut, before a record is left out.
+#[test]
+fn permission_denials_kept_3_of_12_ids_at_1024() {
+    let denials: Vec<Value> = (0..12)
+        .map(|i| {
+            json!({"tool_name": "Bash", "tool_use_id": format!("toolu_01Den{i:02}"),
+                "tool_input": {"command": format!("rm -rf build/ && {}", "echo x; ".repeat(60))}})
+        })
+        .collect();
+    let line = json!({"type": "result", "subtype": "success", "is_error": false, "num_turns": 3,
+        "total_cost_usd": 0.0412, "session_id": "8463c716-a2ea-4c14-9efa-87158ebd9f20",
+        "result": "Done.", "permission_denials": denials});
+    let out = cut(&line, 1024);
+    let kept = out["permission_denials"].as_array().unwrap();
+    let records: Vec<&Value> = kept
+        .iter()
+        .filter(|d| d.get("_truncated").is_none())
+        .collect();
+    for d in &records {
+        let keys: Vec<&String> = d.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["tool_name", "tool_use_id", "tool_input"], "{out}");
+        assert!(d["tool_input"].is_object(), "{out}");
+    }
+    // Each record at its least form is 106 bytes; the line keeps as many as fit: another
+    // would not.
+    let least = r#"{"tool_name":"Bash","tool_use_id":"toolu_01Den00","tool_input":{"command":"[TRUNCATED: 497 → 0 bytes]"}},"#;
+    let logged = serde_json::to_vec(&out).unwrap().len();
+    assert!(records.len() >= 7, "{} of 12 kept: {out}", records.len());
+    assert!(
+        logged + least.len() > 1024,
+        "room for one more record: {out}"
+    );
+    let ids: Vec<&str> = records
+        .iter()
+        .map(|d| d["tool_use_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.first(), Some(&"toolu_01Den00"));
+    assert_eq!(ids.last(), Some(&"toolu_01Den11"));
+}

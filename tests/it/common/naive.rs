@@ -246,3 +246,83 @@ fn agrees_with(orig: &Value, out: &Value, typed: bool) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Members whose value is usage or cost: kept exactly, wherever they are (#30).
+pub const USAGE: [&str; 13] = [
+    "usage",
+    "cache_creation",
+    "server_tool_use",
+    "modelUsage",
+    "model_usage",
+    "total_cost_usd",
+    "costUSD",
+    "cost_usd",
+    "duration_ms",
+    "duration_api_ms",
+    "num_turns",
+    "total_token_usage",
+    "last_token_usage",
+];
+
+fn holds_usage(v: &Value) -> bool {
+    match v {
+        Value::Object(o) => o
+            .iter()
+            .any(|(k, x)| USAGE.contains(&k.as_str()) || holds_usage(x)),
+        Value::Array(a) => a.iter().any(holds_usage),
+        _ => false,
+    }
+}
+
+/// The paths of `orig`'s usage members (see [`USAGE`]) that `out`, its cut, does not keep
+/// exactly: changed, or left out with a member or element that held them.
+pub fn usage_losses(orig: &Value, out: &Value) -> Vec<String> {
+    let mut lost = Vec::new();
+    let mut work = vec![(orig, out, String::from("$"))];
+    while let Some((a, b, path)) = work.pop() {
+        match (a, b) {
+            (Value::Object(x), Value::Object(y)) => {
+                for (k, v) in x {
+                    match y.get(k) {
+                        Some(w) if USAGE.contains(&k.as_str()) && v != w => {
+                            lost.push(format!("{path}.{k}"))
+                        }
+                        Some(_) if USAGE.contains(&k.as_str()) => {}
+                        Some(w) => work.push((v, w, format!("{path}.{k}"))),
+                        None if USAGE.contains(&k.as_str()) || holds_usage(v) => {
+                            lost.push(format!("{path}.{k}"))
+                        }
+                        None => {}
+                    }
+                }
+            }
+            (Value::Array(x), Value::Array(y)) => {
+                let kept = y.len().saturating_sub(1);
+                let marker = (0..y.len())
+                    .find(|&i| is_container_marker(&y[i], x.len(), kept, "items"))
+                    .filter(|_| y.len() <= x.len());
+                let pairs: Vec<(usize, usize)> = match marker {
+                    None => (0..x.len().min(y.len())).map(|i| (i, i)).collect(),
+                    Some(m) => {
+                        let t = y.len() - m - 1;
+                        (0..m)
+                            .map(|i| (i, i))
+                            .chain((0..t).map(|j| (x.len() - t + j, m + 1 + j)))
+                            .collect()
+                    }
+                };
+                for (i, v) in x.iter().enumerate() {
+                    if !pairs.iter().any(|&(p, _)| p == i) && holds_usage(v) {
+                        lost.push(format!("{path}[{i}]"));
+                    }
+                }
+                for (p, q) in pairs {
+                    work.push((&x[p], &y[q], format!("{path}[{p}]")));
+                }
+            }
+            _ if holds_usage(a) => lost.push(path),
+            _ => {}
+        }
+    }
+    lost
+}
