@@ -18,7 +18,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::html_page::{self as page, Counts};
-use super::html_row::{At, LINK_BYTES, Link, Row, call_ids, parent_call};
+use super::html_row::{At, LINK_BYTES, Link, Row, call_ids, escape_text, parent_call};
 use super::{Format, Renderer, ViewOptions, read::read_error};
 use crate::cut::engine::{DEFAULT_BUDGET, EngineConfig, LineEngine};
 use crate::error::Error;
@@ -34,8 +34,10 @@ const FRAME_RESERVE: usize = 24 << 10;
 const DETAILS_CAP: usize = 16 << 10;
 /// Points of the token chart kept at most (halved as events come).
 const SERIES_POINTS: usize = 128;
-/// Tool calls awaiting their results, at most; past it the oldest are forgotten.
+/// Tool calls awaiting their results, at most, and the bytes of their ids; past either, those
+/// open are forgotten (their results are not paired).
 const OPEN_CALLS: usize = 65_536;
+const OPEN_CALL_BYTES: usize = 4 << 20;
 /// Originals embedded at most, each at most [`ORIGINAL_CAP`] bytes.
 pub const ORIGINALS: usize = 16;
 pub const ORIGINAL_CAP: usize = 64 << 10;
@@ -127,15 +129,9 @@ fn write_page<W: Write>(
     };
     let mut bottom = String::from("</main>\n");
     page::tail(&mut bottom);
-    // The line that says what was left out: its words, and the path in its command. The frame
-    // is measured with every event shown: as many digits as it will have, or more.
-    let note = 400
-        + opts
-            .files
-            .iter()
-            .map(|f| 6 * f.as_os_str().len())
-            .max()
-            .unwrap_or(0);
+    // Room for the line that says what was left out: its words, and the path in its command.
+    // The frame is measured with every event shown: as many digits as it will have, or more.
+    let note = 400 + NOTE_PATH_CAP;
     t.fit(limit.saturating_sub(frame(events).len() + bottom.len() + note));
     let shown = t.shown();
     out.write_all(frame(shown).as_bytes())?;
@@ -231,6 +227,7 @@ impl<'a> Pass<'a> {
             let Some((seq, call_at, _)) = t.calls.remove(&id) else {
                 continue;
             };
+            t.call_bytes -= id.len();
             let failed = row.error;
             if let Some(call) = t.row_mut(seq) {
                 call.answered_by.push(Link { at, failed });
@@ -242,10 +239,13 @@ impl<'a> Pass<'a> {
             }
         }
         let seq = t.push(row);
-        if t.calls.len() + calls.len() > OPEN_CALLS {
+        let bytes: usize = calls.iter().map(String::len).sum();
+        if t.calls.len() + calls.len() > OPEN_CALLS || t.call_bytes + bytes > OPEN_CALL_BYTES {
             t.calls.clear();
+            t.call_bytes = 0;
         }
         for id in calls {
+            t.call_bytes += id.len();
             t.calls.insert(id, (seq, at, depth));
         }
     }
@@ -314,6 +314,8 @@ struct Timeline {
     tail_limit: Option<usize>,
     /// Open tool calls: id to the row's sequence number, place and subagent depth.
     calls: HashMap<String, (u64, At, u8)>,
+    /// The bytes of their ids (an id inserted twice counted twice).
+    call_bytes: usize,
 }
 
 impl Timeline {
@@ -334,6 +336,7 @@ impl Timeline {
             head_limit: opts.head,
             tail_limit: opts.tail,
             calls: HashMap::new(),
+            call_bytes: 0,
         }
     }
 
@@ -455,11 +458,28 @@ impl Timeline {
         let how = match self.dropped_lines {
             Some(((fa, a), (fb, b))) if fa == fb && self.not_asked == 0 => format!(
                 "smart-tee --view --line {a}-{b} {}",
-                shell_word(&opts.files[fa])
+                note_path(&opts.files[fa])
             ),
             _ => String::new(),
         };
         page::omitted(n, &why.join(" "), &how, out);
+    }
+}
+
+/// The most bytes the log's path takes in the page (escaped) in the command of what was left
+/// out; a longer one is written `LOG`.
+const NOTE_PATH_CAP: usize = 2048;
+
+/// The log's path for the command of what was left out: one shell word, or `LOG` when it
+/// would take more than [`NOTE_PATH_CAP`] bytes in the page.
+fn note_path(p: &Path) -> String {
+    let word = shell_word(p);
+    let mut escaped = String::new();
+    escape_text(&word, &mut escaped);
+    if escaped.len() > NOTE_PATH_CAP {
+        "LOG".into()
+    } else {
+        word
     }
 }
 
@@ -475,9 +495,11 @@ fn shell_word(p: &Path) -> String {
     }
 }
 
-/// Embeds the originals of cut rows from the archives beside their logs: at most
-/// [`ORIGINALS`], each within [`ORIGINAL_CAP`] and all within `room` bytes; only from plain
-/// logs up to [`ORIGINALS_LOG_MAX`] (finding a line's original reads the log up to it).
+/// Embeds the originals of cut rows from the archives beside their logs: the first
+/// [`ORIGINALS`] cut rows are looked up, found or not (finding a line's original reads the log
+/// up to it: a look-up per row of an archive that does not match would read the log thousands
+/// of times), each within [`ORIGINAL_CAP`] and all within `room` bytes; only from plain logs
+/// up to [`ORIGINALS_LOG_MAX`].
 fn embed_originals(opts: &ViewOptions, archives: &[bool], room: usize, t: &mut Timeline) {
     let cap = (room / ORIGINALS).min(ORIGINAL_CAP);
     let mut left = ORIGINALS;
@@ -499,6 +521,7 @@ fn embed_originals(opts: &ViewOptions, archives: &[bool], room: usize, t: &mut T
             if row.at.0 != k || !row.cut {
                 continue;
             }
+            left -= 1;
             let Ok(loc) = archive.locate(path, row.at.1) else {
                 continue;
             };
@@ -508,7 +531,6 @@ fn embed_originals(opts: &ViewOptions, archives: &[bool], room: usize, t: &mut T
             }
             let text = String::from_utf8_lossy(&bytes);
             page::original_html(&text, loc.len, bytes.len(), &mut row.original);
-            left -= 1;
         }
     }
 }
@@ -535,6 +557,41 @@ mod tests {
         assert_eq!(
             t.dropped_lines.map(|(a, _)| a),
             Some((0, t.head.len() as u64 + 1))
+        );
+    }
+
+    /// Calls with long ids that no result answers kept every id: memory grew with the log
+    /// (30,000 calls of 4.8 KB ids: 168 MB peak RSS). Open ids stay within their byte bound,
+    /// and a call still pairs with its result after older ones were forgotten.
+    #[test]
+    fn long_unanswered_call_ids_stay_within_the_open_calls_bound() {
+        let opts = ViewOptions::new(vec!["x".into()]);
+        let json_opts = opts.clone();
+        let mut pass = Pass::new(&opts, &json_opts, 1 << 20);
+        let call = |id: &str| {
+            serde_json::json!({"type":"assistant","message":{"content":[
+                {"type":"tool_use","id": id,"name":"Bash","input":{}}]}})
+            .to_string()
+        };
+        let n = 2 * OPEN_CALL_BYTES / 4000;
+        for i in 1..=n {
+            let id = format!("{i:06}{}", "x".repeat(4000));
+            pass.event((0, i as u64), call(&id).as_bytes());
+            let held: usize = pass.timeline.calls.keys().map(String::len).sum();
+            assert!(
+                held <= OPEN_CALL_BYTES,
+                "{held} bytes of ids after {i} calls"
+            );
+        }
+        pass.event((0, n as u64 + 1), call("last").as_bytes());
+        let result = serde_json::json!({"type":"user","message":{"content":[
+            {"type":"tool_result","tool_use_id":"last","content":"ok"}]}});
+        pass.event((0, n as u64 + 2), result.to_string().as_bytes());
+        let answered = pass.timeline.tail.iter().chain(&pass.timeline.head);
+        assert!(
+            answered
+                .into_iter()
+                .any(|r| r.answers.is_some_and(|l| l.at == (0, n as u64 + 1)))
         );
     }
 }

@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use super::html_row::{escape_html, escape_lines, escape_text, size_text};
+use super::html_row::{escape_lines, escape_text, size_text};
 
 /// The page's style. Its hash is in [`STYLE_HASH`].
 pub(super) const STYLE: &str = r#"
@@ -317,7 +317,7 @@ pub(super) fn omitted(n: u64, why: &str, how: &str, out: &mut String) {
     ));
     if !how.is_empty() {
         out.push_str("; read them with <code>");
-        escape_html(how, out);
+        escape_text(how, out);
         out.push_str("</code>");
     }
     out.push_str("</p>\n");

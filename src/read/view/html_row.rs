@@ -17,7 +17,7 @@ use super::{escape_controls, inert_json};
 const GIST_CAP: usize = 400;
 
 /// Writes `s` as HTML text that is also safe inside a double- or single-quoted attribute.
-pub(super) fn escape_html(s: &str, out: &mut String) {
+fn escape_html(s: &str, out: &mut String) {
     // The five are ASCII, so a byte scan finds them; runs between are copied whole.
     let mut done = 0;
     for (i, b) in s.bytes().enumerate() {
