@@ -453,3 +453,83 @@ fn the_least_page_holds_a_summary_of_long_hostile_strings() {
     let p = check(&page, "least page");
     assert_eq!(p.events, 1202);
 }
+
+/// The command in the line of what was left out wrote the log's path with its controls raw
+/// (ESC, U+202E and a newline reached the page), and kept room for 6 bytes a byte of it where
+/// a quote takes 16: a path of quotes gave a 69 KB page under a 32 KiB bound.
+#[test]
+fn a_log_path_of_quotes_and_controls_keeps_the_page_inert_and_within_its_bound() {
+    let dir = common::tempdir("report-path");
+    let hostile = "a\u{1b}[2J\u{202e}b\nc.jsonl";
+    let log = dir.join(hostile);
+    std::fs::rename(large_log(&dir, 2000, 100), &log).unwrap();
+    let page = html(&["--max-tokens", "100"], &log);
+    check(&page, "a path of controls");
+    assert!(page.len() <= 32 << 10, "{} bytes", page.len());
+    assert!(
+        page.contains("a\\e[2J\\u{202e}b\\nc.jsonl&#39;</code>"),
+        "the command names the log, escaped"
+    );
+    // A path of quotes: each is `'\''` in the command, 16 bytes escaped.
+    let mut deep = dir.clone();
+    for _ in 0..14 {
+        deep.push("'".repeat(200));
+    }
+    std::fs::create_dir_all(&deep).unwrap();
+    let log = deep.join("run.jsonl");
+    std::fs::rename(large_log(&dir, 2000, 100), &log).unwrap();
+    let page = html(&["--max-tokens", "100"], &log);
+    check(&page, "a path of quotes");
+    assert!(page.len() <= 32 << 10, "{} bytes", page.len());
+    assert!(
+        page.contains("; read them with <code>smart-tee --view --line ")
+            && page.contains(" LOG</code>")
+    );
+}
+
+/// Each original is found by reading the log up to its line, and a look-up that failed did
+/// not count: with an archive that no longer matches its log, every cut row read the log (a
+/// 63 MB log took 36 s, growing with the square of the log). The first 16 cut rows of the page
+/// are looked up, found or not.
+#[test]
+fn originals_are_looked_up_for_the_first_sixteen_cut_rows_only() {
+    let dir = common::tempdir("report-lookups");
+    let log = dir.join("run.jsonl");
+    let input: String = (1..=40)
+        .map(|i| {
+            let text = format!("L{i:02} {}", "x".repeat(100_000));
+            format!(
+                "{}\n",
+                serde_json::json!({"type":"assistant","message":{"content":[{"type":"text","text": text}]}})
+            )
+        })
+        .collect();
+    let archive = format!("{}.orig.zst", log.display());
+    let out = run_cmd(
+        bin().args(["-b", "1024", "--archive", &archive]).arg(&log),
+        input.as_bytes(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = html(&[], &log);
+    assert_eq!(page.matches("<details class=\"orig\">").count(), 16);
+    // Lines 1-20 change in place: the archive's frames that hold them no longer match.
+    let mut logged = std::fs::read_to_string(&log).unwrap();
+    for i in 1..=20 {
+        logged = logged.replacen(&format!("L{i:02} "), &format!("M{i:02} "), 1);
+    }
+    std::fs::write(&log, logged).unwrap();
+    let page = html(&[], &log);
+    check(&page, "a stale archive");
+    assert_eq!(
+        page.matches("class=\"orig\"").count(),
+        0,
+        "more than 16 look-ups"
+    );
+    // The rows shown are those looked up: the last ones still match.
+    let page = html(&["--line", "23-40"], &log);
+    assert!(page.matches("<details class=\"orig\">").count() >= 1);
+}
