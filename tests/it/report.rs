@@ -533,3 +533,45 @@ fn originals_are_looked_up_for_the_first_sixteen_cut_rows_only() {
     let page = html(&["--line", "23-40"], &log);
     assert!(page.matches("<details class=\"orig\">").count() >= 1);
 }
+
+/// A message that answers several calls marked every one of them failed when one result was:
+/// each call's link and row follow its own result.
+#[test]
+fn a_failed_result_marks_only_its_own_call_in_a_message_of_several() {
+    let dir = common::tempdir("report-several-results");
+    let log = dir.join("run.jsonl");
+    let lines = [
+        serde_json::json!({"type":"assistant","message":{"content":[
+            {"type":"tool_use","id":"A","name":"Read","input":{}}]}}),
+        serde_json::json!({"type":"assistant","message":{"content":[
+            {"type":"tool_use","id":"B","name":"Bash","input":{}}]}}),
+        serde_json::json!({"type":"user","message":{"content":[
+            {"type":"tool_result","tool_use_id":"A","content":"fine"},
+            {"type":"tool_result","tool_use_id":"B","is_error":true,"content":"boom"}]}}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&log, text).unwrap();
+    let page = html(&[], &log);
+    check(&page, "several results");
+    let row = |n: u32| {
+        let at = page.find(&format!("id=\"e0-{n}\"")).unwrap();
+        let start = page[..at].rfind("<div").unwrap();
+        page[start..start + page[start..].find("</div>").unwrap()].to_string()
+    };
+    assert!(row(1).starts_with("<div class=\"ev k-msg\""), "{}", row(1));
+    assert!(
+        row(1).contains("<a href=\"#e0-3\">→ result #3</a>"),
+        "{}",
+        row(1)
+    );
+    assert!(
+        row(2).starts_with("<div class=\"ev k-msg err\""),
+        "{}",
+        row(2)
+    );
+    assert!(
+        row(2).contains("<a href=\"#e0-3\" class=\"bad\">→ result #3</a>"),
+        "{}",
+        row(2)
+    );
+}

@@ -223,12 +223,12 @@ impl<'a> Pass<'a> {
         let json = self.json.render(at.0, line);
         let mut row = Row::new(at, &v, &json, line, depth);
         let (calls, results) = call_ids(&v);
-        for id in results {
+        for (id, failed) in results {
             let Some((seq, call_at, _)) = t.calls.remove(&id) else {
                 continue;
             };
             t.call_bytes -= id.len();
-            let failed = row.error;
+            let failed = failed.unwrap_or(row.error);
             if let Some(call) = t.row_mut(seq) {
                 call.answered_by.push(Link { at, failed });
                 row.answers = Some(Link {
