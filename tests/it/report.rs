@@ -575,3 +575,33 @@ fn a_failed_result_marks_only_its_own_call_in_a_message_of_several() {
         row(2)
     );
 }
+
+/// A piped standard input (`-`) is copied into a temporary file that is removed after: the
+/// page was titled with that file's name and told to read the events left out from it, and
+/// would look for an archive beside it. It is "standard input", and the command reads `-`.
+#[test]
+fn standard_input_is_named_so_and_its_command_reads_standard_input() {
+    let dir = common::tempdir("report-stdin");
+    let log = large_log(&dir, 2000, 100);
+    let out = run_cmd(
+        bin().args(["--view", "--format", "html", "--max-tokens", "100", "-"]),
+        &std::fs::read(&log).unwrap(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = String::from_utf8(out.stdout).unwrap();
+    let p = check(&page, "standard input");
+    assert_eq!(p.events, 2000);
+    assert!(page.contains("<title>standard input</title>"), "the title");
+    assert!(
+        !page.contains("smart-tee-stdin-"),
+        "the temporary file is named"
+    );
+    assert!(
+        page.contains(" -</code>"),
+        "the command reads standard input"
+    );
+}

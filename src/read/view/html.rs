@@ -54,7 +54,7 @@ pub(super) fn run<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, E
     let archives: Vec<bool> = opts
         .files
         .iter()
-        .map(|f| crate::tee::archive::default_path(f).is_file())
+        .map(|f| !super::is_stdin(f) && crate::tee::archive::default_path(f).is_file())
         .collect();
     let originals_room = if archives.contains(&true) {
         limit / 4
@@ -163,9 +163,11 @@ fn title(opts: &ViewOptions) -> String {
         .iter()
         .take(3)
         .map(|p| {
-            let name = p
-                .file_name()
-                .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into());
+            let name = match p.file_name() {
+                _ if super::is_stdin(p) => "standard input".into(),
+                Some(n) => n.to_string_lossy().into(),
+                None => p.display().to_string(),
+            };
             crate::read::summary::clip(&name, 80)
         })
         .collect();
@@ -470,9 +472,12 @@ impl Timeline {
 /// out; a longer one is written `LOG`.
 const NOTE_PATH_CAP: usize = 2048;
 
-/// The log's path for the command of what was left out: one shell word, or `LOG` when it
-/// would take more than [`NOTE_PATH_CAP`] bytes in the page.
+/// The log's path for the command of what was left out: one shell word, `-` for standard
+/// input, or `LOG` when it would take more than [`NOTE_PATH_CAP`] bytes in the page.
 fn note_path(p: &Path) -> String {
+    if super::is_stdin(p) {
+        return "-".into();
+    }
     let word = shell_word(p);
     let mut escaped = String::new();
     escape_text(&word, &mut escaped);
