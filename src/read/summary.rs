@@ -243,16 +243,20 @@ fn n(v: &Value, p: &str) -> Option<u64> {
 impl Summary {
     /// Takes one event (a log line).
     pub fn add(&mut self, line: &[u8]) {
-        let Ok(v) = serde_json::from_slice::<Value>(line) else {
-            return;
-        };
-        if self.starts_conversation(&v) {
+        if let Ok(v) = serde_json::from_slice::<Value>(line) {
+            self.add_event(&v);
+        }
+    }
+
+    /// Adds an event already parsed from a whole line.
+    pub fn add_event(&mut self, v: &Value) {
+        if self.starts_conversation(v) {
             if self.parts.len() >= CONVERSATION_CAP {
                 self.parts.remove(0);
                 self.parts_dropped += 1;
             }
             self.parts.push(Summary {
-                session: s(&v, "/new_conversation_id"),
+                session: s(v, "/new_conversation_id"),
                 ..Summary::default()
             });
         }
@@ -260,10 +264,10 @@ impl Summary {
             self.parts.push(Summary::default());
         }
         if let Some(part) = self.parts.last_mut() {
-            part.add_value(&v, self.lines);
+            part.add_value(v, self.lines);
         }
         let at = self.lines;
-        self.add_value(&v, at);
+        self.add_value(v, at);
     }
 
     /// True when `v` starts a conversation of its own: a `conversation_reset`, or the start of

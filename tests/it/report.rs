@@ -605,3 +605,57 @@ fn standard_input_is_named_so_and_its_command_reads_standard_input() {
         "the command reads standard input"
     );
 }
+
+/// Calls were found in the event as cut for its gist (5 KB): in a message of 30 calls with
+/// large inputs only the first 6 were paired. And a row that answers several calls of one row
+/// is linked from it once.
+#[test]
+fn every_call_of_a_large_message_pairs_with_its_result() {
+    let dir = common::tempdir("report-large-message");
+    let text = serde_json::json!({"type":"text","text": "x".repeat(20_000)});
+    let calls: Vec<_> = std::iter::once(text)
+        .chain((0..30).map(|i| {
+            serde_json::json!({"type":"tool_use","id": format!("toolu_{i:02}"),"name":"Write",
+            "input":{"content": "y".repeat(30_000)}})
+        }))
+        .collect();
+    let call = serde_json::json!({"type":"assistant","message":{"content": calls}});
+    let result = |i: usize| {
+        serde_json::json!({"type":"tool_result","tool_use_id": format!("toolu_{i:02}"),
+            "content": "z".repeat(10_000)})
+    };
+    // One result event per call: 30 links.
+    let log = dir.join("separate.jsonl");
+    let mut text = format!("{call}\n");
+    for i in 0..30 {
+        text.push_str(&format!(
+            "{}\n",
+            serde_json::json!({"type":"user","message":{"content":[result(i)]}})
+        ));
+    }
+    std::fs::write(&log, text).unwrap();
+    let page = html(&[], &log);
+    check(&page, "separate results");
+    for n in 2..=31 {
+        assert!(
+            page.contains(&format!("<a href=\"#e0-{n}\">→ result #{n}</a>")),
+            "#{n}"
+        );
+        assert!(page.contains(&format!(
+            "id=\"e0-{n}\" data-kind=\"user\"><a class=\"n\" href=\"#e0-{n}\">#{n}</a>"
+        )));
+    }
+    assert_eq!(page.matches("↳ call #1</a>").count(), 30);
+    // One event answering all 30: one link.
+    let log = dir.join("together.jsonl");
+    let all: Vec<_> = (0..30).map(result).collect();
+    let text = format!(
+        "{call}\n{}\n",
+        serde_json::json!({"type":"user","message":{"content": all}})
+    );
+    std::fs::write(&log, text).unwrap();
+    let page = html(&[], &log);
+    check(&page, "results together");
+    assert_eq!(page.matches("→ result #2</a>").count(), 1);
+    assert_eq!(page.matches("↳ call #1</a>").count(), 1);
+}

@@ -207,7 +207,12 @@ impl<'a> Pass<'a> {
     }
 
     fn event(&mut self, at: At, line: &[u8]) {
-        self.summary.add(line);
+        // Parsed whole once: for the summary, and for the tool-call ids (a cut event can lose
+        // the blocks past its budget).
+        let whole = serde_json::from_slice::<Value>(line).ok();
+        if let Some(w) = &whole {
+            self.summary.add_event(w);
+        }
         let mut cut = Vec::new();
         self.gist_engine.process(line, &mut cut);
         let v: Value = serde_json::from_slice(&cut).unwrap_or(Value::Null);
@@ -224,7 +229,8 @@ impl<'a> Pass<'a> {
         let depth = parent_call(&v).map_or(0, |p| t.calls.get(&p).map_or(1, |c| (c.2 + 1).min(8)));
         let json = self.json.render(at.0, line);
         let mut row = Row::new(at, &v, &json, line, depth);
-        let (calls, results) = call_ids(&v);
+        let (calls, results) = call_ids(whole.as_ref().unwrap_or(&v));
+        drop(whole);
         for (id, failed) in results {
             let Some((seq, call_at, _)) = t.calls.remove(&id) else {
                 continue;
@@ -232,12 +238,18 @@ impl<'a> Pass<'a> {
             t.call_bytes -= id.len();
             let failed = failed.unwrap_or(row.error);
             if let Some(call) = t.row_mut(seq) {
-                call.answered_by.push(Link { at, failed });
+                // One link to a row that answers several of its calls.
+                match call.answered_by.last_mut() {
+                    Some(l) if l.at == at => l.failed |= failed,
+                    _ => {
+                        call.answered_by.push(Link { at, failed });
+                        t.grew(seq, LINK_BYTES);
+                    }
+                }
                 row.answers = Some(Link {
                     at: call_at,
                     failed: false,
                 });
-                t.grew(seq, LINK_BYTES);
             }
         }
         let seq = t.push(row);
