@@ -240,6 +240,14 @@ fn n(v: &Value, p: &str) -> Option<u64> {
     v.pointer(p).and_then(Value::as_u64)
 }
 
+/// The numbers at `paths`, added, saturating.
+fn sum(v: &Value, paths: &[&str]) -> u64 {
+    paths
+        .iter()
+        .filter_map(|p| n(v, p))
+        .fold(0, u64::saturating_add)
+}
+
 impl Summary {
     /// Takes one event (a log line).
     pub fn add(&mut self, line: &[u8]) {
@@ -352,18 +360,24 @@ impl Summary {
         self.tools_and_files(v, kind);
         self.count(v, kind);
         if kind == "assistant" {
-            self.message_tokens.0 += n(v, "/message/usage/input_tokens").unwrap_or(0)
-                + n(v, "/message/usage/cache_read_input_tokens").unwrap_or(0)
-                + n(v, "/message/usage/cache_creation_input_tokens").unwrap_or(0);
-            self.message_tokens.1 += n(v, "/message/usage/output_tokens").unwrap_or(0);
+            // Sums saturate: a log's numbers can be anything.
+            let input = sum(
+                v,
+                &[
+                    "/message/usage/input_tokens",
+                    "/message/usage/cache_read_input_tokens",
+                    "/message/usage/cache_creation_input_tokens",
+                ],
+            );
+            let output = sum(v, &["/message/usage/output_tokens"]);
+            let t = &mut self.message_tokens;
+            *t = (t.0.saturating_add(input), t.1.saturating_add(output));
             if let Some(model) = s(v, "/message/model") {
                 let full = self.message_models.len() >= MODEL_CAP;
                 if !full || self.message_models.contains_key(&model) {
                     let u = self.message_models.entry(model).or_default();
-                    u.input += n(v, "/message/usage/input_tokens").unwrap_or(0)
-                        + n(v, "/message/usage/cache_read_input_tokens").unwrap_or(0)
-                        + n(v, "/message/usage/cache_creation_input_tokens").unwrap_or(0);
-                    u.output += n(v, "/message/usage/output_tokens").unwrap_or(0);
+                    u.input = u.input.saturating_add(input);
+                    u.output = u.output.saturating_add(output);
                 }
             }
         }
@@ -390,10 +404,10 @@ impl Summary {
                 }
                 self.turns = n(v, "/num_turns").or(self.turns);
                 self.duration_ms = n(v, "/duration_ms").or(self.duration_ms);
-                self.input_tokens += n(v, "/usage/input_tokens").unwrap_or(0)
-                    + n(v, "/stats/input_tokens").unwrap_or(0);
-                self.output_tokens += n(v, "/usage/output_tokens").unwrap_or(0)
-                    + n(v, "/stats/output_tokens").unwrap_or(0);
+                let input = sum(v, &["/usage/input_tokens", "/stats/input_tokens"]);
+                let output = sum(v, &["/usage/output_tokens", "/stats/output_tokens"]);
+                self.input_tokens = self.input_tokens.saturating_add(input);
+                self.output_tokens = self.output_tokens.saturating_add(output);
                 let how = match (s(v, "/subtype"), s(v, "/status")) {
                     (Some(sub), _) | (None, Some(sub)) => sub,
                     _ => "result".into(),
@@ -414,8 +428,9 @@ impl Summary {
             }
             "turn.completed" => {
                 self.turns = Some(self.turns.unwrap_or(0) + 1);
-                self.input_tokens += n(v, "/usage/input_tokens").unwrap_or(0);
-                self.output_tokens += n(v, "/usage/output_tokens").unwrap_or(0);
+                let (input, output) = (n(v, "/usage/input_tokens"), n(v, "/usage/output_tokens"));
+                self.input_tokens = self.input_tokens.saturating_add(input.unwrap_or(0));
+                self.output_tokens = self.output_tokens.saturating_add(output.unwrap_or(0));
                 self.ended = Some("turn.completed".into());
                 self.finished = Some(true);
             }
@@ -583,8 +598,8 @@ impl Summary {
         let mut out: BTreeMap<String, ModelUse> = BTreeMap::new();
         for ((_, model), u) in &self.models {
             let o = out.entry(model.clone()).or_default();
-            o.input += u.input;
-            o.output += u.output;
+            o.input = o.input.saturating_add(u.input);
+            o.output = o.output.saturating_add(u.output);
             if let Some(c) = u.cost {
                 o.cost = Some(o.cost.unwrap_or(0.0) + c);
             }
@@ -745,7 +760,7 @@ impl Summary {
 
     /// Tokens in and out: the final totals when the log has them, else the messages' sum.
     pub(crate) fn tokens(&self) -> (u64, u64) {
-        if self.input_tokens + self.output_tokens > 0 {
+        if self.input_tokens > 0 || self.output_tokens > 0 {
             (self.input_tokens, self.output_tokens)
         } else {
             self.message_tokens

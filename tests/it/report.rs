@@ -659,3 +659,37 @@ fn every_call_of_a_large_message_pairs_with_its_result() {
     assert_eq!(page.matches("→ result #2</a>").count(), 1);
     assert_eq!(page.matches("↳ call #1</a>").count(), 1);
 }
+
+/// Token counts from the log were added unchecked: counts of 2^63 panicked a debug build and
+/// wrapped to 0 in a release one (the header said "in 0 · out 0"). They saturate.
+#[test]
+fn huge_token_counts_saturate_instead_of_overflowing() {
+    let dir = common::tempdir("report-tokens");
+    let log = dir.join("run.jsonl");
+    let half = 1u64 << 63;
+    let lines = [
+        serde_json::json!({"type":"assistant","message":{"content":[],
+            "usage":{"input_tokens": half, "cache_read_input_tokens": half, "output_tokens": half}}}),
+        serde_json::json!({"type":"assistant","message":{"content":[],
+            "usage":{"input_tokens": half, "output_tokens": half}}}),
+        serde_json::json!({"type":"result","subtype":"success",
+            "usage":{"input_tokens": half, "output_tokens": half}}),
+        serde_json::json!({"type":"result","subtype":"success",
+            "usage":{"input_tokens": half, "output_tokens": half}}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&log, text).unwrap();
+    let page = html(&[], &log);
+    check(&page, "huge tokens");
+    let max = "18,446,744,073,709,551,615";
+    assert!(
+        page.contains(&format!("<dd>in {max} · out {max}</dd>")),
+        "the totals saturate"
+    );
+    let out = run_cmd(bin().args(["--view", "--summary"]).arg(&log), b"");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -218,7 +218,7 @@ impl<'a> Pass<'a> {
         let v: Value = serde_json::from_slice(&cut).unwrap_or(Value::Null);
         let (tin, tout) = self.summary.tokens();
         let time = crate::read::when::event_instant(&v).map(|t| t.0 as f64 / 1e9);
-        self.series.push(time, (tin + tout) as f64);
+        self.series.push(time, tin as f64 + tout as f64);
         let t = &mut self.timeline;
         t.events += 1;
         if !t.wanted() {
