@@ -427,7 +427,7 @@ impl Summary {
                 ));
             }
             "turn.completed" => {
-                self.turns = Some(self.turns.unwrap_or(0) + 1);
+                self.turns = Some(self.turns.unwrap_or(0).saturating_add(1));
                 let (input, output) = (n(v, "/usage/input_tokens"), n(v, "/usage/output_tokens"));
                 self.input_tokens = self.input_tokens.saturating_add(input.unwrap_or(0));
                 self.output_tokens = self.output_tokens.saturating_add(output.unwrap_or(0));

@@ -660,10 +660,11 @@ fn every_call_of_a_large_message_pairs_with_its_result() {
     assert_eq!(page.matches("↳ call #1</a>").count(), 1);
 }
 
-/// Token counts from the log were added unchecked: counts of 2^63 panicked a debug build and
-/// wrapped to 0 in a release one (the header said "in 0 · out 0"). They saturate.
+/// Counts from the log were added unchecked: tokens of 2^63 panicked a debug build and wrapped
+/// to 0 in a release one (the header said "in 0 · out 0"), and so did a turn after
+/// `num_turns` of 2^64 - 1. They saturate.
 #[test]
-fn huge_token_counts_saturate_instead_of_overflowing() {
+fn huge_counts_saturate_instead_of_overflowing() {
     let dir = common::tempdir("report-tokens");
     let log = dir.join("run.jsonl");
     let half = 1u64 << 63;
@@ -674,8 +675,9 @@ fn huge_token_counts_saturate_instead_of_overflowing() {
             "usage":{"input_tokens": half, "output_tokens": half}}}),
         serde_json::json!({"type":"result","subtype":"success",
             "usage":{"input_tokens": half, "output_tokens": half}}),
-        serde_json::json!({"type":"result","subtype":"success",
+        serde_json::json!({"type":"result","subtype":"success","num_turns": u64::MAX,
             "usage":{"input_tokens": half, "output_tokens": half}}),
+        serde_json::json!({"type":"turn.completed"}),
     ];
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     std::fs::write(&log, text).unwrap();
@@ -686,6 +688,7 @@ fn huge_token_counts_saturate_instead_of_overflowing() {
         page.contains(&format!("<dd>in {max} · out {max}</dd>")),
         "the totals saturate"
     );
+    assert!(page.contains("<dt>turns</dt><dd>18446744073709551615</dd>"));
     let out = run_cmd(bin().args(["--view", "--summary"]).arg(&log), b"");
     assert!(
         out.status.success(),
