@@ -194,7 +194,7 @@ fn spool_stdin(files: &mut [std::path::PathBuf]) -> std::io::Result<Option<std::
     let (path, spooled) = if kind.is_ok_and(|k| k == rustix::fs::FileType::RegularFile) {
         (std::path::PathBuf::from("/dev/stdin"), None)
     } else {
-        let path = std::env::temp_dir().join(format!("smart-tee-stdin-{}", std::process::id()));
+        let path = smart_tee::read::view::stdin_spool();
         let mut file = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)

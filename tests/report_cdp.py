@@ -6,8 +6,9 @@ event count as `--view --format jsonl` gives it). For each page: no console erro
 no request but the page itself, no dialog (a hostile log's `alert` would open one), exactly one
 script element, the page's script ran (`data-ready` on <html>), the event count shown equals
 the log's and the rows shown plus those left out make it, and the filters work (the search
-hides every row for a string no row holds; "errors only" leaves only error rows). Then again
-with scripts off: every row shows, and "errors only" (CSS) still works.
+hides every row for a string no row holds; "errors only" leaves only error rows; every row's
+type is offered by the type filter, `__proto__` too). Then again with scripts off: every row
+shows, and "errors only" (CSS) still works.
 
 Standard library only: a minimal WebSocket client (RFC 6455, client frames masked) and one
 browser connection with a session per page (Target.attachToTarget, flatten). Every wait has a
@@ -191,6 +192,8 @@ PROBE = """(() => {
   q.value = '';
   q.dispatchEvent(new Event('input'));
   out.searchShowsAll = visible().length === rows.length;
+  const offered = [...d.getElementById('type').options].map(o => o.value);
+  out.everyTypeOffered = [...rows].every(r => offered.includes(r.getAttribute('data-kind')));
   const e = d.getElementById('only-errors');
   e.click();
   out.errorsOnly = visible().every(r => r.classList.contains('err'))
@@ -227,6 +230,9 @@ def check_page(browser, page, count):
     result = browser.call(
         "Runtime.evaluate", {"expression": PROBE, "returnByValue": True}, session=session
     )
+    if "value" not in result.get("result", {}):
+        browser.call("Target.closeTarget", {"targetId": target})
+        return [f"the probe did not run: {result.get('exceptionDetails', result)}"]
     got = json.loads(result["result"]["value"])
     for m in browser.events[first:]:
         if m.get("sessionId") != session:
@@ -255,7 +261,7 @@ def check_page(browser, page, count):
         problems.append(f"rows {got['rows']} + left out {got['omitted']} != events {got['events']}")
     if not (got["headerEvents"] or "").startswith(f"{count},"):
         problems.append(f"the header says {got['headerEvents']!r} events")
-    for check in ("searchHidesAll", "searchShowsAll", "errorsOnly"):
+    for check in ("searchHidesAll", "searchShowsAll", "errorsOnly", "everyTypeOffered"):
         if not got[check]:
             problems.append(f"filter check failed: {check}")
     # With scripts off the page still reads whole, and "errors only" (CSS) still works.
@@ -266,6 +272,9 @@ def check_page(browser, page, count):
     result = browser.call(
         "Runtime.evaluate", {"expression": NO_SCRIPT_PROBE, "returnByValue": True}, session=session
     )
+    if "value" not in result.get("result", {}):
+        browser.call("Target.closeTarget", {"targetId": target})
+        return [f"the probe did not run: {result.get('exceptionDetails', result)}"]
     got = json.loads(result["result"]["value"])
     if got["ran"]:
         problems.append("scripts off, but the page's script ran")

@@ -47,6 +47,7 @@ for log in tests/data/real/*.jsonl; do
   render "real-$(basename "$log" .jsonl)" "$log"
 done
 render hostile tests/data/report/hostile.jsonl
+render kinds tests/data/report/kinds.jsonl
 status=0
 timeout 600 python3 tests/report_cdp.py "$chromium" "$pages" || status=$?
 if [ "$status" = 3 ]; then

@@ -453,3 +453,246 @@ fn the_least_page_holds_a_summary_of_long_hostile_strings() {
     let p = check(&page, "least page");
     assert_eq!(p.events, 1202);
 }
+
+/// The command in the line of what was left out wrote the log's path with its controls raw
+/// (ESC, U+202E and a newline reached the page), and kept room for 6 bytes a byte of it where
+/// a quote takes 16: a path of quotes gave a 69 KB page under a 32 KiB bound.
+#[test]
+fn a_log_path_of_quotes_and_controls_keeps_the_page_inert_and_within_its_bound() {
+    let dir = common::tempdir("report-path");
+    let hostile = "a\u{1b}[2J\u{202e}b\nc.jsonl";
+    let log = dir.join(hostile);
+    std::fs::rename(large_log(&dir, 2000, 100), &log).unwrap();
+    let page = html(&["--max-tokens", "100"], &log);
+    check(&page, "a path of controls");
+    assert!(page.len() <= 32 << 10, "{} bytes", page.len());
+    assert!(
+        page.contains("a\\e[2J\\u{202e}b\\nc.jsonl&#39;</code>"),
+        "the command names the log, escaped"
+    );
+    // A path of quotes: each is `'\''` in the command, 16 bytes escaped.
+    let mut deep = dir.clone();
+    for _ in 0..14 {
+        deep.push("'".repeat(200));
+    }
+    std::fs::create_dir_all(&deep).unwrap();
+    let log = deep.join("run.jsonl");
+    std::fs::rename(large_log(&dir, 2000, 100), &log).unwrap();
+    let page = html(&["--max-tokens", "100"], &log);
+    check(&page, "a path of quotes");
+    assert!(page.len() <= 32 << 10, "{} bytes", page.len());
+    assert!(
+        page.contains("; read them with <code>smart-tee --view --line ")
+            && page.contains(" LOG</code>")
+    );
+}
+
+/// Each original is found by reading the log up to its line, and a look-up that failed did
+/// not count: with an archive that no longer matches its log, every cut row read the log (a
+/// 63 MB log took 36 s, growing with the square of the log). The first 16 cut rows of the page
+/// are looked up, found or not.
+#[test]
+fn originals_are_looked_up_for_the_first_sixteen_cut_rows_only() {
+    let dir = common::tempdir("report-lookups");
+    let log = dir.join("run.jsonl");
+    let input: String = (1..=40)
+        .map(|i| {
+            let text = format!("L{i:02} {}", "x".repeat(100_000));
+            format!(
+                "{}\n",
+                serde_json::json!({"type":"assistant","message":{"content":[{"type":"text","text": text}]}})
+            )
+        })
+        .collect();
+    let archive = format!("{}.orig.zst", log.display());
+    let out = run_cmd(
+        bin().args(["-b", "1024", "--archive", &archive]).arg(&log),
+        input.as_bytes(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = html(&[], &log);
+    assert_eq!(page.matches("<details class=\"orig\">").count(), 16);
+    // Lines 1-20 change in place: the archive's frames that hold them no longer match.
+    let mut logged = std::fs::read_to_string(&log).unwrap();
+    for i in 1..=20 {
+        logged = logged.replacen(&format!("L{i:02} "), &format!("M{i:02} "), 1);
+    }
+    std::fs::write(&log, logged).unwrap();
+    let page = html(&[], &log);
+    check(&page, "a stale archive");
+    assert_eq!(
+        page.matches("class=\"orig\"").count(),
+        0,
+        "more than 16 look-ups"
+    );
+    // The rows shown are those looked up: the last ones still match.
+    let page = html(&["--line", "23-40"], &log);
+    assert!(page.matches("<details class=\"orig\">").count() >= 1);
+}
+
+/// A message that answers several calls marked every one of them failed when one result was:
+/// each call's link and row follow its own result.
+#[test]
+fn a_failed_result_marks_only_its_own_call_in_a_message_of_several() {
+    let dir = common::tempdir("report-several-results");
+    let log = dir.join("run.jsonl");
+    let lines = [
+        serde_json::json!({"type":"assistant","message":{"content":[
+            {"type":"tool_use","id":"A","name":"Read","input":{}}]}}),
+        serde_json::json!({"type":"assistant","message":{"content":[
+            {"type":"tool_use","id":"B","name":"Bash","input":{}}]}}),
+        serde_json::json!({"type":"user","message":{"content":[
+            {"type":"tool_result","tool_use_id":"A","content":"fine"},
+            {"type":"tool_result","tool_use_id":"B","is_error":true,"content":"boom"}]}}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&log, text).unwrap();
+    let page = html(&[], &log);
+    check(&page, "several results");
+    let row = |n: u32| {
+        let at = page.find(&format!("id=\"e0-{n}\"")).unwrap();
+        let start = page[..at].rfind("<div").unwrap();
+        page[start..start + page[start..].find("</div>").unwrap()].to_string()
+    };
+    assert!(row(1).starts_with("<div class=\"ev k-msg\""), "{}", row(1));
+    assert!(
+        row(1).contains("<a href=\"#e0-3\">→ result #3</a>"),
+        "{}",
+        row(1)
+    );
+    assert!(
+        row(2).starts_with("<div class=\"ev k-msg err\""),
+        "{}",
+        row(2)
+    );
+    assert!(
+        row(2).contains("<a href=\"#e0-3\" class=\"bad\">→ result #3</a>"),
+        "{}",
+        row(2)
+    );
+}
+
+/// A piped standard input (`-`) is copied into a temporary file that is removed after: the
+/// page was titled with that file's name and told to read the events left out from it, and
+/// would look for an archive beside it. It is "standard input", and the command reads `-`.
+#[test]
+fn standard_input_is_named_so_and_its_command_reads_standard_input() {
+    let dir = common::tempdir("report-stdin");
+    let log = large_log(&dir, 2000, 100);
+    let out = run_cmd(
+        bin().args(["--view", "--format", "html", "--max-tokens", "100", "-"]),
+        &std::fs::read(&log).unwrap(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = String::from_utf8(out.stdout).unwrap();
+    let p = check(&page, "standard input");
+    assert_eq!(p.events, 2000);
+    assert!(page.contains("<title>standard input</title>"), "the title");
+    assert!(
+        !page.contains("smart-tee-stdin-"),
+        "the temporary file is named"
+    );
+    assert!(
+        page.contains(" -</code>"),
+        "the command reads standard input"
+    );
+}
+
+/// Calls were found in the event as cut for its gist (5 KB): in a message of 30 calls with
+/// large inputs only the first 6 were paired. And a row that answers several calls of one row
+/// is linked from it once.
+#[test]
+fn every_call_of_a_large_message_pairs_with_its_result() {
+    let dir = common::tempdir("report-large-message");
+    let text = serde_json::json!({"type":"text","text": "x".repeat(20_000)});
+    let calls: Vec<_> = std::iter::once(text)
+        .chain((0..30).map(|i| {
+            serde_json::json!({"type":"tool_use","id": format!("toolu_{i:02}"),"name":"Write",
+            "input":{"content": "y".repeat(30_000)}})
+        }))
+        .collect();
+    let call = serde_json::json!({"type":"assistant","message":{"content": calls}});
+    let result = |i: usize| {
+        serde_json::json!({"type":"tool_result","tool_use_id": format!("toolu_{i:02}"),
+            "content": "z".repeat(10_000)})
+    };
+    // One result event per call: 30 links.
+    let log = dir.join("separate.jsonl");
+    let mut text = format!("{call}\n");
+    for i in 0..30 {
+        text.push_str(&format!(
+            "{}\n",
+            serde_json::json!({"type":"user","message":{"content":[result(i)]}})
+        ));
+    }
+    std::fs::write(&log, text).unwrap();
+    let page = html(&[], &log);
+    check(&page, "separate results");
+    for n in 2..=31 {
+        assert!(
+            page.contains(&format!("<a href=\"#e0-{n}\">→ result #{n}</a>")),
+            "#{n}"
+        );
+        assert!(page.contains(&format!(
+            "id=\"e0-{n}\" data-kind=\"user\"><a class=\"n\" href=\"#e0-{n}\">#{n}</a>"
+        )));
+    }
+    assert_eq!(page.matches("↳ call #1</a>").count(), 30);
+    // One event answering all 30: one link.
+    let log = dir.join("together.jsonl");
+    let all: Vec<_> = (0..30).map(result).collect();
+    let text = format!(
+        "{call}\n{}\n",
+        serde_json::json!({"type":"user","message":{"content": all}})
+    );
+    std::fs::write(&log, text).unwrap();
+    let page = html(&[], &log);
+    check(&page, "results together");
+    assert_eq!(page.matches("→ result #2</a>").count(), 1);
+    assert_eq!(page.matches("↳ call #1</a>").count(), 1);
+}
+
+/// Counts from the log were added unchecked: tokens of 2^63 panicked a debug build and wrapped
+/// to 0 in a release one (the header said "in 0 · out 0"), and so did a turn after
+/// `num_turns` of 2^64 - 1. They saturate.
+#[test]
+fn huge_counts_saturate_instead_of_overflowing() {
+    let dir = common::tempdir("report-tokens");
+    let log = dir.join("run.jsonl");
+    let half = 1u64 << 63;
+    let lines = [
+        serde_json::json!({"type":"assistant","message":{"content":[],
+            "usage":{"input_tokens": half, "cache_read_input_tokens": half, "output_tokens": half}}}),
+        serde_json::json!({"type":"assistant","message":{"content":[],
+            "usage":{"input_tokens": half, "output_tokens": half}}}),
+        serde_json::json!({"type":"result","subtype":"success",
+            "usage":{"input_tokens": half, "output_tokens": half}}),
+        serde_json::json!({"type":"result","subtype":"success","num_turns": u64::MAX,
+            "usage":{"input_tokens": half, "output_tokens": half}}),
+        serde_json::json!({"type":"turn.completed"}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&log, text).unwrap();
+    let page = html(&[], &log);
+    check(&page, "huge tokens");
+    let max = "18,446,744,073,709,551,615";
+    assert!(
+        page.contains(&format!("<dd>in {max} · out {max}</dd>")),
+        "the totals saturate"
+    );
+    assert!(page.contains("<dt>turns</dt><dd>18446744073709551615</dd>"));
+    let out = run_cmd(bin().args(["--view", "--summary"]).arg(&log), b"");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

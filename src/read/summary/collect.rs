@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::health::{is_final, is_heartbeat};
 use super::{
     CONVERSATION_CAP, LIST_CAP, MODEL_CAP, ModelUse, OTHER_TOOLS, SESSION_CAP, STRING_CAP, Summary,
-    TOOL_CAP, clip, n, s,
+    TOOL_CAP, clip, n, s, sum,
 };
 use crate::line::agents::Head;
 use crate::read::gist::{first_line, gist, time_of};
@@ -18,19 +18,23 @@ use crate::read::when::event_instant;
 impl Summary {
     /// Takes one event (a log line).
     pub fn add(&mut self, line: &[u8]) {
-        let Ok(v) = serde_json::from_slice::<Value>(line) else {
-            return;
-        };
-        if self.starts_conversation(&v) {
+        if let Ok(v) = serde_json::from_slice::<Value>(line) {
+            self.add_event(&v);
+        }
+    }
+
+    /// Adds an event already parsed from a whole line.
+    pub fn add_event(&mut self, v: &Value) {
+        if self.starts_conversation(v) {
             if let Some(t) = self.parts.last().and_then(|p| p.turns) {
-                self.turns_closed = Some(self.turns_closed.unwrap_or(0) + t);
+                self.turns_closed = Some(self.turns_closed.unwrap_or(0).saturating_add(t));
             }
             if self.parts.len() >= CONVERSATION_CAP {
                 self.parts.remove(0);
                 self.parts_dropped += 1;
             }
             self.parts.push(Summary {
-                session: s(&v, "/new_conversation_id"),
+                session: s(v, "/new_conversation_id"),
                 ..Summary::default()
             });
         }
@@ -38,14 +42,14 @@ impl Summary {
             self.parts.push(Summary::default());
         }
         if let Some(part) = self.parts.last_mut() {
-            part.add_value(&v, self.lines);
+            part.add_value(v, self.lines);
         }
         let at = self.lines;
-        self.add_value(&v, at);
+        self.add_value(v, at);
         // The total's turns are its conversations' (a result's `num_turns` counts its own).
         if let Some(closed) = self.turns_closed {
             let current = self.parts.last().and_then(|p| p.turns).unwrap_or(0);
-            self.turns = Some(closed + current);
+            self.turns = Some(closed.saturating_add(current));
         }
     }
 
@@ -116,18 +120,24 @@ impl Summary {
         self.tools_and_files(v, kind);
         self.count(v, kind);
         if kind == "assistant" {
-            self.message_tokens.0 += n(v, "/message/usage/input_tokens").unwrap_or(0)
-                + n(v, "/message/usage/cache_read_input_tokens").unwrap_or(0)
-                + n(v, "/message/usage/cache_creation_input_tokens").unwrap_or(0);
-            self.message_tokens.1 += n(v, "/message/usage/output_tokens").unwrap_or(0);
+            // Sums saturate: a log's numbers can be anything.
+            let input = sum(
+                v,
+                &[
+                    "/message/usage/input_tokens",
+                    "/message/usage/cache_read_input_tokens",
+                    "/message/usage/cache_creation_input_tokens",
+                ],
+            );
+            let output = sum(v, &["/message/usage/output_tokens"]);
+            let t = &mut self.message_tokens;
+            *t = (t.0.saturating_add(input), t.1.saturating_add(output));
             if let Some(model) = s(v, "/message/model") {
                 let full = self.message_models.len() >= MODEL_CAP;
                 if !full || self.message_models.contains_key(&model) {
                     let u = self.message_models.entry(model).or_default();
-                    u.input += n(v, "/message/usage/input_tokens").unwrap_or(0)
-                        + n(v, "/message/usage/cache_read_input_tokens").unwrap_or(0)
-                        + n(v, "/message/usage/cache_creation_input_tokens").unwrap_or(0);
-                    u.output += n(v, "/message/usage/output_tokens").unwrap_or(0);
+                    u.input = u.input.saturating_add(input);
+                    u.output = u.output.saturating_add(output);
                 }
             }
         }
@@ -154,10 +164,10 @@ impl Summary {
                 }
                 self.turns = n(v, "/num_turns").or(self.turns);
                 self.duration_ms = n(v, "/duration_ms").or(self.duration_ms);
-                self.input_tokens += n(v, "/usage/input_tokens").unwrap_or(0)
-                    + n(v, "/stats/input_tokens").unwrap_or(0);
-                self.output_tokens += n(v, "/usage/output_tokens").unwrap_or(0)
-                    + n(v, "/stats/output_tokens").unwrap_or(0);
+                let input = sum(v, &["/usage/input_tokens", "/stats/input_tokens"]);
+                let output = sum(v, &["/usage/output_tokens", "/stats/output_tokens"]);
+                self.input_tokens = self.input_tokens.saturating_add(input);
+                self.output_tokens = self.output_tokens.saturating_add(output);
                 let how = match (s(v, "/subtype"), s(v, "/status")) {
                     (Some(sub), _) | (None, Some(sub)) => sub,
                     _ => "result".into(),
@@ -177,9 +187,10 @@ impl Summary {
                 ));
             }
             "turn.completed" => {
-                self.turns = Some(self.turns.unwrap_or(0) + 1);
-                self.input_tokens += n(v, "/usage/input_tokens").unwrap_or(0);
-                self.output_tokens += n(v, "/usage/output_tokens").unwrap_or(0);
+                self.turns = Some(self.turns.unwrap_or(0).saturating_add(1));
+                let (input, output) = (n(v, "/usage/input_tokens"), n(v, "/usage/output_tokens"));
+                self.input_tokens = self.input_tokens.saturating_add(input.unwrap_or(0));
+                self.output_tokens = self.output_tokens.saturating_add(output.unwrap_or(0));
                 self.ended = Some("turn.completed".into());
                 self.finished = Some(true);
             }
@@ -367,8 +378,8 @@ impl Summary {
         let mut out: BTreeMap<String, ModelUse> = BTreeMap::new();
         for ((_, model), u) in &self.models {
             let o = out.entry(model.clone()).or_default();
-            o.input += u.input;
-            o.output += u.output;
+            o.input = o.input.saturating_add(u.input);
+            o.output = o.output.saturating_add(u.output);
             if let Some(c) = u.cost {
                 o.cost = Some(o.cost.unwrap_or(0.0) + c);
             }
@@ -505,7 +516,7 @@ impl Summary {
 
     /// Tokens in and out: the final totals when the log has them, else the messages' sum.
     pub(crate) fn tokens(&self) -> (u64, u64) {
-        if self.input_tokens + self.output_tokens > 0 {
+        if self.input_tokens > 0 || self.output_tokens > 0 {
             (self.input_tokens, self.output_tokens)
         } else {
             self.message_tokens

@@ -139,6 +139,14 @@ fn n(v: &Value, p: &str) -> Option<u64> {
     v.pointer(p).and_then(Value::as_u64)
 }
 
+/// The numbers at `paths`, added, saturating.
+fn sum(v: &Value, paths: &[&str]) -> u64 {
+    paths
+        .iter()
+        .filter_map(|p| n(v, p))
+        .fold(0, u64::saturating_add)
+}
+
 /// The summary of one log read from `file` (its start, decompressed within `limit`), the
 /// events `wants` keeps, with its health now; and the log's whole lines. What every surface
 /// says of a log (`--summary`, `log_summary`, `list_logs`, `wait_for_log`) comes from here.

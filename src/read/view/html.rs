@@ -18,7 +18,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::html_page::{self as page, Counts};
-use super::html_row::{At, LINK_BYTES, Link, Row, call_ids, parent_call};
+use super::html_row::{At, LINK_BYTES, Link, Row, call_ids, escape_text, parent_call};
 use super::{Format, Renderer, ViewOptions, read::read_error};
 use crate::cut::engine::{DEFAULT_BUDGET, EngineConfig, LineEngine};
 use crate::error::Error;
@@ -34,8 +34,10 @@ const FRAME_RESERVE: usize = 24 << 10;
 const DETAILS_CAP: usize = 16 << 10;
 /// Points of the token chart kept at most (halved as events come).
 const SERIES_POINTS: usize = 128;
-/// Tool calls awaiting their results, at most; past it the oldest are forgotten.
+/// Tool calls awaiting their results, at most, and the bytes of their ids; past either, those
+/// open are forgotten (their results are not paired).
 const OPEN_CALLS: usize = 65_536;
+const OPEN_CALL_BYTES: usize = 4 << 20;
 /// Originals embedded at most, each at most [`ORIGINAL_CAP`] bytes.
 pub const ORIGINALS: usize = 16;
 pub const ORIGINAL_CAP: usize = 64 << 10;
@@ -52,7 +54,7 @@ pub(super) fn run<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, E
     let archives: Vec<bool> = opts
         .files
         .iter()
-        .map(|f| crate::tee::archive::default_path(f).is_file())
+        .map(|f| !super::is_stdin(f) && crate::tee::archive::default_path(f).is_file())
         .collect();
     let originals_room = if archives.contains(&true) {
         limit / 4
@@ -127,15 +129,9 @@ fn write_page<W: Write>(
     };
     let mut bottom = String::from("</main>\n");
     page::tail(&mut bottom);
-    // The line that says what was left out: its words, and the path in its command. The frame
-    // is measured with every event shown: as many digits as it will have, or more.
-    let note = 400
-        + opts
-            .files
-            .iter()
-            .map(|f| 6 * f.as_os_str().len())
-            .max()
-            .unwrap_or(0);
+    // Room for the line that says what was left out: its words, and the path in its command.
+    // The frame is measured with every event shown: as many digits as it will have, or more.
+    let note = 400 + NOTE_PATH_CAP;
     t.fit(limit.saturating_sub(frame(events).len() + bottom.len() + note));
     let shown = t.shown();
     out.write_all(frame(shown).as_bytes())?;
@@ -167,9 +163,11 @@ fn title(opts: &ViewOptions) -> String {
         .iter()
         .take(3)
         .map(|p| {
-            let name = p
-                .file_name()
-                .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into());
+            let name = match p.file_name() {
+                _ if super::is_stdin(p) => "standard input".into(),
+                Some(n) => n.to_string_lossy().into(),
+                None => p.display().to_string(),
+            };
             crate::read::summary::clip(&name, 80)
         })
         .collect();
@@ -209,13 +207,18 @@ impl<'a> Pass<'a> {
     }
 
     fn event(&mut self, at: At, line: &[u8]) {
-        self.summary.add(line);
+        // Parsed whole once: for the summary, and for the tool-call ids (a cut event can lose
+        // the blocks past its budget).
+        let whole = serde_json::from_slice::<Value>(line).ok();
+        if let Some(w) = &whole {
+            self.summary.add_event(w);
+        }
         let mut cut = Vec::new();
         self.gist_engine.process(line, &mut cut);
         let v: Value = serde_json::from_slice(&cut).unwrap_or(Value::Null);
         let (tin, tout) = self.summary.tokens();
         let time = crate::read::when::event_instant(&v).map(|t| t.0 as f64 / 1e9);
-        self.series.push(time, (tin + tout) as f64);
+        self.series.push(time, tin as f64 + tout as f64);
         let t = &mut self.timeline;
         t.events += 1;
         if !t.wanted() {
@@ -226,26 +229,37 @@ impl<'a> Pass<'a> {
         let depth = parent_call(&v).map_or(0, |p| t.calls.get(&p).map_or(1, |c| (c.2 + 1).min(8)));
         let json = self.json.render(at.0, line);
         let mut row = Row::new(at, &v, &json, line, depth);
-        let (calls, results) = call_ids(&v);
-        for id in results {
+        let (calls, results) = call_ids(whole.as_ref().unwrap_or(&v));
+        drop(whole);
+        for (id, failed) in results {
             let Some((seq, call_at, _)) = t.calls.remove(&id) else {
                 continue;
             };
-            let failed = row.error;
+            t.call_bytes -= id.len();
+            let failed = failed.unwrap_or(row.error);
             if let Some(call) = t.row_mut(seq) {
-                call.answered_by.push(Link { at, failed });
+                // One link to a row that answers several of its calls.
+                match call.answered_by.last_mut() {
+                    Some(l) if l.at == at => l.failed |= failed,
+                    _ => {
+                        call.answered_by.push(Link { at, failed });
+                        t.grew(seq, LINK_BYTES);
+                    }
+                }
                 row.answers = Some(Link {
                     at: call_at,
                     failed: false,
                 });
-                t.grew(seq, LINK_BYTES);
             }
         }
         let seq = t.push(row);
-        if t.calls.len() + calls.len() > OPEN_CALLS {
+        let bytes: usize = calls.iter().map(String::len).sum();
+        if t.calls.len() + calls.len() > OPEN_CALLS || t.call_bytes + bytes > OPEN_CALL_BYTES {
             t.calls.clear();
+            t.call_bytes = 0;
         }
         for id in calls {
+            t.call_bytes += id.len();
             t.calls.insert(id, (seq, at, depth));
         }
     }
@@ -314,6 +328,8 @@ struct Timeline {
     tail_limit: Option<usize>,
     /// Open tool calls: id to the row's sequence number, place and subagent depth.
     calls: HashMap<String, (u64, At, u8)>,
+    /// The bytes of their ids (an id inserted twice counted twice).
+    call_bytes: usize,
 }
 
 impl Timeline {
@@ -334,6 +350,7 @@ impl Timeline {
             head_limit: opts.head,
             tail_limit: opts.tail,
             calls: HashMap::new(),
+            call_bytes: 0,
         }
     }
 
@@ -455,11 +472,31 @@ impl Timeline {
         let how = match self.dropped_lines {
             Some(((fa, a), (fb, b))) if fa == fb && self.not_asked == 0 => format!(
                 "smart-tee --view --line {a}-{b} {}",
-                shell_word(&opts.files[fa])
+                note_path(&opts.files[fa])
             ),
             _ => String::new(),
         };
         page::omitted(n, &why.join(" "), &how, out);
+    }
+}
+
+/// The most bytes the log's path takes in the page (escaped) in the command of what was left
+/// out; a longer one is written `LOG`.
+const NOTE_PATH_CAP: usize = 2048;
+
+/// The log's path for the command of what was left out: one shell word, `-` for standard
+/// input, or `LOG` when it would take more than [`NOTE_PATH_CAP`] bytes in the page.
+fn note_path(p: &Path) -> String {
+    if super::is_stdin(p) {
+        return "-".into();
+    }
+    let word = shell_word(p);
+    let mut escaped = String::new();
+    escape_text(&word, &mut escaped);
+    if escaped.len() > NOTE_PATH_CAP {
+        "LOG".into()
+    } else {
+        word
     }
 }
 
@@ -475,9 +512,11 @@ fn shell_word(p: &Path) -> String {
     }
 }
 
-/// Embeds the originals of cut rows from the archives beside their logs: at most
-/// [`ORIGINALS`], each within [`ORIGINAL_CAP`] and all within `room` bytes; only from plain
-/// logs up to [`ORIGINALS_LOG_MAX`] (finding a line's original reads the log up to it).
+/// Embeds the originals of cut rows from the archives beside their logs: the first
+/// [`ORIGINALS`] cut rows are looked up, found or not (finding a line's original reads the log
+/// up to it: a look-up per row of an archive that does not match would read the log thousands
+/// of times), each within [`ORIGINAL_CAP`] and all within `room` bytes; only from plain logs
+/// up to [`ORIGINALS_LOG_MAX`].
 fn embed_originals(opts: &ViewOptions, archives: &[bool], room: usize, t: &mut Timeline) {
     let cap = (room / ORIGINALS).min(ORIGINAL_CAP);
     let mut left = ORIGINALS;
@@ -499,6 +538,7 @@ fn embed_originals(opts: &ViewOptions, archives: &[bool], room: usize, t: &mut T
             if row.at.0 != k || !row.cut {
                 continue;
             }
+            left -= 1;
             let Ok(loc) = archive.locate(path, row.at.1) else {
                 continue;
             };
@@ -508,7 +548,6 @@ fn embed_originals(opts: &ViewOptions, archives: &[bool], room: usize, t: &mut T
             }
             let text = String::from_utf8_lossy(&bytes);
             page::original_html(&text, loc.len, bytes.len(), &mut row.original);
-            left -= 1;
         }
     }
 }
@@ -535,6 +574,41 @@ mod tests {
         assert_eq!(
             t.dropped_lines.map(|(a, _)| a),
             Some((0, t.head.len() as u64 + 1))
+        );
+    }
+
+    /// Calls with long ids that no result answers kept every id: memory grew with the log
+    /// (30,000 calls of 4.8 KB ids: 168 MB peak RSS). Open ids stay within their byte bound,
+    /// and a call still pairs with its result after older ones were forgotten.
+    #[test]
+    fn long_unanswered_call_ids_stay_within_the_open_calls_bound() {
+        let opts = ViewOptions::new(vec!["x".into()]);
+        let json_opts = opts.clone();
+        let mut pass = Pass::new(&opts, &json_opts, 1 << 20);
+        let call = |id: &str| {
+            serde_json::json!({"type":"assistant","message":{"content":[
+                {"type":"tool_use","id": id,"name":"Bash","input":{}}]}})
+            .to_string()
+        };
+        let n = 2 * OPEN_CALL_BYTES / 4000;
+        for i in 1..=n {
+            let id = format!("{i:06}{}", "x".repeat(4000));
+            pass.event((0, i as u64), call(&id).as_bytes());
+            let held: usize = pass.timeline.calls.keys().map(String::len).sum();
+            assert!(
+                held <= OPEN_CALL_BYTES,
+                "{held} bytes of ids after {i} calls"
+            );
+        }
+        pass.event((0, n as u64 + 1), call("last").as_bytes());
+        let result = serde_json::json!({"type":"user","message":{"content":[
+            {"type":"tool_result","tool_use_id":"last","content":"ok"}]}});
+        pass.event((0, n as u64 + 2), result.to_string().as_bytes());
+        let answered = pass.timeline.tail.iter().chain(&pass.timeline.head);
+        assert!(
+            answered
+                .into_iter()
+                .any(|r| r.answers.is_some_and(|l| l.at == (0, n as u64 + 1)))
         );
     }
 }

@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use super::html_row::{escape_html, escape_lines, escape_text, size_text};
+use super::html_row::{escape_lines, escape_text, size_text};
 
 /// The page's style. Its hash is in [`STYLE_HASH`].
 pub(super) const STYLE: &str = r#"
@@ -49,7 +49,7 @@ pub(super) const SCRIPT: &str = r#"
 (function () {
   var d = document, t = d.getElementById('type'), q = d.getElementById('q'),
       e = d.getElementById('only-errors'), o = d.getElementById('shown'),
-      rows = d.querySelectorAll('main .ev'), kinds = {}, i;
+      rows = d.querySelectorAll('main .ev'), kinds = Object.create(null), i;
   for (i = 0; i < rows.length; i++) kinds[rows[i].getAttribute('data-kind')] = 1;
   Object.keys(kinds).sort().forEach(function (k) {
     var x = d.createElement('option'); x.value = k; x.textContent = k; t.appendChild(x);
@@ -74,7 +74,7 @@ pub(super) const SCRIPT: &str = r#"
 /// `sha256-` and the base64 of [`STYLE`]'s SHA-256, for the CSP (checked by a test).
 pub(super) const STYLE_HASH: &str = "sha256-7+/ZFYEqdnpcVFlT7pO6rU+h2V02Dn4CK8DPcBVNgo0=";
 /// `sha256-` and the base64 of [`SCRIPT`]'s SHA-256, for the CSP (checked by a test).
-pub(super) const SCRIPT_HASH: &str = "sha256-Ykz77aRZyvhXfrzrepr5N6/nM/SeKVAmvZLl0CppYTY=";
+pub(super) const SCRIPT_HASH: &str = "sha256-6eGhawRDH++38Cae7nOjqil4K2P87GTDCB8FO0Ubnv4=";
 
 /// The policy: nothing is fetched, only the page's own style and script apply.
 pub(super) fn csp() -> String {
@@ -317,7 +317,7 @@ pub(super) fn omitted(n: u64, why: &str, how: &str, out: &mut String) {
     ));
     if !how.is_empty() {
         out.push_str("; read them with <code>");
-        escape_html(how, out);
+        escape_text(how, out);
         out.push_str("</code>");
     }
     out.push_str("</p>\n");

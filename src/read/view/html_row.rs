@@ -11,13 +11,13 @@
 use serde_json::Value;
 
 use super::render::Kind;
-use super::{escape_controls, inert_json};
+use super::{escape_controls, inert_json, is_error_event};
 
 /// The most bytes of a gist shown in a row (the whole event is in its details).
 const GIST_CAP: usize = 400;
 
 /// Writes `s` as HTML text that is also safe inside a double- or single-quoted attribute.
-pub(super) fn escape_html(s: &str, out: &mut String) {
+fn escape_html(s: &str, out: &mut String) {
     // The five are ASCII, so a byte scan finds them; runs between are copied whole.
     let mut done = 0;
     for (i, b) in s.bytes().enumerate() {
@@ -56,11 +56,15 @@ pub(super) fn escape_lines(s: &str, out: &mut String) {
     }
 }
 
+/// A result's call id, and whether it failed when the result says so itself (a block of a
+/// message that may answer several calls); `None`: as the event says.
+pub(super) type Answer = (String, Option<bool>);
+
 /// The tool-call ids an event opens (calls) and closes (results), in any agent's stream:
 /// Claude's `tool_use` blocks and `tool_result.tool_use_id`, Codex's `item.started` /
 /// `item.completed` and `call_id`s, Gemini's `tool_id`, Cursor's `call_id`, Goose's
 /// `toolRequest` / `toolResponse`.
-pub(super) fn call_ids(v: &Value) -> (Vec<String>, Vec<String>) {
+pub(super) fn call_ids(v: &Value) -> (Vec<String>, Vec<Answer>) {
     let (mut calls, mut results) = (Vec::new(), Vec::new());
     let str_at = |x: &Value, p: &str| x.pointer(p).and_then(Value::as_str).map(str::to_string);
     for b in v
@@ -72,26 +76,30 @@ pub(super) fn call_ids(v: &Value) -> (Vec<String>, Vec<String>) {
         match b.get("type").and_then(Value::as_str) {
             Some("tool_use" | "server_tool_use" | "toolRequest") => calls.extend(str_at(b, "/id")),
             Some("tool_result" | "toolResponse") => {
-                results.extend(str_at(b, "/tool_use_id").or_else(|| str_at(b, "/id")))
+                // Claude's `is_error`, Goose's `toolResult.status`.
+                let failed = is_error_event(b) || b.get("toolResult").is_some_and(is_error_event);
+                let id = str_at(b, "/tool_use_id").or_else(|| str_at(b, "/id"));
+                results.extend(id.map(|id| (id, Some(failed))));
             }
             _ => {}
         }
     }
+    let mut result = |id: Option<String>| results.extend(id.map(|id| (id, None)));
     let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
     let sub = v.get("subtype").and_then(Value::as_str).unwrap_or("");
     match (kind, sub) {
         ("item.started", _) => calls.extend(str_at(v, "/item/id")),
-        ("item.completed", _) => results.extend(str_at(v, "/item/id")),
+        ("item.completed", _) => result(str_at(v, "/item/id")),
         ("tool_use", _) => calls.extend(str_at(v, "/tool_id")),
-        ("tool_result", _) => results.extend(str_at(v, "/tool_id")),
+        ("tool_result", _) => result(str_at(v, "/tool_id")),
         ("tool_call", "started") => calls.extend(str_at(v, "/call_id")),
-        ("tool_call", "completed") => results.extend(str_at(v, "/call_id")),
+        ("tool_call", "completed") => result(str_at(v, "/call_id")),
         ("response_item", _) => match str_at(v, "/payload/type").as_deref() {
             Some("function_call" | "custom_tool_call") => {
                 calls.extend(str_at(v, "/payload/call_id"))
             }
             Some("function_call_output" | "custom_tool_call_output") => {
-                results.extend(str_at(v, "/payload/call_id"))
+                result(str_at(v, "/payload/call_id"))
             }
             _ => {}
         },
@@ -327,9 +335,15 @@ mod tests {
         assert_eq!(call_ids(&claude), (vec!["t1".to_string()], vec![]));
         let result = serde_json::json!({"type":"user","message":{"content":[
             {"type":"tool_result","tool_use_id":"t1","content":"ok"}]}});
-        assert_eq!(call_ids(&result), (vec![], vec!["t1".to_string()]));
+        assert_eq!(
+            call_ids(&result),
+            (vec![], vec![("t1".to_string(), Some(false))])
+        );
         let codex = serde_json::json!({"type":"item.completed","item":{"id":"i1"}});
-        assert_eq!(call_ids(&codex).1, vec!["i1".to_string()]);
+        assert_eq!(call_ids(&codex).1, vec![("i1".to_string(), None)]);
+        let goose = serde_json::json!({"type":"message","message":{"content":[
+            {"type":"toolResponse","id":"g1","toolResult":{"status":"error"}}]}});
+        assert_eq!(call_ids(&goose).1, vec![("g1".to_string(), Some(true))]);
         let session = serde_json::json!({"type":"response_item",
             "payload":{"type":"function_call","call_id":"c1"}});
         assert_eq!(call_ids(&session).0, vec!["c1".to_string()]);

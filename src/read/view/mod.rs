@@ -203,6 +203,17 @@ impl ViewOptions {
     }
 }
 
+/// The file a piped standard input (`-`) is copied into for `--view` (which seeks), private to
+/// this process and removed after.
+pub fn stdin_spool() -> PathBuf {
+    std::env::temp_dir().join(format!("smart-tee-stdin-{}", std::process::id()))
+}
+
+/// True when `path` stands for standard input (`-`): `/dev/stdin`, or [`stdin_spool`].
+pub fn is_stdin(path: &Path) -> bool {
+    path == Path::new("/dev/stdin") || path == stdin_spool()
+}
+
 /// True for an event that reports a failure, in any agent's stream: `is_error`, an `error`
 /// (top level, or in a Codex item or an opencode part), an error type or subtype, a failed
 /// status, a non-zero exit code, or a tool result flagged as an error.
