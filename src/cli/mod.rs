@@ -94,8 +94,8 @@ struct Cli {
     /// A field whose values (and everything inside them) are never cut unless nothing else is
     /// left (repeatable; adds to the defaults: type, subtype, timestamp, error, is_error, ids of
     /// every agent such as id, uuid, session_id, tool_use_id, call_id, tool_id, thread_id,
-    /// sessionID, callID, and name, tool, status, exit_code, path, model, role; the README
-    /// lists them all).
+    /// sessionID, callID, and name, tool, status, exit_code, path, model, role, usage and costs;
+    /// docs/cut-policy.md says how they are chosen).
     #[arg(long, value_name = "FIELD")]
     preserve: Vec<String>,
 
@@ -224,7 +224,8 @@ struct Cli {
     )]
     offset: Option<u64>,
 
-    /// With --original: at most this many bytes of the line, from --offset (default 0).
+    /// With --original: at most this many bytes of the line, from --offset (default: the rest
+    /// of the line).
     #[arg(
         long,
         value_name = "BYTES",
@@ -504,7 +505,7 @@ fn mcp_command() -> clap::Command {
         .bin_name("smart-tee mcp")
         .about(
             "Serve the agent logs under the roots to MCP clients over stdio, read-only: tools \
-             list_logs, read_log, log_summary and wait_for_log. Only logs under the roots are \
+             list_logs, read_log, log_summary, wait_for_log and read_original. Only logs under the roots are \
              served: regular files named .jsonl, .ndjson or .log (and rotated .N/.gz/.zst \
              forms) whose first line is a JSON object, outside hidden folders, opened once \
              beneath the root without following symlinks out.",
