@@ -103,8 +103,8 @@ struct Cli {
     /// A field whose values (and everything inside them) are never cut unless nothing else is
     /// left (repeatable; adds to the defaults: type, subtype, timestamp, error, is_error, ids of
     /// every agent such as id, uuid, session_id, tool_use_id, call_id, tool_id, thread_id,
-    /// sessionID, callID, and name, tool, status, exit_code, path, model, role; the README
-    /// lists them all).
+    /// sessionID, callID, and name, tool, status, exit_code, path, model, role, usage and costs;
+    /// docs/cut-policy.md says how they are chosen).
     #[arg(long, value_name = "FIELD")]
     preserve: Vec<String>,
 
@@ -248,7 +248,8 @@ struct Cli {
     )]
     offset: Option<u64>,
 
-    /// With --original: at most this many bytes of the line, from --offset (default 0).
+    /// With --original: at most this many bytes of the line, from --offset (default: the rest
+    /// of the line).
     #[arg(
         long,
         value_name = "BYTES",

@@ -14,8 +14,8 @@ fn mcp_command() -> clap::Command {
         .bin_name("smart-tee mcp")
         .about(
             "Serve the agent logs under the roots to MCP clients over stdio, read-only: tools \
-             list_logs, read_log, log_summary and wait_for_log. Only logs under the roots are \
-             served: regular files named .jsonl, .ndjson or .log (and rotated .N/.gz/.zst \
+             list_logs, read_log, log_summary, wait_for_log and read_original. Only logs under \
+             the roots are served: regular files named .jsonl, .ndjson or .log (and rotated .N/.gz/.zst \
              forms) whose first line is a JSON object, outside hidden folders, opened once \
              beneath the root without following symlinks out.",
         )

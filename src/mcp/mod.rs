@@ -176,7 +176,8 @@ impl Server {
                         "serverInfo": {"name": "smart-tee", "version": env!("CARGO_PKG_VERSION")},
                         "instructions": "Agent logs written by smart-tee (or raw agent streams). \
                             list_logs shows what there is; read_log reads events within a token \
-                            budget; log_summary says what happened; wait_for_log waits for progress.",
+                            budget; log_summary says what happened; wait_for_log waits for \
+                            progress; read_original reads a cut line's original from its archive.",
                     }),
                 ))
             }

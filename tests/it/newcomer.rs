@@ -110,3 +110,74 @@ fn stats_give_sizes_in_a_unit_that_shows_them() {
         text(&tiny.stderr)
     );
 }
+
+/// `smart-tee mcp --help` and the server's instructions named four tools while the server
+/// offered five (`read_original` was missing): every tool `tools/list` gives is named in both.
+#[cfg(feature = "mcp")]
+#[test]
+fn mcp_help_and_instructions_name_every_tool() {
+    let root = common::tempdir("newcomer-mcp-tools");
+    let requests = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+        "\n"
+    );
+    let out = run_cmd(
+        bin().arg("mcp").arg("--root").arg(&root),
+        requests.as_bytes(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let answers: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let answer = |id: i64| {
+        answers
+            .iter()
+            .find(|a| a["id"] == id)
+            .unwrap_or_else(|| panic!("no answer {id}: {answers:?}"))
+    };
+    let instructions = answer(1)["result"]["instructions"].as_str().unwrap();
+    let tools = answer(2)["result"]["tools"].as_array().unwrap();
+    assert!(tools.len() >= 5, "{tools:?}");
+    let help = text(&run_cmd(bin().args(["mcp", "--help"]), b"").stdout);
+    for tool in tools {
+        let name = tool["name"].as_str().unwrap();
+        assert!(help.contains(name), "mcp --help lacks {name}: {help}");
+        assert!(instructions.contains(name), "instructions lack {name}");
+    }
+}
+
+/// `--help` sent readers to "the README" for a list it does not hold, named a source file
+/// (`html.rs`) as a format's meaning, and gave `--limit` a default of 0 (it reads the rest of
+/// the line).
+#[test]
+fn help_points_at_what_a_user_has() {
+    let help = text(&run_cmd(bin().arg("--help"), b"").stdout);
+    assert!(!help.contains("README lists"), "{help}");
+    assert!(!help.contains(".rs`"), "{help}");
+    let limit = help.split("--limit <BYTES>").nth(1).unwrap();
+    let limit = &limit[..limit.find("--view").unwrap()];
+    assert!(!limit.contains("(default 0)"), "{limit}");
+    // And with a limit, the page is that long; without, it is the rest of the line.
+    let dir = common::tempdir("newcomer-limit");
+    let log = dir.join("a.log");
+    let archive = dir.join("a.log.orig.zst");
+    let tee = run_cmd(bin().arg("--archive").arg(&archive).arg(&log), &sample());
+    assert!(tee.status.success(), "{}", text(&tee.stderr));
+    let original = |args: &[&str]| {
+        let out = run_cmd(
+            bin()
+                .args(["--view", "--original", "--line", "6"])
+                .args(args)
+                .arg(&log),
+            b"",
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        out.stdout.len()
+    };
+    let line6 = sample().split(|&b| b == b'\n').nth(5).unwrap().len();
+    assert_eq!(original(&["--offset", "100"]), line6 - 100);
+    assert_eq!(original(&["--limit", "50"]), 50);
+}

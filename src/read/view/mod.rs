@@ -50,7 +50,7 @@ pub enum Format {
     Jsonl,
     /// One JSON array of the events.
     Json,
-    /// One self-contained HTML page: the summary, charts and the timeline (`html.rs`).
+    /// One self-contained HTML page: the summary, charts and the timeline.
     Html,
 }
 
