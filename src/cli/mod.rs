@@ -397,7 +397,7 @@ struct Cli {
 
     /// Rewrite the FILEs in place to the budget and the field rules, atomically (a temporary
     /// file beside each, synced, renamed over it; permissions kept). A file being appended to
-    /// meanwhile is refused.
+    /// meanwhile is refused. A gzip or zstd log (a rotated .gz) stays compressed.
     #[arg(long, help_heading = "Compacting logs (--compact)", conflicts_with_all = ["append", "ignore_interrupts", "pipe", "output_error", "stats", "stats_json", "stdout_max_line_bytes", "add_timestamp", "progress"])]
     compact: bool,
 

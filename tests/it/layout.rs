@@ -97,3 +97,16 @@ fn every_phase_folder_says_its_job() {
     }
     assert!(missing.is_empty(), "no module doc: {}", missing.join(", "));
 }
+
+/// A module the next engineer reads in one sitting: none over 700 lines (split it by job).
+#[test]
+fn no_module_is_over_700_lines() {
+    let long: Vec<String> = all_sources()
+        .iter()
+        .filter_map(|(_, path)| {
+            let lines = std::fs::read_to_string(path).unwrap().lines().count();
+            (lines > 700).then(|| format!("{}: {lines} lines", path.display()))
+        })
+        .collect();
+    assert!(long.is_empty(), "split by job: {}", long.join(", "));
+}
