@@ -1062,16 +1062,27 @@ fn summary_names_the_agent_version_and_counts_unknown_event_types() {
     );
 }
 
-/// The total of several conversations counts all their turns: it gave the last
-/// conversation's `num_turns` (a file with 3 turns, then a reset and 1 turn, read "turns 1").
+/// The total of several conversations adds up their turns, tokens and reported time: it gave
+/// the last conversation's `num_turns` and `duration_ms`, and only the tokens of conversations
+/// whose result carried a total (3 turns, then a reset and 1 turn, read "turns 1").
 #[test]
-fn the_total_of_two_conversations_counts_the_turns_of_both() {
-    let log = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden/format-claude-2026-events/log.jsonl");
+fn the_total_of_two_conversations_adds_their_turns_tokens_and_time() {
+    let log = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/two-conversations.jsonl");
     let out = view(&["--summary", "--format", "json", log.to_str().unwrap()]);
     let v: Value = strict_parse(out.stdout.trim_ascii_end()).unwrap();
     let convs = v["conversations"].as_array().unwrap();
-    let turns: Vec<&Value> = convs.iter().map(|c| &c["turns"]).collect();
-    assert_eq!(turns, [&Value::from(3), &Value::from(1)], "{v}");
-    assert_eq!(v["turns"], 4, "{v}");
+    let each = |key: &str| -> Vec<Value> { convs.iter().map(|c| c[key].clone()).collect() };
+    assert_eq!(each("turns"), [Value::from(2), Value::from(1)], "{v}");
+    assert_eq!(
+        each("input_tokens"),
+        [Value::from(2600), Value::from(900)],
+        "{v}"
+    );
+    assert_eq!(v["turns"], 3, "{v}");
+    assert_eq!(
+        (&v["input_tokens"], &v["output_tokens"]),
+        (&Value::from(3500), &Value::from(82)),
+        "{v}"
+    );
+    assert_eq!(v["duration_ms"], 42000, "{v}");
 }

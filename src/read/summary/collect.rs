@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 
 use super::health::{is_final, is_heartbeat};
 use super::{
-    CONVERSATION_CAP, LIST_CAP, MODEL_CAP, ModelUse, OTHER_TOOLS, SESSION_CAP, STRING_CAP, Summary,
-    TOOL_CAP, clip, n, s, sum,
+    CONVERSATION_CAP, Closed, LIST_CAP, MODEL_CAP, ModelUse, OTHER_TOOLS, SESSION_CAP, STRING_CAP,
+    Summary, TOOL_CAP, clip, n, plus, s, sum,
 };
 use crate::line::agents::Head;
 use crate::read::gist::{first_line, gist, time_of};
@@ -26,8 +26,8 @@ impl Summary {
     /// Adds an event already parsed from a whole line.
     pub fn add_event(&mut self, v: &Value) {
         if self.starts_conversation(v) {
-            if let Some(t) = self.parts.last().and_then(|p| p.turns) {
-                self.turns_closed = Some(self.turns_closed.unwrap_or(0).saturating_add(t));
+            if let Some(p) = self.parts.last() {
+                self.closed.get_or_insert_with(Closed::default).add(p);
             }
             if self.parts.len() >= CONVERSATION_CAP {
                 self.parts.remove(0);
@@ -46,10 +46,10 @@ impl Summary {
         }
         let at = self.lines;
         self.add_value(v, at);
-        // The total's turns are its conversations' (a result's `num_turns` counts its own).
-        if let Some(closed) = self.turns_closed {
-            let current = self.parts.last().and_then(|p| p.turns).unwrap_or(0);
-            self.turns = Some(closed.saturating_add(current));
+        // A total's turns and duration are its conversations' (see [`Closed`]).
+        if let (Some(closed), Some(current)) = (self.closed, self.parts.last()) {
+            self.turns = plus(closed.turns, current.turns);
+            self.duration_ms = plus(closed.duration_ms, current.duration_ms);
         }
     }
 
@@ -514,8 +514,16 @@ impl Summary {
         }
     }
 
-    /// Tokens in and out: the final totals when the log has them, else the messages' sum.
+    /// Tokens in and out: the final totals when the log has them, else the messages' sum; for a
+    /// total of several conversations, the sum of theirs.
     pub(crate) fn tokens(&self) -> (u64, u64) {
+        if let (Some(closed), Some(current)) = (self.closed, self.parts.last()) {
+            let (i, o) = current.tokens();
+            return (
+                closed.tokens.0.saturating_add(i),
+                closed.tokens.1.saturating_add(o),
+            );
+        }
         if self.input_tokens > 0 || self.output_tokens > 0 {
             (self.input_tokens, self.output_tokens)
         } else {

@@ -101,8 +101,37 @@ pub struct Summary {
     parts: Vec<Summary>,
     /// Conversations before those kept.
     parts_dropped: u64,
-    /// The turns of the conversations before the current one, when any counted turns.
-    turns_closed: Option<u64>,
+    /// What the conversations before the current one add up to (a total of several).
+    closed: Option<Closed>,
+}
+
+/// The sums of finished conversations that a total adds its current one to: a result's
+/// `num_turns`, tokens and `duration_ms` count its own conversation only.
+#[derive(Clone, Copy, Debug, Default)]
+struct Closed {
+    turns: Option<u64>,
+    tokens: (u64, u64),
+    duration_ms: Option<u64>,
+}
+
+/// Two counts that may be unknown, added: unknown only when both are.
+fn plus(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (None, None) => None,
+        _ => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
+    }
+}
+
+impl Closed {
+    fn add(&mut self, part: &Summary) {
+        let (i, o) = part.tokens();
+        self.turns = plus(self.turns, part.turns);
+        self.tokens = (
+            self.tokens.0.saturating_add(i),
+            self.tokens.1.saturating_add(o),
+        );
+        self.duration_ms = plus(self.duration_ms, part.duration_ms);
+    }
 }
 
 /// What an orchestrator acts on.
