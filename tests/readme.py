@@ -20,6 +20,9 @@ import sys
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 readme = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "README.md")
 text = open(readme, encoding="utf-8").read()
+# The README is for users: at most 400 lines (depth goes to docs/).
+if len(text.splitlines()) > 400:
+    sys.exit(f"{readme}: {len(text.splitlines())} lines; the README holds at most 400")
 
 blocks = []  # (kind, body, line number, start of body)
 pattern = re.compile(r"<!-- (runnable|output) -->\n```(\w+)\n(.*?)```\n", re.S)
