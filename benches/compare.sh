@@ -102,8 +102,9 @@ run_set() {
       m = t[int((NR+1)/2)]; printf "%-11s median %.3f s   peak RSS %6.1f MiB\n", n, m, r[int((NR+1)/2)]/1024 }'
   done
   med() { median "$work/$1.times"; }
-  echo "--progress/without: $(echo "scale=3; $(med progress) / $(med smart-tee)" | bc)," \
-       "$(wc -l < "$work/progress.txt") lines shown of $(wc -l < "$input")"
+  [ -f "$work/progress.times" ] &&
+    echo "--progress/without: $(echo "scale=3; $(med progress) / $(med smart-tee)" | bc)," \
+         "$(wc -l < "$work/progress.txt") lines shown of $(wc -l < "$input")"
   [ "${ONLY:-}" = progress ] && return
   echo "ratios: smart-tee/tee $(echo "scale=2; $(med smart-tee) / $(med tee)" | bc)" \
        " smart-tee/pipe-floor $(echo "scale=2; $(med smart-tee) / $(med pipe-floor)" | bc)"
