@@ -1086,3 +1086,31 @@ fn the_total_of_two_conversations_adds_their_turns_tokens_and_time() {
     );
     assert_eq!(v["duration_ms"], 42000, "{v}");
 }
+
+/// A Codex rollout file ends its turn with `event_msg/task_complete` (or `turn_aborted` when
+/// interrupted): a finished rollout read "ended without a final event".
+#[test]
+fn a_codex_rollout_ends_with_task_complete_or_turn_aborted() {
+    let dir = tempdir("rollout-end");
+    let start = r#"{"timestamp":"2026-11-21T10:00:00.000Z","type":"session_meta","payload":{"id":"019b","cli_version":"0.145.1"}}"#;
+    for (last, state, ended) in [
+        (
+            r#"{"timestamp":"2026-11-21T10:00:09.000Z","type":"event_msg","payload":{"type":"task_complete","turn_id":"1","last_agent_message":"Done."}}"#,
+            "finished",
+            "task_complete: Done.",
+        ),
+        (
+            r#"{"timestamp":"2026-11-21T10:00:09.000Z","type":"event_msg","payload":{"type":"turn_aborted","reason":"interrupted"}}"#,
+            "finished",
+            "turn_aborted: interrupted",
+        ),
+    ] {
+        let log = dir.join("rollout.jsonl");
+        std::fs::write(&log, format!("{start}\n{last}\n")).unwrap();
+        let out = view(&["--summary", "--format", "json", log.to_str().unwrap()]);
+        let v: Value = strict_parse(out.stdout.trim_ascii_end()).unwrap();
+        assert_eq!(v["state"], state, "{v}");
+        assert_eq!(v["ok"], ended.starts_with("task_complete"), "{v}");
+        assert_eq!(v["ended"], ended, "{v}");
+    }
+}

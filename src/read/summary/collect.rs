@@ -112,7 +112,11 @@ impl Summary {
         {
             self.last_progress = Some(self.last_progress.map_or(t, |l| l.max(t)));
         }
-        if is_final(kind) {
+        let rollout_end = (kind == "event_msg")
+            .then(|| s(v, "/payload/type"))
+            .flatten()
+            .filter(|t| t == "task_complete" || t == "turn_aborted");
+        if is_final(kind) || rollout_end.is_some() {
             self.after_final = false;
         } else if self.finished.is_some() {
             self.after_final = true;
@@ -204,6 +208,24 @@ impl Summary {
             "complete" => {
                 self.ended = Some("complete".into());
                 self.finished = Some(!is_error_event(v));
+            }
+            // A Codex rollout file's turn ends with `task_complete`, or `turn_aborted` when it
+            // was interrupted.
+            "event_msg" if rollout_end.is_some() => {
+                let complete = rollout_end.as_deref() == Some("task_complete");
+                self.finished = Some(complete);
+                self.ended = Some(if complete {
+                    format!(
+                        "task_complete{}",
+                        s(v, "/payload/last_agent_message")
+                            .map_or(String::new(), |m| format!(": {}", first_line(&m, 120)))
+                    )
+                } else {
+                    format!(
+                        "turn_aborted: {}",
+                        s(v, "/payload/reason").unwrap_or_default()
+                    )
+                });
             }
             _ => {}
         }
