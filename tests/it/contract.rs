@@ -614,3 +614,15 @@ proptest! {
         }
     }
 }
+
+/// A proptest finding: on CPUs with AVX-512 VBMI2 the block writer of a non-JSON record left a
+/// lead byte (0xde) raw before a block end, so the record was not UTF-8 (budget 662).
+#[test]
+fn random_bytes_with_a_lead_byte_before_a_block_end_log_utf8() {
+    let input = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/regressions/lead-byte-before-a-block-end.bin"),
+    )
+    .unwrap();
+    check_contract(&input, 662);
+}

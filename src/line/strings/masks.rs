@@ -195,7 +195,11 @@ fn squeeze() -> Option<Squeeze> {
             && is_x86_feature_detected!("avx512vbmi")
             && is_x86_feature_detected!("avx512vbmi2")
     });
-    has.then_some(squeeze_vbmi2 as Squeeze)
+    // Off until it is mended: on random bytes the block writer left a lead byte (0xde) raw in
+    // a record, which is then not UTF-8 (tests/proptest-regressions/contract.txt, and
+    // contract::random_bytes_with_a_lead_byte_before_a_block_end_log_utf8).
+    const ENABLED: bool = false;
+    (ENABLED && has).then_some(squeeze_vbmi2 as Squeeze)
 }
 
 /// [`avx512::squeeze`] behind the check that makes it sound: handed out by [`squeeze`] only.
