@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 
 use crate::cut::engine::{EngineConfig, LineEngine};
 use crate::error::Error;
-use crate::read::view::Compression;
+use crate::read::view::{Compression, DecompressLimit, open_log};
 use crate::tee::log::LogWriter;
 use crate::tee::sink::{LogSink, whole_lines_len};
 
@@ -268,13 +268,12 @@ pub fn compact_file(
             None => whole_lines_len(&file)?,
             Some(_) => before.len(),
         };
-        let mut reader: Box<dyn Read> = match compression {
-            None => Box::new((&file).take(whole)),
-            Some(Compression::Gzip) => {
-                Box::new(flate2::read::MultiGzDecoder::new(io::BufReader::new(&file)))
-            }
-            Some(Compression::Zstd) => Box::new(zstd::stream::read::Decoder::new(&file)?),
+        // The reader `--view` uses: a plain log's whole lines, a compressed one decompressed.
+        let no_bound = DecompressLimit {
+            bytes: None,
+            hit: Default::default(),
         };
+        let mut reader = open_log(file.try_clone()?, &no_bound)?;
         let mut buf = vec![0u8; CHUNK];
         let mut read = 0u64;
         loop {
