@@ -673,3 +673,41 @@ fn redact_catches_a_secret_split_across_reads_of_a_giant_line() {
     assert!(decoded.starts_with(&format!("{{\"a\":\"{pad}\",")));
     assert!(decoded.ends_with(&format!(",\"b\":\"{pad}\"}}\n")));
 }
+
+/// The pair in tests/data/archive-v1 was written by the version before the archive's entries
+/// hashed log lines four lanes at a time (entries tagged `stA1`): its originals still read,
+/// and a new run appended to it adds version 2 entries that read too.
+#[test]
+fn an_archive_written_by_version_1_still_gives_originals() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/archive-v1");
+    let input = std::fs::read(data.join("input.jsonl")).unwrap();
+    check_originals(
+        &data.join("run.jsonl.orig.zst"),
+        &data.join("run.jsonl"),
+        &input,
+    );
+
+    let dir = tempdir("archive-v1-appended");
+    for f in ["run.jsonl", "run.jsonl.orig.zst"] {
+        std::fs::copy(data.join(f), dir.join(f)).unwrap();
+    }
+    let (log, archive) = (dir.join("run.jsonl"), dir.join("run.jsonl.orig.zst"));
+    let more = b"{\"type\":\"result\",\"n\":41}\n{\"type\":\"result\",\"n\":42}\n";
+    let out = run_cmd(
+        bin()
+            .args(["-a", "-b", "1024", "--archive"])
+            .arg(&archive)
+            .arg(&log),
+        more,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let both = [input.as_slice(), more].concat();
+    check_originals(&archive, &log, &both);
+    assert_eq!(decode(&archive), both);
+    let bytes = std::fs::read(&archive).unwrap();
+    let tagged = |tag: &[u8]| bytes.windows(4).filter(|w| *w == tag).count();
+    assert!(
+        tagged(b"stA1") >= 1 && tagged(b"stA2") >= 1,
+        "one run of each version"
+    );
+}

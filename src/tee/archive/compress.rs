@@ -11,10 +11,11 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{self, Cursor, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-use super::Entry;
+use super::{Entry, PACE};
 use crate::error::Error;
 
 /// A closed frame: its input bytes and its entry (sizes filled in here).
@@ -55,6 +56,9 @@ pub struct Shared {
     pub output: Mutex<Output>,
     pub turn: Condvar,
     pub free: Mutex<Sender<Vec<u8>>>,
+    /// How many messages the log thread has handed over or is handing over (it may be waiting
+    /// for room): those past the one a thread takes are waiting for it.
+    pub handed: Arc<AtomicU64>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -64,12 +68,19 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// One compression thread: takes the next message, compresses, waits for its turn, writes.
 pub fn run(shared: &Shared, mut zstd: zstd::bulk::Compressor<'static>) {
     let mut out = Vec::new();
+    // The rung of [`PACE`] this thread compresses at.
+    let mut pace = 0;
     loop {
         let Ok((seq, msg)) = lock(&shared.rx).recv() else {
             return;
         };
         let (compressed, frame) = match msg {
             ToCompressor::Frame(frame) => {
+                let waiting = shared.handed.load(Ordering::Relaxed) > seq + 1;
+                let rung = step(pace, waiting);
+                if rung != pace && zstd.set_compression_level(PACE[rung]).is_ok() {
+                    pace = rung;
+                }
                 let done = compress(&mut zstd, frame.entry.clone(), &frame.bytes, &mut out);
                 (Some(done), Some(frame.bytes))
             }
@@ -100,6 +111,16 @@ pub fn run(shared: &Shared, mut zstd: zstd::bulk::Compressor<'static>) {
         if let Some(bytes) = frame {
             let _ = lock(&shared.free).send(bytes);
         }
+    }
+}
+
+/// The rung of [`PACE`] after `rung`: one faster while frames wait, one slower (back towards
+/// [`super::LEVEL`]) when none does.
+fn step(rung: usize, waiting: bool) -> usize {
+    if waiting {
+        (rung + 1).min(PACE.len() - 1)
+    } else {
+        rung.saturating_sub(1)
     }
 }
 
@@ -217,4 +238,31 @@ pub fn open(path: &Path, append: bool, mode: u32) -> Result<(File, u64), Error> 
         0
     };
     Ok((file, len))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_pace_level_compresses_and_the_steps_stay_on_the_ladder() {
+        let data: Vec<u8> = (0..200_000u32)
+            .flat_map(|i| (i % 251).to_le_bytes())
+            .collect();
+        let mut zstd = zstd::bulk::Compressor::new(PACE[0]).unwrap();
+        let mut out = Vec::new();
+        for level in PACE {
+            zstd.set_compression_level(level).unwrap();
+            compress(&mut zstd, Entry::default(), &data, &mut out).unwrap();
+            let frame = &out[8 + super::super::ENTRY_FIXED..];
+            assert_eq!(zstd::bulk::decompress(frame, data.len()).unwrap(), data);
+        }
+        let mut rung = 0;
+        for _ in 0..10 {
+            rung = step(rung, true);
+        }
+        assert_eq!(rung, PACE.len() - 1);
+        assert_eq!(step(rung, false), PACE.len() - 2);
+        assert_eq!(step(0, false), 0);
+    }
 }

@@ -38,11 +38,19 @@ pub const MAX_BLANKS: usize = 1024;
 /// level 1 keeps 21.2% of the input, over the 20% asked; level 2 keeps 17.6% at level 1's
 /// speed; level 3 keeps 16.7% for about a tenth more time.
 pub const LEVEL: i32 = 2;
+/// The levels a compression thread steps down to, one a frame, while frames wait for it (the
+/// input comes faster than [`LEVEL`] compresses it), and back up one a frame once none waits:
+/// compression follows the input instead of holding the stream back. The last is zstd's
+/// fastest useful acceleration on agent streams (`examples/archive_levels`).
+pub const PACE: [i32; 4] = [LEVEL, -1, -8, -64];
 
 /// The magic of the skippable frame that holds an entry (one of the 16 zstd reserves).
 pub const ENTRY_MAGIC: u32 = 0x184D_2A5B;
-/// The first bytes of an entry's payload: the format and its version.
-pub const ENTRY_TAG: &[u8; 4] = b"stA1";
+/// The first bytes of an entry's payload: the format and its version. Version 2 hashes log
+/// lines with [`line_hash`]; version 1 (still read) with [`line_hash_v1`].
+pub const ENTRY_TAG: &[u8; 4] = b"stA2";
+/// The tag of version 1 entries.
+pub const ENTRY_TAG_V1: &[u8; 4] = b"stA1";
 /// The fixed part of an entry's payload; the blank list follows (4 bytes each).
 pub const ENTRY_FIXED: usize = 48;
 /// The largest input a frame may claim, for a reader that meets a damaged entry.
@@ -125,6 +133,8 @@ pub struct Entry {
     pub hash: u64,
     /// The indexes (among `ends`, from 0) of the line ends that produced no log line.
     pub blanks: Vec<u32>,
+    /// Written by version 1: `hash` folds [`line_hash_v1`].
+    pub v1: bool,
 }
 
 impl Entry {
@@ -133,7 +143,7 @@ impl Entry {
         let payload = ENTRY_FIXED + 4 * self.blanks.len();
         out.extend_from_slice(&ENTRY_MAGIC.to_le_bytes());
         out.extend_from_slice(&(payload as u32).to_le_bytes());
-        out.extend_from_slice(ENTRY_TAG);
+        out.extend_from_slice(if self.v1 { ENTRY_TAG_V1 } else { ENTRY_TAG });
         out.extend_from_slice(&self.flags.to_le_bytes());
         out.extend_from_slice(&self.csize.to_le_bytes());
         out.extend_from_slice(&self.dsize.to_le_bytes());
@@ -164,7 +174,7 @@ impl Entry {
     /// An entry from its payload; `None` when it is not one this version wrote, or it does not
     /// hold together.
     pub fn parse(p: &[u8]) -> Option<Entry> {
-        if p.len() < ENTRY_FIXED || &p[..4] != ENTRY_TAG {
+        if p.len() < ENTRY_FIXED || (&p[..4] != ENTRY_TAG && &p[..4] != ENTRY_TAG_V1) {
             return None;
         }
         let u32_at = |at: usize| u32::from_le_bytes(p[at..at + 4].try_into().unwrap_or([0; 4]));
@@ -181,6 +191,7 @@ impl Entry {
                 .chunks_exact(4)
                 .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
                 .collect(),
+            v1: &p[..4] == ENTRY_TAG_V1,
         };
         let sane = e.dsize <= READ_FRAME_MAX
             && e.logged <= e.ends
@@ -191,11 +202,49 @@ impl Entry {
     }
 }
 
-/// The hash of one log line's bytes (its newline excluded): a word-at-a-time multiply-xorshift,
-/// fixed here so that every version reads what another wrote.
+/// The hash of one log line's bytes (its newline excluded), as version 2 entries fold it. Four
+/// 64-bit lanes take 32 bytes a round, each word added to one lane as it is and the product of
+/// its halves (keyed) to another, which compiles to a few vector instructions a round: the log
+/// thread hashes every log line, so this ran at a word per multiply before (most of what the
+/// archive cost on short lines). Any change of one word changes the sum of its lane; the
+/// multiply-xorshift of [`line_hash_v1`] then mixes the lanes with the last bytes. Fixed here: every version reads what another wrote.
 pub fn line_hash(bytes: &[u8]) -> u64 {
+    const KEYS: [u64; 4] = [
+        0x9E37_79B9_7F4A_7C15,
+        0xC2B2_AE3D_27D4_EB4F,
+        0x1656_67B1_9E37_79F9,
+        0x27D4_EB2F_1656_67C5,
+    ];
+    let seed = (bytes.len() as u64).wrapping_mul(KEYS[0]) ^ 0x5354_4545_4152_4348;
+    let mut lanes = [seed, seed ^ KEYS[1], seed ^ KEYS[2], seed ^ KEYS[3]];
+    let mut blocks = bytes.chunks_exact(32);
+    for b in &mut blocks {
+        let mut words = [0u64; 4];
+        for (i, w) in words.iter_mut().enumerate() {
+            *w = u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().unwrap_or([0; 8]));
+        }
+        for i in 0..4 {
+            let keyed = words[i] ^ KEYS[i];
+            lanes[i ^ 1] = lanes[i ^ 1].wrapping_add(words[i]);
+            lanes[i] = lanes[i].wrapping_add((keyed & 0xFFFF_FFFF) * (keyed >> 32));
+        }
+    }
+    // The lanes side by side (rotated apart), then mixed with the last bytes' words.
+    let h = seed ^ lanes[0] ^ lanes[1].rotate_left(17) ^ lanes[2].rotate_left(31);
+    words_hash(h ^ lanes[3].rotate_left(47), blocks.remainder())
+}
+
+/// The hash of one log line's bytes as version 1 entries fold it: a word-at-a-time
+/// multiply-xorshift.
+pub fn line_hash_v1(bytes: &[u8]) -> u64 {
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut h = (bytes.len() as u64).wrapping_mul(K) ^ 0x5354_4545_4152_4348;
+    let h = (bytes.len() as u64).wrapping_mul(K) ^ 0x5354_4545_4152_4348;
+    words_hash(h, bytes)
+}
+
+/// `h` with the bytes of `bytes` mixed in a word at a time.
+fn words_hash(mut h: u64, bytes: &[u8]) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
     let mut words = bytes.chunks_exact(8);
     for w in &mut words {
         let w = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
@@ -239,6 +288,7 @@ mod tests {
             ends: 4,
             hash: 0xdead_beef,
             blanks: vec![0, 3],
+            v1: false,
         };
         let mut out = Vec::new();
         e.write_to(&mut out);
@@ -250,6 +300,16 @@ mod tests {
 
     #[test]
     fn line_hash_sees_every_byte_and_the_length() {
+        // Lines past a 32-byte round: a change in any lane, and in the remainder, is seen.
+        let long = b"{\"type\":\"assistant\",\"message\":{\"id\":\"msg_01\",\"x\":12345}}";
+        for i in 0..long.len() {
+            let mut other = *long;
+            other[i] ^= 1;
+            assert_ne!(line_hash(long), line_hash(&other), "byte {i}");
+        }
+        assert_ne!(line_hash(&long[..40]), line_hash_v1(&long[..40]));
+        // Version 1 stays as it was written: archives of earlier versions still read.
+        assert_eq!(line_hash_v1(b"{\"a\":1}"), 0x4c6c_fadd_74dc_20d8);
         let a = line_hash(b"{\"a\":1}");
         assert_ne!(a, line_hash(b"{\"a\":2}"));
         assert_ne!(line_hash(b""), line_hash(b"\0"));

@@ -11,7 +11,7 @@ use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use super::{CONTINUES, EOF_END, Entry, OPEN_END, fold, line_hash};
+use super::{CONTINUES, EOF_END, Entry, OPEN_END, fold, line_hash, line_hash_v1};
 use crate::error::Error;
 
 /// A record whose entry and frame are both whole in the file.
@@ -161,7 +161,8 @@ impl Archive {
         let mut short = None;
         for &i in &candidates {
             let e = &self.records[i].entry;
-            let hash = log_hash(log, e.log_first, e.logged)
+            let line_hash = if e.v1 { line_hash_v1 } else { line_hash };
+            let hash = log_hash(log, e.log_first, e.logged, line_hash)
                 .map_err(|err| format!("reading log {}: {err}", log.display()))?;
             match hash {
                 Some(h) if h == e.hash => {
@@ -308,10 +309,15 @@ impl Archive {
     }
 }
 
-/// The folded hash of log lines `first..first + count` (from 1), or `None` when the log has
-/// fewer lines. Lines are read one at a time; a line is held whole (log lines are within their
+/// The folded `line_hash` of log lines `first..first + count` (from 1), or `None` when the log
+/// has fewer lines. Lines are read one at a time; a line is held whole (log lines are within their
 /// budget, or at most the engine's line cap).
-fn log_hash(log: &Path, first: u64, count: u32) -> io::Result<Option<u64>> {
+fn log_hash(
+    log: &Path,
+    first: u64,
+    count: u32,
+    line_hash: fn(&[u8]) -> u64,
+) -> io::Result<Option<u64>> {
     let mut f = io::BufReader::with_capacity(256 * 1024, open_log(log)?);
     let mut line = Vec::new();
     let mut n = 1u64;

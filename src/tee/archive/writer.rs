@@ -9,6 +9,7 @@
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
 use std::sync::mpsc::{channel, sync_channel};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -103,6 +104,7 @@ impl ArchiveFeed {
         let (tx, rx) = sync_channel(QUEUE);
         let (free_tx, free) = channel();
         let errors = Arc::new(Mutex::new(Vec::new()));
+        let handed = Arc::new(AtomicU64::new(0));
         let shared = Arc::new(Shared {
             rx: Mutex::new(rx),
             output: Mutex::new(Output {
@@ -115,6 +117,7 @@ impl ArchiveFeed {
             }),
             turn: Condvar::new(),
             free: Mutex::new(free_tx),
+            handed: Arc::clone(&handed),
         });
         let mut threads = Vec::new();
         for zstd in compressors {
@@ -134,7 +137,14 @@ impl ArchiveFeed {
             }
         }
         Ok(ArchiveFeed {
-            frames: FrameBuilder::new(opts.frame_target, opts.frame_max, base + 1, tx, free),
+            frames: FrameBuilder::new(
+                opts.frame_target,
+                opts.frame_max,
+                base + 1,
+                tx,
+                free,
+                handed,
+            ),
             threads,
             errors,
             redactor: opts.redact.then(Redactor::new),
