@@ -6,17 +6,37 @@
 //! byte value, the groups that have a literal with that byte first, second and third. A position
 //! may start a literal of a group only where its byte and the next two are all in that group's
 //! tables: three table look-ups and two ANDs a byte, which AVX-512 VBMI does for sixty-four bytes
-//! in a handful of instructions (`vpermi2b` looks up a 128-byte table). The filter has false
-//! hits (two literals of a group mix), never misses: a text it rules out holds none of the
-//! literals. On a CPU without VBMI it rules nothing out, and the searches run as before.
+//! in a handful of instructions (`vpermi2b` looks up a 128-byte table). With AVX2 (no 128-byte
+//! look-up) each table is approached from above by two 16-byte ones, by the byte's low and
+//! high four bits (`vpshufb`, as Teddy does), thirty-two positions at a time, and the rare
+//! positions that pass are checked against the exact tables: both give the same answer. The
+//! filter has false hits (two literals of a group mix), never misses: a text it rules out holds
+//! none of the literals. On a CPU without either it rules nothing out, and the searches run as
+//! before.
 
 /// The filter of a set of literals (see the module doc).
 #[derive(Clone, Debug)]
 pub struct Trigrams {
-    /// By position in the literal (first, second, third byte), by byte value, the groups.
-    tables: [[u8; 128]; 3],
-    /// Whether this CPU runs the filter (AVX-512 VBMI).
-    fast: bool,
+    /// By position in the literal (first, second, third byte), by byte value, the groups (8,
+    /// or 16 with AVX2, whose look-ups are coarser).
+    tables: [[u16; 128]; 3],
+    /// By group half (groups 0-7, 8-15), by position, the groups of the bytes with each low
+    /// four bits, then with each high four bits (none from 0x80): their AND holds the groups of
+    /// `tables`, and maybe more.
+    nibbles: [[[[u8; 16]; 2]; 3]; 2],
+    /// `tables` in bytes (8 groups), as AVX-512 VBMI looks them up.
+    bytes: [[u8; 128]; 3],
+    /// How this CPU runs the filter.
+    simd: Simd,
+}
+
+/// The instructions the filter runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Simd {
+    /// None: nothing is ruled out.
+    Off,
+    Avx2,
+    Vbmi,
 }
 
 impl Trigrams {
@@ -29,32 +49,55 @@ impl Trigrams {
                 "a literal of the trigram filter starts with three ASCII bytes"
             );
         }
+        #[cfg(target_arch = "x86_64")]
+        let simd = if is_x86_feature_detected!("avx512bw") && is_x86_feature_detected!("avx512vbmi")
+        {
+            Simd::Vbmi
+        } else if is_x86_feature_detected!("avx2") {
+            Simd::Avx2
+        } else {
+            Simd::Off
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let simd = Simd::Off;
         // The literals of one first byte share a group. The first bytes with the most literals
         // are placed first, each in the group where it lets through the fewest trigrams that
-        // are no literal's: the product of the group's first, second and third bytes.
+        // are no literal's: the product of the group's first, second and third bytes (with
+        // AVX2, of the four-bit halves of each, which it looks them up by).
         let mut firsts: Vec<u8> = literals.iter().map(|l| l[0]).collect();
         firsts.sort_unstable();
         firsts.dedup();
         let count = |f: u8| literals.iter().filter(|l| l[0] == f).count();
         firsts.sort_by_key(|&f| std::cmp::Reverse(count(f)));
-        let mut tables = [[0u8; 128]; 3];
-        let add = |tables: &mut [[u8; 128]; 3], first: u8, group: u8| {
+        let groups = if simd == Simd::Avx2 { 16 } else { 8 };
+        let mut tables = [[0u16; 128]; 3];
+        let add = |tables: &mut [[u16; 128]; 3], first: u8, group: u8| {
             for literal in literals.iter().filter(|l| l[0] == first) {
                 for (k, table) in tables.iter_mut().enumerate() {
                     table[usize::from(literal[k])] |= 1 << group;
                 }
             }
         };
-        let passed = |tables: &[[u8; 128]; 3]| -> usize {
-            (0..8)
+        let passed = |tables: &[[u16; 128]; 3]| -> usize {
+            (0..groups)
                 .map(|g| {
-                    let n = |t: &[u8; 128]| t.iter().filter(|&&m| m & 1 << g != 0).count();
+                    let n = |t: &[u16; 128]| {
+                        let bytes = (0..128).filter(|&b| t[b] & 1 << g != 0);
+                        if simd != Simd::Avx2 {
+                            return bytes.count();
+                        }
+                        let (mut low, mut high) = (0u16, 0u16);
+                        for b in bytes {
+                            (low, high) = (low | 1 << (b & 15), high | 1 << (b >> 4));
+                        }
+                        (low.count_ones() * high.count_ones()) as usize
+                    };
                     n(&tables[0]) * n(&tables[1]) * n(&tables[2])
                 })
                 .sum()
         };
         for &first in &firsts {
-            let best = (0..8)
+            let best = (0..groups)
                 .min_by_key(|&g| {
                     let mut trial = tables;
                     add(&mut trial, first, g);
@@ -63,11 +106,32 @@ impl Trigrams {
                 .unwrap_or(0);
             add(&mut tables, first, best);
         }
-        #[cfg(target_arch = "x86_64")]
-        let fast = is_x86_feature_detected!("avx512bw") && is_x86_feature_detected!("avx512vbmi");
-        #[cfg(not(target_arch = "x86_64"))]
-        let fast = false;
-        Trigrams { tables, fast }
+        let mut nibbles = [[[[0u8; 16]; 2]; 3]; 2];
+        for (k, table) in tables.iter().enumerate() {
+            for (b, &groups) in table.iter().enumerate() {
+                for (half, nibbles) in nibbles.iter_mut().enumerate() {
+                    let groups = (groups >> (8 * half)) as u8;
+                    nibbles[k][0][b & 15] |= groups;
+                    nibbles[k][1][b >> 4] |= groups;
+                }
+            }
+        }
+        Trigrams {
+            tables,
+            nibbles,
+            bytes: tables.map(|t| t.map(|g| g as u8)),
+            simd,
+        }
+    }
+
+    /// Whether a literal of some group may start at `text[i]`, by the exact tables.
+    #[inline]
+    fn hit_at(&self, text: &[u8], i: usize) -> bool {
+        let groups = |k: usize| match text.get(i + k) {
+            Some(&b) if b < 0x80 => self.tables[k][usize::from(b)],
+            _ => 0,
+        };
+        groups(0) & groups(1) & groups(2) != 0
     }
 
     /// True when no literal starts anywhere in `text`; false when one may (or this CPU cannot
@@ -75,11 +139,15 @@ impl Trigrams {
     #[inline]
     pub fn rules_out(&self, text: &[u8]) -> bool {
         #[cfg(target_arch = "x86_64")]
-        if self.fast {
+        match self.simd {
             #[allow(unsafe_code)]
             // SAFETY: `vbmi::rules_out` is unsafe to call only because it is compiled for
-            // AVX-512BW and VBMI, and `fast` says the CPU has both (checked in `new`).
-            return unsafe { vbmi::rules_out(&self.tables, text) };
+            // AVX-512BW and VBMI, and `Simd::Vbmi` says the CPU has both (checked in `new`).
+            Simd::Vbmi => return unsafe { vbmi::rules_out(&self.bytes, text) },
+            #[allow(unsafe_code)]
+            // SAFETY: as above, for AVX2.
+            Simd::Avx2 => return unsafe { avx2::rules_out(self, text) },
+            Simd::Off => {}
         }
         false
     }
@@ -87,11 +155,106 @@ impl Trigrams {
     /// [`Trigrams::rules_out`] a byte at a time (for tests: what the SIMD filter must say).
     #[cfg(test)]
     pub fn rules_out_slowly(&self, text: &[u8]) -> bool {
-        let groups = |k: usize, i: usize| match text.get(i + k) {
-            Some(&b) if b < 0x80 => self.tables[k][usize::from(b)],
-            _ => 0,
-        };
-        (0..text.len()).all(|i| groups(0, i) & groups(1, i) & groups(2, i) == 0)
+        (0..text.len()).all(|i| !self.hit_at(text, i))
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+
+    use super::Trigrams;
+
+    /// 32 bytes as a vector.
+    macro_rules! vector {
+        ($bytes:expr) => {{
+            let bytes: &[u8; 32] = $bytes;
+            #[allow(unsafe_code)]
+            // SAFETY: the load reads 32 bytes from a reference to 32 bytes.
+            unsafe {
+                _mm256_loadu_si256(bytes.as_ptr().cast())
+            }
+        }};
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub fn rules_out(filter: &Trigrams, text: &[u8]) -> bool {
+        // Closures are not compiled for AVX2: the work is in macros, as in `vbmi`.
+        macro_rules! table {
+            ($t:expr) => {{
+                let t: &[u8; 16] = $t;
+                let mut both = [0u8; 32];
+                both[..16].copy_from_slice(t);
+                both[16..].copy_from_slice(t);
+                vector!(&both)
+            }};
+        }
+        let [a, b] = &filter.nibbles;
+        let lows = [
+            [table!(&a[0][0]), table!(&a[1][0]), table!(&a[2][0])],
+            [table!(&b[0][0]), table!(&b[1][0]), table!(&b[2][0])],
+        ];
+        let highs = [
+            [table!(&a[0][1]), table!(&a[1][1]), table!(&a[2][1])],
+            [table!(&b[0][1]), table!(&b[1][1]), table!(&b[2][1])],
+        ];
+        let low_bits = _mm256_set1_epi8(0x0F);
+        // The positions of a block where a literal may start, as bits: those whose byte and the
+        // next two are each in some same group by their four-bit halves.
+        macro_rules! maybe {
+            ($run:expr) => {{
+                let run: &[u8; 34] = $run;
+                let mut any = _mm256_setzero_si256();
+                let x = [0, 1, 2].map(|k| vector!(run[k..].first_chunk::<32>().expect("34 bytes")));
+                let low = x.map(|x| _mm256_and_si256(x, low_bits));
+                let high = x.map(|x| _mm256_and_si256(_mm256_srli_epi16::<4>(x), low_bits));
+                for half in 0..2 {
+                    let mut hits = _mm256_set1_epi8(-1);
+                    for k in 0..3 {
+                        let l = _mm256_shuffle_epi8(lows[half][k], low[k]);
+                        let h = _mm256_shuffle_epi8(highs[half][k], high[k]);
+                        hits = _mm256_and_si256(hits, _mm256_and_si256(l, h));
+                    }
+                    any = _mm256_or_si256(any, hits);
+                }
+                let none = _mm256_cmpeq_epi8(any, _mm256_setzero_si256());
+                !(_mm256_movemask_epi8(none) as u32)
+            }};
+        }
+        let mut at = 0;
+        while let Some(run) = text.get(at..at + 34) {
+            let bits = maybe!(run.first_chunk::<34>().expect("34 bytes"));
+            if bits != 0 && exact(filter, text, at, bits) {
+                return false;
+            }
+            at += 32;
+        }
+        while at < text.len() {
+            // The last bytes, padded with NUL (in no group).
+            let mut run = [0u8; 34];
+            let rest = &text[at..text.len().min(at + 34)];
+            run[..rest.len()].copy_from_slice(rest);
+            let left = (text.len() - at).min(32) as u32;
+            let bits = maybe!(&run) & u32::MAX.checked_shr(32 - left).unwrap_or(0);
+            if bits != 0 && exact(filter, text, at, bits) {
+                return false;
+            }
+            at += 32;
+        }
+        true
+    }
+
+    /// Whether a position of `bits` (from `at`) starts a literal's first three bytes by the
+    /// exact tables: the positions the four-bit halves let through are checked one by one.
+    #[cold]
+    fn exact(filter: &Trigrams, text: &[u8], at: usize, mut bits: u32) -> bool {
+        while bits != 0 {
+            if filter.hit_at(text, at + bits.trailing_zeros() as usize) {
+                return true;
+            }
+            bits &= bits - 1;
+        }
+        false
     }
 }
 
@@ -216,14 +379,47 @@ mod tests {
         ) {
             let filter = Trigrams::new(LITERALS);
             let slow = filter.rules_out_slowly(&text);
-            if filter.fast {
+            if filter.simd != Simd::Off {
                 prop_assert_eq!(filter.rules_out(&text), slow);
             } else {
                 prop_assert!(!filter.rules_out(&text));
             }
+            #[cfg(target_arch = "x86_64")]
+            if is_x86_feature_detected!("avx2") {
+                let avx2 = Trigrams { simd: Simd::Avx2, ..filter.clone() };
+                prop_assert_eq!(avx2.rules_out(&text), slow);
+            }
             // Ruled out only when no literal is there.
             let has = LITERALS.iter().any(|l| text.windows(l.len()).any(|w| w == *l));
             prop_assert!(!(slow && has));
+        }
+
+        /// More first bytes than groups: literals share groups, the four-bit look-ups let
+        /// through many positions, and the exact check decides.
+        #[test]
+        fn shared_groups_stay_exact(
+            text in proptest::collection::vec(
+                prop_oneof![
+                    Just(b'a'), Just(b'q'), Just(b'A'), Just(b'p'), Just(b's'), Just(b'k'),
+                    Just(b'_'), Just(b'-'), Just(b'1'), Just(b'i'), Just(b'x'), any::<u8>()
+                ],
+                0..300,
+            ),
+        ) {
+            const MANY: &[&[u8]] = &[
+                b"api_", b"apik", b"AKIA", b"ASIA", b"AIza", b"sk-", b"sk_", b"sig=", b"sbp_",
+                b"pypi-", b"passw", b"PASSW", b"xox", b"xai-", b"q1k", b"1aq", b"-k_", b"_sk",
+                b"ip_", b"kA1", b"Ask", b"aqa", b"pk-", b"iq1", b"xp_", b"Q_a", b"k-x", b"sA_",
+            ];
+            let filter = Trigrams::new(MANY);
+            let slow = filter.rules_out_slowly(&text);
+            let has = MANY.iter().any(|l| text.windows(l.len()).any(|w| w == *l));
+            prop_assert!(!(slow && has));
+            #[cfg(target_arch = "x86_64")]
+            if is_x86_feature_detected!("avx2") {
+                let avx2 = Trigrams { simd: Simd::Avx2, ..filter.clone() };
+                prop_assert_eq!(avx2.rules_out(&text), slow);
+            }
         }
     }
 }
