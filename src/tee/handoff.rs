@@ -14,6 +14,7 @@
 //!   bound.
 
 use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -60,6 +61,8 @@ pub struct Handoff {
     chunk: usize,
     /// The most input bytes queued ([`QUEUE_BYTES`] unless the log side holds input itself).
     bound: usize,
+    /// Told how many bytes are queued, when the log side paces itself by it (the archive).
+    backlog: Option<Arc<crate::tee::archive::Backlog>>,
 }
 
 /// What [`Handoff::send_chunk`] did with the reader's buffer.
@@ -80,6 +83,15 @@ impl Handoff {
         Handoff::with_bound(chunk, QUEUE_BYTES)
     }
 
+    /// Tells `backlog` how full the queue is, each time that changes.
+    pub fn reporting(mut self, backlog: Option<Arc<crate::tee::archive::Backlog>>) -> Handoff {
+        if let Some(b) = &backlog {
+            b.bound.store(self.bound, Ordering::Relaxed);
+        }
+        self.backlog = backlog;
+        self
+    }
+
     /// A queue of buffers of `chunk` bytes, holding up to `bound` bytes (at least one chunk).
     pub fn with_bound(chunk: usize, bound: usize) -> Handoff {
         Handoff {
@@ -97,6 +109,7 @@ impl Handoff {
             room: Condvar::new(),
             chunk,
             bound: bound.max(chunk),
+            backlog: None,
         }
     }
 
@@ -142,6 +155,7 @@ impl Handoff {
             return None;
         }
         s.bytes += n;
+        self.report(s.bytes);
         if let Some(Msg::Chunk(last, len)) = s.items.back_mut()
             && *len + n <= last.len()
             && let Some(room) = Arc::get_mut(last)
@@ -200,12 +214,20 @@ impl Handoff {
         self.recv_until(Some(Instant::now() + timeout))
     }
 
+    #[inline]
+    fn report(&self, bytes: usize) {
+        if let Some(b) = &self.backlog {
+            b.queued.store(bytes, Ordering::Relaxed);
+        }
+    }
+
     fn recv_until(&self, deadline: Option<Instant>) -> Option<Msg> {
         let mut s = lock(&self.state);
         loop {
             if let Some(msg) = s.items.pop_front() {
                 if let Msg::Chunk(_, n) = &msg {
                     s.bytes -= n;
+                    self.report(s.bytes);
                     // The level the queue drains to before a reader waiting for room is woken:
                     // one wake-up per few chunks instead of one per chunk.
                     if s.reader_waits && s.bytes <= self.bound / 2 {

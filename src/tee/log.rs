@@ -384,6 +384,12 @@ impl LogWriter {
         errors
     }
 
+    /// Where the tee reports how full its queue is, when this writer paces itself by it (the
+    /// archive's compression).
+    pub fn backlog(&self) -> Option<std::sync::Arc<crate::tee::archive::Backlog>> {
+        self.archive.as_ref().map(|a| a.backlog())
+    }
+
     /// The most input bytes this writer holds besides the chunk it is given (the archive's
     /// frames waiting for compression).
     pub fn input_held_max(&self) -> usize {

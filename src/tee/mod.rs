@@ -293,7 +293,7 @@ where
     // Input waiting for the logs stays within QUEUE_BYTES, queued here or held by the log
     // writer (the archive's frames).
     let bound = QUEUE_BYTES.saturating_sub(log.input_held_max());
-    let handoff = Arc::new(Handoff::with_bound(CHUNK, bound));
+    let handoff = Arc::new(Handoff::with_bound(CHUNK, bound).reporting(log.backlog()));
     let logs_alive = Arc::new(AtomicBool::new(log.has_live_sinks()));
     if let Some((signals, ignore_interrupts)) = signals {
         watch_signals(signals, Arc::clone(&handoff), ignore_interrupts);

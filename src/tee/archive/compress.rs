@@ -11,11 +11,10 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{self, Cursor, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-use super::{Entry, PACE};
+use super::{Backlog, Entry, PACE};
 use crate::error::Error;
 
 /// A closed frame: its input bytes and its entry (sizes filled in here).
@@ -56,9 +55,8 @@ pub struct Shared {
     pub output: Mutex<Output>,
     pub turn: Condvar,
     pub free: Mutex<Sender<Vec<u8>>>,
-    /// How many messages the log thread has handed over or is handing over (it may be waiting
-    /// for room): those past the one a thread takes are waiting for it.
-    pub handed: Arc<AtomicU64>,
+    /// How far the stream is from being held back, for the pace.
+    pub backlog: Arc<Backlog>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -76,8 +74,7 @@ pub fn run(shared: &Shared, mut zstd: zstd::bulk::Compressor<'static>) {
         };
         let (compressed, frame) = match msg {
             ToCompressor::Frame(frame) => {
-                let waiting = shared.handed.load(Ordering::Relaxed) > seq + 1;
-                let rung = step(pace, waiting);
+                let rung = step(pace, shared.backlog.behind());
                 if rung != pace && zstd.set_compression_level(PACE[rung]).is_ok() {
                     pace = rung;
                 }
@@ -114,10 +111,10 @@ pub fn run(shared: &Shared, mut zstd: zstd::bulk::Compressor<'static>) {
     }
 }
 
-/// The rung of [`PACE`] after `rung`: one faster while frames wait, one slower (back towards
-/// [`super::LEVEL`]) when none does.
-fn step(rung: usize, waiting: bool) -> usize {
-    if waiting {
+/// The rung of [`PACE`] after `rung`: one faster while the stream is about to be held back,
+/// one slower (back towards [`super::LEVEL`]) when it is not.
+fn step(rung: usize, behind: bool) -> usize {
+    if behind {
         (rung + 1).min(PACE.len() - 1)
     } else {
         rung.saturating_sub(1)
@@ -141,7 +138,7 @@ fn compress(
     cursor.set_position(head as u64);
     let done = zstd.compress_to_buffer(data, &mut cursor);
     *out = cursor.into_inner();
-    Entry::set_csize(out, done? as u64);
+    Entry::seal(out, done? as u64);
     Ok(())
 }
 
@@ -229,7 +226,14 @@ pub fn open(path: &Path, append: bool, mode: u32) -> Result<(File, u64), Error> 
                 "it is not a smart-tee archive; not appending to it",
             )));
         }
-        if whole < file.metadata().map_err(err)?.len() {
+        let len = file.metadata().map_err(err)?.len();
+        if whole < len {
+            if !super::reader::torn_tail(&file, whole, len).map_err(err)? {
+                return Err(err(io::Error::other(format!(
+                    "bytes {whole} to {len} are not whole records, and more than a torn last \
+                     record (damaged, or written by a later version); not appending to it"
+                ))));
+            }
             file.set_len(whole).map_err(err)?;
         }
         whole
@@ -254,7 +258,7 @@ mod tests {
         for level in PACE {
             zstd.set_compression_level(level).unwrap();
             compress(&mut zstd, Entry::default(), &data, &mut out).unwrap();
-            let frame = &out[8 + super::super::ENTRY_FIXED..];
+            let frame = &out[8 + super::super::ENTRY_FIXED + super::super::ENTRY_CHECK..];
             assert_eq!(zstd::bulk::decompress(frame, data.len()).unwrap(), data);
         }
         let mut rung = 0;

@@ -7,8 +7,6 @@
 //! produced no log line, at end of input, after a pause of the input (at its last line end), or
 //! at the maximum inside a longer line, which then goes on in the next frames.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender};
 
 use super::compress::{Frame, Numbered, ToCompressor};
@@ -42,8 +40,6 @@ pub struct FrameBuilder {
     seq: u64,
     /// Frame buffers the compression thread is done with.
     free: Receiver<Vec<u8>>,
-    /// The messages handed over so far, for the compression threads' pace.
-    handed: Arc<AtomicU64>,
 }
 
 impl FrameBuilder {
@@ -53,7 +49,6 @@ impl FrameBuilder {
         next_log: u64,
         tx: SyncSender<Numbered>,
         free: Receiver<Vec<u8>>,
-        handed: Arc<AtomicU64>,
     ) -> FrameBuilder {
         let target = target.max(1);
         let max = max.max(target);
@@ -68,7 +63,6 @@ impl FrameBuilder {
             tx: Some(tx),
             seq: 0,
             free,
-            handed,
         }
     }
 
@@ -163,8 +157,6 @@ impl FrameBuilder {
     }
 
     fn send(&mut self, msg: ToCompressor) {
-        // Counted before the send, which waits while the queue is full.
-        self.handed.store(self.seq + 1, Ordering::Relaxed);
         if let Some(tx) = &self.tx
             && tx.send((self.seq, msg)).is_err()
         {

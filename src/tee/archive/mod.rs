@@ -38,11 +38,32 @@ pub const MAX_BLANKS: usize = 1024;
 /// level 1 keeps 21.2% of the input, over the 20% asked; level 2 keeps 17.6% at level 1's
 /// speed; level 3 keeps 16.7% for about a tenth more time.
 pub const LEVEL: i32 = 2;
-/// The levels a compression thread steps down to, one a frame, while frames wait for it (the
-/// input comes faster than [`LEVEL`] compresses it), and back up one a frame once none waits:
-/// compression follows the input instead of holding the stream back. The last is zstd's
-/// fastest useful acceleration on agent streams (`examples/archive_levels`).
-pub const PACE: [i32; 4] = [LEVEL, -1, -8, -64];
+/// The levels a compression thread steps through, one a frame: down while the tee's queue of
+/// input waiting for the log side is at least half full (the stream is about to be held back:
+/// the input comes faster than [`LEVEL`] compresses it), back up once it is not. Level -1 keeps
+/// the matches and leaves literals unencoded: on the 200 MB corpus it compresses a quarter
+/// faster than level 2, and the levels past it hardly faster (`examples/archive_levels`).
+pub const PACE: [i32; 2] = [LEVEL, -1];
+
+/// How full the tee's queue of input waiting for the log side is, as the tee reports it
+/// ([`crate::tee::handoff::Handoff::reporting`]) and the compression threads pace themselves
+/// by it. With nobody reporting (`--compact --archive`, the library) it stays empty.
+#[derive(Debug, Default)]
+pub struct Backlog {
+    /// Bytes queued.
+    pub queued: std::sync::atomic::AtomicUsize,
+    /// The most that may be queued (0: nobody reports).
+    pub bound: std::sync::atomic::AtomicUsize,
+}
+
+impl Backlog {
+    /// True when the queue is at least half full.
+    pub fn behind(&self) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        let bound = self.bound.load(Relaxed);
+        bound > 0 && self.queued.load(Relaxed) >= bound / 2
+    }
+}
 
 /// The magic of the skippable frame that holds an entry (one of the 16 zstd reserves).
 pub const ENTRY_MAGIC: u32 = 0x184D_2A5B;
@@ -51,8 +72,12 @@ pub const ENTRY_MAGIC: u32 = 0x184D_2A5B;
 pub const ENTRY_TAG: &[u8; 4] = b"stA2";
 /// The tag of version 1 entries.
 pub const ENTRY_TAG_V1: &[u8; 4] = b"stA1";
-/// The fixed part of an entry's payload; the blank list follows (4 bytes each).
+/// The fixed part of an entry's payload; the blank list follows (4 bytes each), then, from
+/// version 2 on, a check of all that ([`ENTRY_CHECK`] bytes).
 pub const ENTRY_FIXED: usize = 48;
+/// The check at the end of a version 2 entry: [`line_hash`] of the payload before it, so that a
+/// damaged entry (a flipped flag, a blank index) is refused instead of numbering lines wrong.
+pub const ENTRY_CHECK: usize = 8;
 /// The largest input a frame may claim, for a reader that meets a damaged entry.
 pub const READ_FRAME_MAX: u64 = 64 << 20;
 
@@ -140,7 +165,8 @@ pub struct Entry {
 impl Entry {
     /// The skippable frame holding this entry, appended to `out`.
     pub fn write_to(&self, out: &mut Vec<u8>) {
-        let payload = ENTRY_FIXED + 4 * self.blanks.len();
+        let check = if self.v1 { 0 } else { ENTRY_CHECK };
+        let payload = ENTRY_FIXED + 4 * self.blanks.len() + check;
         out.extend_from_slice(&ENTRY_MAGIC.to_le_bytes());
         out.extend_from_slice(&(payload as u32).to_le_bytes());
         out.extend_from_slice(if self.v1 { ENTRY_TAG_V1 } else { ENTRY_TAG });
@@ -154,12 +180,22 @@ impl Entry {
         for b in &self.blanks {
             out.extend_from_slice(&b.to_le_bytes());
         }
+        if !self.v1 {
+            // Written by [`Entry::seal`] once the compressed size is known.
+            out.extend_from_slice(&[0; ENTRY_CHECK]);
+        }
     }
 
     /// Sets the compressed size in a record that starts with an entry written by
-    /// [`Entry::write_to`] (it is known once the frame that follows is compressed).
-    pub fn set_csize(record: &mut [u8], csize: u64) {
+    /// [`Entry::write_to`] (it is known once the frame that follows is compressed), and seals
+    /// a version 2 entry with its check.
+    pub fn seal(record: &mut [u8], csize: u64) {
         record[16..24].copy_from_slice(&csize.to_le_bytes());
+        if &record[8..12] == ENTRY_TAG {
+            let end = 8 + u32::from_le_bytes([record[4], record[5], record[6], record[7]]) as usize;
+            let check = line_hash(&record[8..end - ENTRY_CHECK]);
+            record[end - ENTRY_CHECK..end].copy_from_slice(&check.to_le_bytes());
+        }
     }
 
     /// The payload's length, from a skippable frame's 8-byte header; `None` when it is not an
@@ -167,14 +203,26 @@ impl Entry {
     pub fn payload_len(header: &[u8; 8]) -> Option<usize> {
         let magic = u32::from_le_bytes(header[..4].try_into().ok()?);
         let len = u32::from_le_bytes(header[4..].try_into().ok()?) as usize;
-        let blanks = len.checked_sub(ENTRY_FIXED)?;
-        (magic == ENTRY_MAGIC && blanks % 4 == 0 && blanks / 4 <= MAX_BLANKS + 1).then_some(len)
+        // The blank list, and a version 2 entry's check (as long as two blank indexes).
+        let rest = len.checked_sub(ENTRY_FIXED)?;
+        (magic == ENTRY_MAGIC && rest % 4 == 0 && rest / 4 <= MAX_BLANKS + 3).then_some(len)
     }
 
     /// An entry from its payload; `None` when it is not one this version wrote, or it does not
     /// hold together.
     pub fn parse(p: &[u8]) -> Option<Entry> {
-        if p.len() < ENTRY_FIXED || (&p[..4] != ENTRY_TAG && &p[..4] != ENTRY_TAG_V1) {
+        let v1 = p.get(..4)? == ENTRY_TAG_V1;
+        if !v1 && p.get(..4)? != ENTRY_TAG {
+            return None;
+        }
+        let end = if v1 {
+            p.len()
+        } else {
+            let end = p.len().checked_sub(ENTRY_CHECK)?;
+            let check = u64::from_le_bytes(p[end..].try_into().ok()?);
+            (end >= ENTRY_FIXED && line_hash(&p[..end]) == check).then_some(end)?
+        };
+        if end < ENTRY_FIXED {
             return None;
         }
         let u32_at = |at: usize| u32::from_le_bytes(p[at..at + 4].try_into().unwrap_or([0; 4]));
@@ -187,11 +235,11 @@ impl Entry {
             logged: u32_at(32),
             ends: u32_at(36),
             hash: u64_at(40),
-            blanks: p[ENTRY_FIXED..]
+            blanks: p[ENTRY_FIXED..end]
                 .chunks_exact(4)
                 .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
                 .collect(),
-            v1: &p[..4] == ENTRY_TAG_V1,
+            v1,
         };
         let sane = e.dsize <= READ_FRAME_MAX
             && e.logged <= e.ends
@@ -218,16 +266,20 @@ pub fn line_hash(bytes: &[u8]) -> u64 {
     let seed = (bytes.len() as u64).wrapping_mul(KEYS[0]) ^ 0x5354_4545_4152_4348;
     let mut lanes = [seed, seed ^ KEYS[1], seed ^ KEYS[2], seed ^ KEYS[3]];
     let mut blocks = bytes.chunks_exact(32);
+    // A salt that changes each round: the same 32 bytes add otherwise in another round, so
+    // that blocks swapped within a line change the sums.
+    let mut salt = 0u64;
     for b in &mut blocks {
         let mut words = [0u64; 4];
         for (i, w) in words.iter_mut().enumerate() {
-            *w = u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().unwrap_or([0; 8]));
+            *w = u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().unwrap_or([0; 8])) ^ salt;
         }
         for i in 0..4 {
             let keyed = words[i] ^ KEYS[i];
             lanes[i ^ 1] = lanes[i ^ 1].wrapping_add(words[i]);
             lanes[i] = lanes[i].wrapping_add((keyed & 0xFFFF_FFFF) * (keyed >> 32));
         }
+        salt = salt.wrapping_add(KEYS[1]);
     }
     // The lanes side by side (rotated apart), then mixed with the last bytes' words.
     let h = seed ^ lanes[0] ^ lanes[1].rotate_left(17) ^ lanes[2].rotate_left(31);
@@ -292,10 +344,43 @@ mod tests {
         };
         let mut out = Vec::new();
         e.write_to(&mut out);
+        Entry::seal(&mut out, 12);
         let header: [u8; 8] = out[..8].try_into().unwrap();
         let len = Entry::payload_len(&header).unwrap();
         assert_eq!(len, out.len() - 8);
-        assert_eq!(Entry::parse(&out[8..]), Some(e));
+        assert_eq!(Entry::parse(&out[8..]), Some(e.clone()));
+        // Version 1 entries have no check and read as they were written.
+        let v1 = Entry { v1: true, ..e };
+        let mut old = Vec::new();
+        v1.write_to(&mut old);
+        Entry::seal(&mut old, 12);
+        assert_eq!(old.len(), out.len() - ENTRY_CHECK);
+        assert_eq!(Entry::parse(&old[8..]), Some(v1));
+    }
+
+    /// A regression: one flipped bit of an entry (a blank index, the flag that says a frame
+    /// continues a line) numbered lines wrong. A version 2 entry's check refuses it.
+    #[test]
+    fn an_entry_with_any_bit_flipped_is_refused() {
+        let e = Entry {
+            flags: CONTINUES,
+            csize: 12,
+            dsize: 34,
+            log_first: 56,
+            logged: 2,
+            ends: 4,
+            hash: 0xdead_beef,
+            blanks: vec![0, 3],
+            v1: false,
+        };
+        let mut out = Vec::new();
+        e.write_to(&mut out);
+        Entry::seal(&mut out, 12);
+        for bit in 0..(out.len() - 8) * 8 {
+            let mut bad = out[8..].to_vec();
+            bad[bit / 8] ^= 1 << (bit % 8);
+            assert_eq!(Entry::parse(&bad), None, "bit {bit}");
+        }
     }
 
     #[test]
@@ -308,6 +393,13 @@ mod tests {
             assert_ne!(line_hash(long), line_hash(&other), "byte {i}");
         }
         assert_ne!(line_hash(&long[..40]), line_hash_v1(&long[..40]));
+        // Two 32-byte blocks swapped (a regression: the lanes' sums did not see their order).
+        let (a, b) = ([b'A'; 32], [b'B'; 32]);
+        assert_ne!(line_hash(&[a, b].concat()), line_hash(&[b, a].concat()));
+        assert_ne!(
+            line_hash(&[a, b, a, [b'x'; 32]].concat()),
+            line_hash(&[b, a, a, [b'x'; 32]].concat())
+        );
         // Version 1 stays as it was written: archives of earlier versions still read.
         assert_eq!(line_hash_v1(b"{\"a\":1}"), 0x4c6c_fadd_74dc_20d8);
         let a = line_hash(b"{\"a\":1}");

@@ -57,6 +57,38 @@ fn walk(file: &File, mut each: impl FnMut(Record)) -> io::Result<(u64, bool)> {
     Ok((off, ours))
 }
 
+/// Whether the bytes of `file` from `whole` (where its whole records end) to `len` can be a
+/// record torn by a crash, to be cut off: no longer than a record can be, and no whole entry
+/// after their start (a damaged entry in the middle of an archive, or one of a later version,
+/// leaves whole records after it, which an append must not cut off).
+pub fn torn_tail(file: &File, whole: u64, len: u64) -> io::Result<bool> {
+    let most = 8
+        + (super::ENTRY_FIXED + 4 * (super::MAX_BLANKS + 1) + super::ENTRY_CHECK)
+        + zstd::zstd_safe::compress_bound(super::FRAME_MAX);
+    if len - whole > most as u64 {
+        return Ok(false);
+    }
+    let mut tail = vec![0; (len - whole) as usize];
+    file.read_exact_at(&mut tail, whole)?;
+    let magic = super::ENTRY_MAGIC.to_le_bytes();
+    for at in memchr::memmem::find_iter(&tail, &magic).filter(|&at| at > 0) {
+        let Some(header) = tail.get(at..at + 8) else {
+            continue;
+        };
+        let header: [u8; 8] = header.try_into().unwrap_or_default();
+        let Some(plen) = Entry::payload_len(&header) else {
+            continue;
+        };
+        if tail
+            .get(at + 8..at + 8 + plen)
+            .is_some_and(|p| Entry::parse(p).is_some())
+        {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
 /// Where the archive's last whole record ends, and whether the file is an archive.
 pub fn whole_len(file: &File) -> io::Result<(u64, bool)> {
     walk(file, |_| {})

@@ -9,7 +9,6 @@
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicU64;
 use std::sync::mpsc::{channel, sync_channel};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -17,7 +16,7 @@ use std::time::Duration;
 
 use super::compress::{self, Output, Shared, open};
 use super::frames::{End, FrameBuilder};
-use super::{FRAME_MAX, FRAME_TARGET, LEVEL, line_hash};
+use super::{Backlog, FRAME_MAX, FRAME_TARGET, LEVEL, line_hash};
 use crate::cut::redact::Redactor;
 use crate::error::Error;
 use crate::tee::split::Piece;
@@ -78,6 +77,8 @@ pub struct ArchiveFeed {
     /// next piece so that a secret is never split between two redactions.
     held: Vec<u8>,
     log: Option<PathBuf>,
+    /// What the compression threads pace themselves by.
+    backlog: Arc<Backlog>,
 }
 
 /// The most a line past the memory cap holds back for `--redact` (see [`ArchiveFeed::piece`]).
@@ -104,7 +105,7 @@ impl ArchiveFeed {
         let (tx, rx) = sync_channel(QUEUE);
         let (free_tx, free) = channel();
         let errors = Arc::new(Mutex::new(Vec::new()));
-        let handed = Arc::new(AtomicU64::new(0));
+        let backlog = Arc::new(Backlog::default());
         let shared = Arc::new(Shared {
             rx: Mutex::new(rx),
             output: Mutex::new(Output {
@@ -117,7 +118,7 @@ impl ArchiveFeed {
             }),
             turn: Condvar::new(),
             free: Mutex::new(free_tx),
-            handed: Arc::clone(&handed),
+            backlog: Arc::clone(&backlog),
         });
         let mut threads = Vec::new();
         for zstd in compressors {
@@ -137,14 +138,8 @@ impl ArchiveFeed {
             }
         }
         Ok(ArchiveFeed {
-            frames: FrameBuilder::new(
-                opts.frame_target,
-                opts.frame_max,
-                base + 1,
-                tx,
-                free,
-                handed,
-            ),
+            frames: FrameBuilder::new(opts.frame_target, opts.frame_max, base + 1, tx, free),
+            backlog,
             threads,
             errors,
             redactor: opts.redact.then(Redactor::new),
@@ -204,6 +199,11 @@ impl ArchiveFeed {
             log: logged.map(line_hash),
             eof: !newline,
         });
+    }
+
+    /// How full the tee's queue is, for the compression threads' pace: the tee reports it here.
+    pub fn backlog(&self) -> Arc<Backlog> {
+        Arc::clone(&self.backlog)
     }
 
     /// The most input bytes the archive holds: the frame being gathered, those waiting and
