@@ -756,8 +756,8 @@ fn an_append_never_cuts_off_whole_records_after_a_damaged_entry() {
     assert!(std::fs::read(&log).unwrap().ends_with(b"{\"run\":2}\n"));
 }
 
-/// With the tee's queue at least half full (set here by hand, as the tee reports it), the
-/// compression thread steps down to its faster level: the archive is larger, every frame still
+/// With the tee's queue at least half full and frames waiting (set here by hand, as the tee
+/// and the log thread report them), the compression thread steps down to its faster levels: the archive is larger, every frame still
 /// decodes and every line's original reads back. With the queue empty, level 2.
 #[test]
 fn a_backlog_steps_compression_down_and_every_line_still_reads() {
@@ -783,6 +783,8 @@ fn a_backlog_steps_compression_down_and_every_line_still_reads() {
         backlog
             .queued
             .store(if behind { 500 } else { 499 }, Relaxed);
+        // A frame always waits, as when compression is what holds the stream back.
+        backlog.frames.store(usize::MAX / 2, Relaxed);
         let mut w = LogWriter::new(LineEngine::new(config(1024)), vec![sink]).with_archive(feed);
         for c in input.chunks(64 * 1024) {
             assert!(w.feed(c).is_empty());

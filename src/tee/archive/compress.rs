@@ -11,6 +11,7 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{self, Cursor, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
@@ -74,6 +75,7 @@ pub fn run(shared: &Shared, mut zstd: zstd::bulk::Compressor<'static>) {
         };
         let (compressed, frame) = match msg {
             ToCompressor::Frame(frame) => {
+                shared.backlog.frames.fetch_sub(1, Ordering::Relaxed);
                 let rung = step(pace, shared.backlog.behind());
                 if rung != pace && zstd.set_compression_level(PACE[rung]).is_ok() {
                     pace = rung;

@@ -7,10 +7,12 @@
 //! produced no log line, at end of input, after a pause of the input (at its last line end), or
 //! at the maximum inside a longer line, which then goes on in the next frames.
 
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, SyncSender};
 
 use super::compress::{Frame, Numbered, ToCompressor};
-use super::{CONTINUES, EOF_END, Entry, MAX_BLANKS, OPEN_END, fold};
+use super::{Backlog, CONTINUES, EOF_END, Entry, MAX_BLANKS, OPEN_END, fold};
 
 /// One line end, as the frame records it.
 #[derive(Clone, Copy, Debug)]
@@ -40,6 +42,8 @@ pub struct FrameBuilder {
     seq: u64,
     /// Frame buffers the compression thread is done with.
     free: Receiver<Vec<u8>>,
+    /// Counts the frames handed over, for the compression threads' pace.
+    backlog: Arc<Backlog>,
 }
 
 impl FrameBuilder {
@@ -49,6 +53,7 @@ impl FrameBuilder {
         next_log: u64,
         tx: SyncSender<Numbered>,
         free: Receiver<Vec<u8>>,
+        backlog: Arc<Backlog>,
     ) -> FrameBuilder {
         let target = target.max(1);
         let max = max.max(target);
@@ -63,6 +68,7 @@ impl FrameBuilder {
             tx: Some(tx),
             seq: 0,
             free,
+            backlog,
         }
     }
 
@@ -136,6 +142,8 @@ impl FrameBuilder {
             }
             let next = self.spare();
             let bytes = std::mem::replace(&mut self.frame, next);
+            // Counted before the send, which waits while the queue is full.
+            self.backlog.frames.fetch_add(1, Ordering::Relaxed);
             self.send(ToCompressor::Frame(Frame { bytes, entry }));
         }
         self.frame.clear();

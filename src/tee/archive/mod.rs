@@ -39,29 +39,34 @@ pub const MAX_BLANKS: usize = 1024;
 /// speed; level 3 keeps 16.7% for about a tenth more time.
 pub const LEVEL: i32 = 2;
 /// The levels a compression thread steps through, one a frame: down while the tee's queue of
-/// input waiting for the log side is at least half full (the stream is about to be held back:
-/// the input comes faster than [`LEVEL`] compresses it), back up once it is not. Level -1 keeps
-/// the matches and leaves literals unencoded: on the 200 MB corpus it compresses a quarter
-/// faster than level 2, and the levels past it hardly faster (`examples/archive_levels`).
-pub const PACE: [i32; 2] = [LEVEL, -1];
+/// input waiting for the log side is at least half full and another frame waits for the
+/// compressor (the stream is about to be held back, by compression: the input comes faster
+/// than [`LEVEL`] compresses it), back up once either is not. On the 200 MB
+/// corpus (`examples/archive_levels`, one core): level 2 730 MB/s keeping 25%, -1 920 MB/s
+/// (literals left unencoded) keeping 36%, -8 950 MB/s, -64 1,230 MB/s keeping 46%; on text
+/// with few repeats -64 keeps nearly all of it. Only a burst that fills the queue gets there.
+pub const PACE: [i32; 4] = [LEVEL, -1, -8, -64];
 
 /// How full the tee's queue of input waiting for the log side is, as the tee reports it
-/// ([`crate::tee::handoff::Handoff::reporting`]) and the compression threads pace themselves
-/// by it. With nobody reporting (`--compact --archive`, the library) it stays empty.
+/// ([`crate::tee::handoff::Handoff::reporting`]), and how many closed frames wait for the
+/// compressor: the compression threads pace themselves by both. With nobody reporting
+/// (`--compact --archive`, the library) the queue stays empty.
 #[derive(Debug, Default)]
 pub struct Backlog {
     /// Bytes queued.
     pub queued: std::sync::atomic::AtomicUsize,
     /// The most that may be queued (0: nobody reports).
     pub bound: std::sync::atomic::AtomicUsize,
+    /// Frames handed to the compression threads (or being handed) and not taken yet.
+    pub frames: std::sync::atomic::AtomicUsize,
 }
 
 impl Backlog {
-    /// True when the queue is at least half full.
+    /// True when the queue is at least half full and a frame waits for compression.
     pub fn behind(&self) -> bool {
         use std::sync::atomic::Ordering::Relaxed;
         let bound = self.bound.load(Relaxed);
-        bound > 0 && self.queued.load(Relaxed) >= bound / 2
+        bound > 0 && self.queued.load(Relaxed) >= bound / 2 && self.frames.load(Relaxed) > 0
     }
 }
 

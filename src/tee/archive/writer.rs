@@ -138,7 +138,14 @@ impl ArchiveFeed {
             }
         }
         Ok(ArchiveFeed {
-            frames: FrameBuilder::new(opts.frame_target, opts.frame_max, base + 1, tx, free),
+            frames: FrameBuilder::new(
+                opts.frame_target,
+                opts.frame_max,
+                base + 1,
+                tx,
+                free,
+                Arc::clone(&backlog),
+            ),
             backlog,
             threads,
             errors,
