@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 use smart_tee::cut::engine::LineEngine;
-use smart_tee::tee::archive::reader::Archive;
+use smart_tee::tee::archive::reader::{self, Archive};
 use smart_tee::tee::archive::writer::{ArchiveFeed, ArchiveOptions};
 use smart_tee::tee::log::LogWriter;
 use smart_tee::tee::sink::LogSink;
@@ -301,14 +301,17 @@ fn two_runs_appended_to_the_same_pair_keep_their_numbers() {
 /// A kill tore the archive's last record (written here on purpose): the whole records still
 /// decode and read back; the torn one is no original; `-a` cuts it back and goes on, and the
 /// log's numbering stays right.
-#[test]
-fn a_torn_last_record_is_cut_back_on_append() {
-    let dir = tempdir("archive-torn");
+/// Line `n` of [`three_frames`]' input.
+fn padded_line(n: usize) -> String {
+    format!("{{\"n\":{n},\"pad\":\"{}\"}}\n", "p".repeat(900))
+}
+
+/// A log and its archive in `dir` from 3,000 lines of about 900 bytes (three frames of about
+/// 1 MiB): the log, the archive, the input and the archive's records.
+fn three_frames(dir: &Path) -> (PathBuf, PathBuf, String, Vec<reader::Record>) {
     let log = dir.join("log");
     let archive = dir.join("log.orig.zst");
-    // Three frames of about 1 MiB.
-    let line = |n: usize| format!("{{\"n\":{n},\"pad\":\"{}\"}}\n", "p".repeat(900));
-    let first: String = (1..=3000).map(line).collect();
+    let first: String = (1..=3000).map(padded_line).collect();
     let out = run_cmd(
         bin().arg("--archive").arg(&archive).arg(&log),
         first.as_bytes(),
@@ -316,6 +319,14 @@ fn a_torn_last_record_is_cut_back_on_append() {
     assert!(out.status.success(), "{}", stderr(&out));
     let records = Archive::open(&archive).unwrap().records().to_vec();
     assert!(records.len() >= 3, "{} records", records.len());
+    (log, archive, first, records)
+}
+
+#[test]
+fn a_torn_last_record_is_cut_back_on_append() {
+    let dir = tempdir("archive-torn");
+    let (log, archive, first, records) = three_frames(&dir);
+    let line = padded_line;
     let last = records.last().unwrap();
     // Tear the last record in the middle of its frame.
     let torn_at = last.at + last.entry.csize / 2;
@@ -718,17 +729,7 @@ fn an_archive_written_by_version_1_still_gives_originals() {
 #[test]
 fn an_append_never_cuts_off_whole_records_after_a_damaged_entry() {
     let dir = tempdir("archive-damaged-entry");
-    let log = dir.join("log");
-    let archive = dir.join("log.orig.zst");
-    let line = |n: usize| format!("{{\"n\":{n},\"pad\":\"{}\"}}\n", "p".repeat(900));
-    let first: String = (1..=3000).map(line).collect();
-    let out = run_cmd(
-        bin().arg("--archive").arg(&archive).arg(&log),
-        first.as_bytes(),
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let records = Archive::open(&archive).unwrap().records().to_vec();
-    assert!(records.len() >= 3, "{} records", records.len());
+    let (log, archive, _, records) = three_frames(&dir);
     // Flip one bit of the second record's entry (its flags, just past the tag).
     let entry_at = records[0].at + records[0].entry.csize;
     let mut bytes = std::fs::read(&archive).unwrap();

@@ -334,8 +334,8 @@ pub fn count_log_lines(path: &Path) -> std::io::Result<u64> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn an_entry_reads_back_as_written() {
+    /// An entry with every field set, and its record's entry bytes (sealed).
+    fn sample() -> (Entry, Vec<u8>) {
         let e = Entry {
             flags: CONTINUES | EOF_END,
             csize: 12,
@@ -350,6 +350,12 @@ mod tests {
         let mut out = Vec::new();
         e.write_to(&mut out);
         Entry::seal(&mut out, 12);
+        (e, out)
+    }
+
+    #[test]
+    fn an_entry_reads_back_as_written() {
+        let (e, out) = sample();
         let header: [u8; 8] = out[..8].try_into().unwrap();
         let len = Entry::payload_len(&header).unwrap();
         assert_eq!(len, out.len() - 8);
@@ -367,20 +373,7 @@ mod tests {
     /// continues a line) numbered lines wrong. A version 2 entry's check refuses it.
     #[test]
     fn an_entry_with_any_bit_flipped_is_refused() {
-        let e = Entry {
-            flags: CONTINUES,
-            csize: 12,
-            dsize: 34,
-            log_first: 56,
-            logged: 2,
-            ends: 4,
-            hash: 0xdead_beef,
-            blanks: vec![0, 3],
-            v1: false,
-        };
-        let mut out = Vec::new();
-        e.write_to(&mut out);
-        Entry::seal(&mut out, 12);
+        let (_, out) = sample();
         for bit in 0..(out.len() - 8) * 8 {
             let mut bad = out[8..].to_vec();
             bad[bit / 8] ^= 1 << (bit % 8);
