@@ -22,8 +22,8 @@ pub struct Trigrams {
     tables: [[u16; 128]; 3],
     /// By group half (groups 0-7, 8-15), by position, the groups of the bytes with each low
     /// four bits, then with each high four bits (none from 0x80): their AND holds the groups of
-    /// `tables`, and maybe more.
-    nibbles: [[[[u8; 16]; 2]; 3]; 2],
+    /// `tables`, and maybe more. Each 16-byte table twice, as AVX2 loads it (one per lane).
+    nibbles: [[[[u8; 32]; 2]; 3]; 2],
     /// `tables` in bytes (8 groups), as AVX-512 VBMI looks them up.
     bytes: [[u8; 128]; 3],
     /// How this CPU runs the filter.
@@ -106,13 +106,15 @@ impl Trigrams {
                 .unwrap_or(0);
             add(&mut tables, first, best);
         }
-        let mut nibbles = [[[[0u8; 16]; 2]; 3]; 2];
+        let mut nibbles = [[[[0u8; 32]; 2]; 3]; 2];
         for (k, table) in tables.iter().enumerate() {
             for (b, &groups) in table.iter().enumerate() {
                 for (half, nibbles) in nibbles.iter_mut().enumerate() {
                     let groups = (groups >> (8 * half)) as u8;
-                    nibbles[k][0][b & 15] |= groups;
-                    nibbles[k][1][b >> 4] |= groups;
+                    for lane in [0, 16] {
+                        nibbles[k][0][lane + (b & 15)] |= groups;
+                        nibbles[k][1][lane + (b >> 4)] |= groups;
+                    }
                 }
             }
         }
@@ -180,23 +182,14 @@ mod avx2 {
     #[target_feature(enable = "avx2")]
     pub fn rules_out(filter: &Trigrams, text: &[u8]) -> bool {
         // Closures are not compiled for AVX2: the work is in macros, as in `vbmi`.
-        macro_rules! table {
-            ($t:expr) => {{
-                let t: &[u8; 16] = $t;
-                let mut both = [0u8; 32];
-                both[..16].copy_from_slice(t);
-                both[16..].copy_from_slice(t);
-                vector!(&both)
-            }};
-        }
         let [a, b] = &filter.nibbles;
         let lows = [
-            [table!(&a[0][0]), table!(&a[1][0]), table!(&a[2][0])],
-            [table!(&b[0][0]), table!(&b[1][0]), table!(&b[2][0])],
+            [vector!(&a[0][0]), vector!(&a[1][0]), vector!(&a[2][0])],
+            [vector!(&b[0][0]), vector!(&b[1][0]), vector!(&b[2][0])],
         ];
         let highs = [
-            [table!(&a[0][1]), table!(&a[1][1]), table!(&a[2][1])],
-            [table!(&b[0][1]), table!(&b[1][1]), table!(&b[2][1])],
+            [vector!(&a[0][1]), vector!(&a[1][1]), vector!(&a[2][1])],
+            [vector!(&b[0][1]), vector!(&b[1][1]), vector!(&b[2][1])],
         ];
         let low_bits = _mm256_set1_epi8(0x0F);
         // The positions of a block where a literal may start, as bits: those whose byte and the
