@@ -758,8 +758,9 @@ fn an_append_never_cuts_off_whole_records_after_a_damaged_entry() {
 }
 
 /// With the tee's queue at least half full and frames waiting (set here by hand, as the tee
-/// and the log thread report them), the compression thread steps down to its faster levels: the archive is larger, every frame still
-/// decodes and every line's original reads back. With the queue empty, level 2.
+/// and the log thread report them), the compression thread steps down to its faster levels:
+/// the archive is larger, every frame still decodes and every line's original reads back.
+/// With the queue empty, level 2.
 #[test]
 fn a_backlog_steps_compression_down_and_every_line_still_reads() {
     use std::sync::atomic::Ordering::Relaxed;

@@ -72,6 +72,11 @@ impl FrameBuilder {
         }
     }
 
+    /// What the compression threads pace themselves by (shared with them).
+    pub fn backlog(&self) -> Arc<Backlog> {
+        Arc::clone(&self.backlog)
+    }
+
     /// The most input a frame holds.
     pub fn max(&self) -> usize {
         self.max

@@ -170,6 +170,8 @@ pub struct Entry {
 impl Entry {
     /// The skippable frame holding this entry, appended to `out`.
     pub fn write_to(&self, out: &mut Vec<u8>) {
+        // A version 2 entry ends with its check, written by [`Entry::seal`] once the
+        // compressed size is known.
         let check = if self.v1 { 0 } else { ENTRY_CHECK };
         let payload = ENTRY_FIXED + 4 * self.blanks.len() + check;
         out.extend_from_slice(&ENTRY_MAGIC.to_le_bytes());
@@ -185,10 +187,7 @@ impl Entry {
         for b in &self.blanks {
             out.extend_from_slice(&b.to_le_bytes());
         }
-        if !self.v1 {
-            // Written by [`Entry::seal`] once the compressed size is known.
-            out.extend_from_slice(&[0; ENTRY_CHECK]);
-        }
+        out.resize(out.len() + check, 0);
     }
 
     /// Sets the compressed size in a record that starts with an entry written by
@@ -260,7 +259,8 @@ impl Entry {
 /// its halves (keyed) to another, which compiles to a few vector instructions a round: the log
 /// thread hashes every log line, so this ran at a word per multiply before (most of what the
 /// archive cost on short lines). Any change of one word changes the sum of its lane; the
-/// multiply-xorshift of [`line_hash_v1`] then mixes the lanes with the last bytes. Fixed here: every version reads what another wrote.
+/// multiply-xorshift of [`line_hash_v1`] then mixes the lanes with the last bytes. Fixed here:
+/// every version reads what another wrote.
 pub fn line_hash(bytes: &[u8]) -> u64 {
     const KEYS: [u64; 4] = [
         0x9E37_79B9_7F4A_7C15,

@@ -72,11 +72,7 @@ pub fn torn_tail(file: &File, whole: u64, len: u64) -> io::Result<bool> {
     file.read_exact_at(&mut tail, whole)?;
     let magic = super::ENTRY_MAGIC.to_le_bytes();
     for at in memchr::memmem::find_iter(&tail, &magic).filter(|&at| at > 0) {
-        let Some(header) = tail.get(at..at + 8) else {
-            continue;
-        };
-        let header: [u8; 8] = header.try_into().unwrap_or_default();
-        let Some(plen) = Entry::payload_len(&header) else {
+        let Some(plen) = tail[at..].first_chunk().and_then(Entry::payload_len) else {
             continue;
         };
         if tail
@@ -342,8 +338,8 @@ impl Archive {
 }
 
 /// The folded `line_hash` of log lines `first..first + count` (from 1), or `None` when the log
-/// has fewer lines. Lines are read one at a time; a line is held whole (log lines are within their
-/// budget, or at most the engine's line cap).
+/// has fewer lines. Lines are read one at a time; a line is held whole (log lines are within
+/// their budget, or at most the engine's line cap).
 fn log_hash(
     log: &Path,
     first: u64,

@@ -77,8 +77,6 @@ pub struct ArchiveFeed {
     /// next piece so that a secret is never split between two redactions.
     held: Vec<u8>,
     log: Option<PathBuf>,
-    /// What the compression threads pace themselves by.
-    backlog: Arc<Backlog>,
 }
 
 /// The most a line past the memory cap holds back for `--redact` (see [`ArchiveFeed::piece`]).
@@ -144,9 +142,8 @@ impl ArchiveFeed {
                 base + 1,
                 tx,
                 free,
-                Arc::clone(&backlog),
+                backlog,
             ),
-            backlog,
             threads,
             errors,
             redactor: opts.redact.then(Redactor::new),
@@ -210,7 +207,7 @@ impl ArchiveFeed {
 
     /// How full the tee's queue is, for the compression threads' pace: the tee reports it here.
     pub fn backlog(&self) -> Arc<Backlog> {
-        Arc::clone(&self.backlog)
+        self.frames.backlog()
     }
 
     /// The most input bytes the archive holds: the frame being gathered, those waiting and
