@@ -10,7 +10,9 @@
 //!
 //! Kinds: `fit` (lines within the default budget), `read`, `bash`, `write`, `image`, `blocks`;
 //! 8 MB of lines each; for `read`, `bash` and `write` the same lines as `cargo bench --bench
-//! engine` (for `fit`, the bench takes the first 4 MB of these).
+//! engine` (for `fit`, the bench takes the first 4 MB of these); `tiny`, 300-byte lines as
+//! `benches/compare.sh` makes them. `REDACT=1` in the environment runs the engine with
+//! `--redact` (and the secrets of the environment, as smart-tee takes them).
 
 #[path = "../benches/support/synth.rs"]
 #[allow(dead_code)]
@@ -23,7 +25,11 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let kind = args.next().unwrap_or_else(|| "read".to_string());
     let rounds: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(15);
-    let config = EngineConfig::default();
+    let mut config = EngineConfig::default();
+    if std::env::var_os("REDACT").is_some() {
+        config.redact = true;
+        config.secrets = smart_tee::cut::redact::from_env();
+    }
     let max_len = if kind == "fit" {
         config.max_line_bytes
     } else {
@@ -36,7 +42,11 @@ fn main() {
         "write" => 4,
         _ => 5,
     };
-    let input = StreamGen::new(seed).lines_of(&kind, 8 << 20, max_len);
+    let input = if kind == "tiny" {
+        tiny_lines(8 << 20)
+    } else {
+        StreamGen::new(seed).lines_of(&kind, 8 << 20, max_len)
+    };
     let bytes: usize = input.iter().map(Vec::len).sum();
     let mut engine = LineEngine::new(config);
     let mut out = Vec::with_capacity(1 << 20);
@@ -53,4 +63,22 @@ fn main() {
     if let (Some(best), Some(median)) = (rates.last(), rates.get(rates.len() / 2)) {
         println!("{kind}: {bytes} bytes, best {best:.0} MiB/s, median {median:.0} MiB/s");
     }
+}
+
+/// 300-byte assistant lines of `a`s until `bytes` are reached (`gen_corpus tiny`).
+fn tiny_lines(bytes: usize) -> Vec<Vec<u8>> {
+    let mut lines = Vec::new();
+    let mut total = 0;
+    while total < bytes {
+        let mut line = format!(
+            r#"{{"type":"assistant","uuid":"{:08}","message":{{"content":[{{"type":"text","text":""#,
+            lines.len()
+        )
+        .into_bytes();
+        line.resize(296, b'a');
+        line.extend_from_slice(b"\"}]}}");
+        total += line.len();
+        lines.push(line);
+    }
+    lines
 }

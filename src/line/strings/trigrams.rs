@@ -222,19 +222,24 @@ mod avx2 {
             }
             at += 32;
         }
-        while at < text.len() {
-            // The last bytes, padded with NUL (in no group).
-            let mut run = [0u8; 34];
-            let rest = &text[at..text.len().min(at + 34)];
-            run[..rest.len()].copy_from_slice(rest);
-            let left = (text.len() - at).min(32) as u32;
-            let bits = maybe!(&run) & u32::MAX.checked_shr(32 - left).unwrap_or(0);
-            if bits != 0 && exact(filter, text, at, bits) {
-                return false;
-            }
-            at += 32;
+        // The positions left that start three bytes of the text (a literal has three or more).
+        if at + 2 >= text.len() {
+            return true;
         }
-        true
+        let (from, bits) = if let Some(from) = text.len().checked_sub(34) {
+            // The last 34 bytes, without a copy: the positions before `at` were looked at.
+            let run = text[from..].first_chunk::<34>().expect("34 bytes");
+            (
+                from,
+                maybe!(run) & u32::MAX.checked_shl((at - from) as u32).unwrap_or(0),
+            )
+        } else {
+            // A text shorter than a block, padded with NUL (in no group).
+            let mut run = [0u8; 34];
+            run[..text.len()].copy_from_slice(text);
+            (0, maybe!(&run) & u32::MAX >> (34 - text.len()))
+        };
+        bits == 0 || !exact(filter, text, from, bits)
     }
 
     /// Whether a position of `bits` (from `at`) starts a literal's first three bytes by the
@@ -346,7 +351,8 @@ mod tests {
     fn a_literal_anywhere_is_never_ruled_out() {
         let filter = Trigrams::new(LITERALS);
         for literal in LITERALS {
-            for len in [0, 1, 61, 62, 63, 64, 65, 130] {
+            // Around the AVX2 block (32 positions, 34 bytes) and the VBMI one (64).
+            for len in [0, 1, 29, 30, 31, 32, 33, 34, 61, 62, 63, 64, 65, 66, 130] {
                 for at in 0..=len {
                     let mut text = vec![b'q'; len];
                     text.splice(at..at, literal.iter().copied());
