@@ -14,7 +14,7 @@
 
 use crate::cut::emit::EmitStyle;
 use escape::{ESCAPES, REPLACEMENT, is_noise, utf8_at};
-pub use escape::{NotUtf8, Text, escape_text, try_escape_text};
+pub use escape::{NotUtf8, Text, escape_known_text, escape_text, try_escape_text};
 
 mod escape;
 
@@ -37,22 +37,10 @@ pub fn emit_record(kind: &str, raw: &[u8], budget: usize, style: &EmitStyle, out
     let room = budget.saturating_sub(record_overhead(kind));
     let limit = if budget == 0 { usize::MAX } else { room };
     let at = out.len();
-    // UTF-8 is checked on the way: a byte that is not ends the first try.
-    let (text, written) = match try_escape_text(raw, limit, Text::Utf8, out) {
-        Ok(n) => (Text::Utf8, n),
-        Err(NotUtf8) => {
-            out.truncate(at);
-            (Text::Lossy, escape_text(raw, limit, Text::Lossy, out))
-        }
-    };
-    if written < raw.len() {
+    // UTF-8 is checked first, in a pass of its own: the writer then looks for less.
+    let text = Text::of(raw);
+    if escape_known_text(raw, limit, text, out) < raw.len() {
         out.truncate(at);
-        // The first try stopped at the budget: whether the rest is UTF-8 is not known yet.
-        let text = if text == Text::Utf8 {
-            Text::of(raw)
-        } else {
-            text
-        };
         let n = raw.len();
         let text_room = room.saturating_sub(style.marker.len(n, n));
         write_head_marker_tail(raw, raw, text, n, text_room, style, out);
@@ -122,7 +110,7 @@ fn write_head_marker_tail(
 ) {
     let head_want = (((text_room as f64) * style.head_ratio).round() as usize).min(text_room);
     let tail_want = text_room - head_want;
-    let kept_head = escape_text(head, head_want, text, out);
+    let kept_head = escape_known_text(head, head_want, text, out);
     // When head and tail are one slice, the tail must not repeat what the head took.
     let floor = if std::ptr::eq(head, tail) {
         kept_head
@@ -132,7 +120,7 @@ fn write_head_marker_tail(
     let start = tail_start(tail, floor, tail_want, text);
     let kept = kept_head + (tail.len() - start);
     style.marker.render(original, kept, out);
-    escape_text(&tail[start..], usize::MAX, text, out);
+    escape_known_text(&tail[start..], usize::MAX, text, out);
 }
 
 /// Where the longest tail of `tail` that escapes to at most `want` bytes starts, at or after

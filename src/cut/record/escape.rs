@@ -143,8 +143,24 @@ pub fn try_escape_text(
         raw,
         limit,
         text,
+        known: false,
         out,
     })
+}
+
+/// [`escape_text`] of `raw` as [`Text::of`] found it: [`Text::Utf8`] is then not checked again,
+/// so the writer looks only for quotes, backslashes and control bytes (a pass of `simdutf8`
+/// costs less than the masks that check UTF-8 on the way).
+pub fn escape_known_text(raw: &[u8], limit: usize, text: Text, out: &mut Vec<u8>) -> usize {
+    debug_assert_eq!(text == Text::Utf8, std::str::from_utf8(raw).is_ok());
+    let known = run_block_loop(Escape {
+        raw,
+        limit,
+        text,
+        known: true,
+        out,
+    });
+    known.unwrap_or(0)
 }
 
 /// [`escape_text`] as a [`BlockLoop`], so that it runs with the widest SIMD the CPU has.
@@ -152,6 +168,8 @@ struct Escape<'a, 'b> {
     raw: &'a [u8],
     limit: usize,
     text: Text,
+    /// `text` is what [`Text::of`] says of `raw`: UTF-8 need not be checked.
+    known: bool,
     out: &'b mut Vec<u8>,
 }
 
@@ -169,11 +187,19 @@ impl BlockLoop for Escape<'_, '_> {
             raw,
             limit,
             text,
+            known,
             out,
         } = self;
-        match text {
-            Text::Utf8 => escape_blocks::<false>(raw, limit, out, masks64, text_masks64, None),
-            Text::Lossy => escape_blocks::<true>(raw, limit, out, masks64, text_masks64, squeeze),
+        match (text, known) {
+            (Text::Utf8, true) => {
+                escape_blocks::<false, false>(raw, limit, out, masks64, text_masks64, None)
+            }
+            (Text::Utf8, false) => {
+                escape_blocks::<false, true>(raw, limit, out, masks64, text_masks64, None)
+            }
+            (Text::Lossy, _) => {
+                escape_blocks::<true, true>(raw, limit, out, masks64, text_masks64, squeeze)
+            }
         }
     }
 }
@@ -219,9 +245,10 @@ impl<'a> Runs<'a> {
 /// bytes its length asks for, the narrower range of some second bytes), so random bytes, where
 /// most bytes need attention, take no branch per byte: each run of bytes that are not text is
 /// one stop, written as one U+FFFD. Without `LOSSY` a byte that is not UTF-8 ends the loop
-/// (`Err`), and only quotes, backslashes and control bytes stop the copy.
+/// (`Err`), and only quotes, backslashes and control bytes stop the copy; without `CHECK` too,
+/// the text is known to be UTF-8 and the masks that check it are not made.
 #[inline(always)]
-fn escape_blocks<const LOSSY: bool>(
+fn escape_blocks<const LOSSY: bool, const CHECK: bool>(
     raw: &[u8],
     limit: usize,
     out: &mut Vec<u8>,
@@ -259,7 +286,11 @@ fn escape_blocks<const LOSSY: bool>(
         }
         let block = block_at(raw, at, &mut pad);
         let m = masks64(block);
-        let t = text_masks64(block);
+        let t = if LOSSY || CHECK {
+            text_masks64(block)
+        } else {
+            TextMasks::default()
+        };
         let mut chars = carry_chars;
         carry_chars = 0;
         if t.high != 0 {
@@ -483,9 +514,10 @@ pub(super) mod tests {
         (out, at)
     }
 
-    /// [`escape_text`] into a new buffer, as a loop the tests run each way the CPU can.
+    /// [`escape_text`] into a new buffer, as a loop the tests run each way the CPU can; the
+    /// last field says whether the text's kind is known (as [`escape_known_text`] runs it).
     #[derive(Clone)]
-    struct EscapeNew<'a>(&'a [u8], usize, Text);
+    struct EscapeNew<'a>(&'a [u8], usize, Text, bool);
 
     impl BlockLoop for EscapeNew<'_> {
         type Out = (Vec<u8>, usize);
@@ -500,6 +532,7 @@ pub(super) mod tests {
                 raw: self.0,
                 limit: self.1,
                 text: self.2,
+                known: self.3,
                 out: &mut out,
             }
             .run(masks64, text_masks64, squeeze)
@@ -673,9 +706,15 @@ pub(super) mod tests {
             let (want, want_consumed) = escape_reference(&raw, limit, text);
             prop_assert_eq!(&out[6..], &want[..]);
             prop_assert_eq!(consumed, want_consumed);
-            for (each, n) in crate::line::strings::run_block_loop_each_way(EscapeNew(&raw, limit, text)) {
-                prop_assert_eq!(&each, &want);
-                prop_assert_eq!(n, want_consumed);
+            let mut known = b"prefix".to_vec();
+            prop_assert_eq!(escape_known_text(&raw, limit, text, &mut known), want_consumed);
+            prop_assert_eq!(&known[6..], &want[..]);
+            for k in [false, true] {
+                let each_way = EscapeNew(&raw, limit, text, k);
+                for (each, n) in crate::line::strings::run_block_loop_each_way(each_way) {
+                    prop_assert_eq!(&each, &want);
+                    prop_assert_eq!(n, want_consumed);
+                }
             }
             prop_assert_eq!(escaped_text_len(&raw, text) <= limit, consumed == raw.len());
         }
