@@ -11,7 +11,8 @@
 //! Kinds: `fit` (lines within the default budget), `read`, `bash`, `write`, `image`, `blocks`;
 //! 8 MB of lines each; for `read`, `bash` and `write` the same lines as `cargo bench --bench
 //! engine` (for `fit`, the bench takes the first 4 MB of these); `tiny`, 300-byte lines as
-//! `benches/compare.sh` makes them. `REDACT=1` in the environment runs the engine with
+//! `benches/compare.sh` makes them; `text` and `binary`, lines that are not JSON (text with ANSI
+//! colour codes and accents, random bytes), as the bench's `non-json` group makes them. `REDACT=1` in the environment runs the engine with
 //! `--redact` (and the secrets of the environment, as smart-tee takes them).
 
 #[path = "../benches/support/synth.rs"]
@@ -42,10 +43,19 @@ fn main() {
         "write" => 4,
         _ => 5,
     };
-    let input = if kind == "tiny" {
-        tiny_lines(8 << 20)
-    } else {
-        StreamGen::new(seed).lines_of(&kind, 8 << 20, max_len)
+    let input = match kind.as_str() {
+        "tiny" => tiny_lines(8 << 20),
+        "text" | "binary" => {
+            let mut bytes = Vec::new();
+            if kind == "text" {
+                synth::write_text_lines(&mut bytes, 8 << 20, 5)
+            } else {
+                synth::write_random_bytes(&mut bytes, 8 << 20, 6)
+            }
+            .expect("writing to a Vec");
+            bytes.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect()
+        }
+        _ => StreamGen::new(seed).lines_of(&kind, 8 << 20, max_len),
     };
     let bytes: usize = input.iter().map(Vec::len).sum();
     let mut engine = LineEngine::new(config);

@@ -210,6 +210,48 @@ mod tests {
         );
     }
 
+    /// A line that is not UTF-8 whose control bytes, escaped in six bytes each, would take it
+    /// past the budget, but which fits as its record spells it (each run of them one U+FFFD):
+    /// it was cut, under a marker that said nothing was dropped (`18 → 18 bytes`).
+    #[test]
+    fn a_line_that_fits_once_its_binary_runs_are_replaced_is_logged_whole() {
+        let mut out = Vec::new();
+        let mut raw = [1u8; 17].to_vec();
+        raw.push(0xFF);
+        emit_record(NON_JSON, &raw, 128, &style(), &mut out);
+        assert_eq!(
+            out,
+            "{\"type\":\"non_json\",\"text\":\"\u{FFFD}\"}".as_bytes()
+        );
+        let mut raw = b"\x1b[1;31merror\x1b[0m: build failed ".repeat(26);
+        raw.extend_from_slice(b"caf\xe9");
+        out.clear();
+        emit_record(NON_JSON, &raw, 1024, &style(), &mut out);
+        assert!(out.len() <= 1024, "{} bytes", out.len());
+        let text = serde_json::from_slice::<serde_json::Value>(&out).unwrap()["text"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(!text.contains("TRUNCATED"), "{text}");
+        assert_eq!(text.matches("build failed").count(), 26);
+    }
+
+    /// The kept tail of a line that is not UTF-8 may be UTF-8 on its own; a debug build
+    /// asserted that it was not (exit 101 on `\xff` and 200 `a`s at `-b 128`).
+    #[test]
+    fn the_kept_tail_of_a_line_that_is_not_utf8_may_be_utf8() {
+        let mut raw = vec![0xFF];
+        raw.extend_from_slice(&[b'a'; 200]);
+        let mut out = Vec::new();
+        emit_record(NON_JSON, &raw, 128, &style(), &mut out);
+        assert!(out.len() <= 128, "{} bytes", out.len());
+        let text = serde_json::from_slice::<serde_json::Value>(&out).unwrap()["text"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(text.starts_with('\u{FFFD}') && text.contains("TRUNCATED") && text.ends_with('a'));
+    }
+
     proptest! {
         #[test]
         fn tail_start_finds_the_longest_fitting_tail(
