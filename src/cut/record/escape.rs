@@ -111,6 +111,10 @@ pub(super) fn utf8_at(s: &[u8], i: usize) -> Result<usize, usize> {
 /// Bytes one block can make at most: six for each byte (`\u0001`).
 const BLOCK_MAX: usize = 64 * 6;
 
+/// Stops (escapes, runs of bytes that are not text) from which a block of text that is not
+/// UTF-8 is written at once by the CPU's [`Squeeze`], when it has one.
+const DENSE: u32 = 6;
+
 /// [`Text::Utf8`] was asked for and the text is not UTF-8.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NotUtf8;
@@ -269,18 +273,21 @@ fn escape_blocks<const LOSSY: bool, const CHECK: bool>(
     let mut carry_run = 0u64;
     let mut pad = [0; 64];
     let text = Runs::new(raw);
-    // With `squeeze`: where the block before started, in `raw` and in `out`, and whether a
-    // run of bytes that are not text was replaced just before it.
-    let mut before = (0, out.len(), false);
+    // With `squeeze`: where the block before started, in `raw` and in `out`, whether a run of
+    // bytes that are not text was replaced just before it, whether it was squeezed, and how
+    // many bytes it opened with that end a character begun before it (written before it).
+    let mut before = (0, out.len(), false, false, 0);
     while at < raw.len() {
         let written = out.len() - start + (at - copied);
         if limit.saturating_sub(written) < BLOCK_MAX {
             // Near the limit: one unit at a time, each checked.
             let mut merge = replaced_to == copied;
-            if squeeze.is_some() && carry_chars != 0 {
+            if before.3 && carry_chars != 0 {
                 // The block before, written whole, ended inside a character: from its start.
-                out.truncate(before.1);
-                (copied, merge) = (before.0, before.2);
+                // From its first character: the bytes that end one begun before stay written.
+                let (from, ends) = (before.0 + before.4, before.1 + before.4);
+                out.truncate(ends);
+                (copied, merge) = (from, before.2 && before.4 == 0);
             }
             let room = limit - (out.len() - start);
             return escape_units(raw, copied, merge, room, mode, out);
@@ -292,6 +299,7 @@ fn escape_blocks<const LOSSY: bool, const CHECK: bool>(
         } else {
             TextMasks::default()
         };
+        let carried = carry_chars.count_ones() as usize;
         let mut chars = carry_chars;
         carry_chars = 0;
         if t.high != 0 {
@@ -336,7 +344,15 @@ fn escape_blocks<const LOSSY: bool, const CHECK: bool>(
         if LOSSY {
             let runs = noise & !(noise << 1 | carry_run);
             carry_run = noise >> 63;
-            if let Some(squeeze) = squeeze {
+            // A block of many stops (binary) is written at once; one of few (text with a
+            // stray byte) by the copy of its runs, which costs less there.
+            let dense = (runs | m.quote | m.backslash | t.tab).count_ones() >= DENSE;
+            before.3 = false;
+            if let Some(squeeze) = squeeze
+                && dense
+            {
+                // What the blocks before left to copy.
+                text.push(copied, at, out);
                 // The whole block at once; the bytes past the text's end are left out.
                 let past = u64::MAX.checked_shl((raw.len() - at) as u32).unwrap_or(0);
                 let spelling = Spelling {
@@ -345,7 +361,7 @@ fn escape_blocks<const LOSSY: bool, const CHECK: bool>(
                     replace: runs,
                     drop: (noise & !runs) | past,
                 };
-                before = (at, out.len(), replaced_to == at);
+                before = (at, out.len(), replaced_to == at, true, carried);
                 squeeze(block, spelling, out);
                 at += 64;
                 copied = at.min(raw.len());

@@ -228,9 +228,21 @@ pub fn run_block_loop<L: BlockLoop>(body: L) -> L::Out {
     if std::arch::is_x86_feature_detected!("avx2") {
         #[allow(unsafe_code)]
         // SAFETY: as above, for AVX2.
-        return unsafe { avx2::run_block_loop(body) };
+        return unsafe { avx2::run_block_loop(body, Some(squeeze_avx2)) };
     }
     body.run(masks64, text_masks64, None)
+}
+
+/// [`avx2::squeeze`] behind the check that makes it sound: handed out by [`run_block_loop`]
+/// only when the CPU has AVX2.
+#[cfg(target_arch = "x86_64")]
+fn squeeze_avx2(block: &[u8; 64], spelling: Spelling, out: &mut Vec<u8>) {
+    #[allow(unsafe_code)]
+    // SAFETY: `avx2::squeeze` is unsafe to call only because it is compiled for AVX2, and this
+    // function is handed out only after the CPU was found to have it.
+    unsafe {
+        avx2::squeeze(block, spelling, out)
+    }
 }
 
 /// [`run_block_loop`] each way this CPU can run it (for tests).
@@ -242,7 +254,9 @@ pub(crate) fn run_block_loop_each_way<L: BlockLoop + Clone>(body: L) -> Vec<L::O
         #[allow(unsafe_code)]
         if is_x86_feature_detected!("avx2") {
             // SAFETY: as in `run_block_loop`: the CPU has AVX2, checked just above.
-            outs.push(unsafe { avx2::run_block_loop(body.clone()) });
+            outs.push(unsafe { avx2::run_block_loop(body.clone(), None) });
+            // SAFETY: as above.
+            outs.push(unsafe { avx2::run_block_loop(body.clone(), Some(squeeze_avx2)) });
         }
         #[allow(unsafe_code)]
         if is_x86_feature_detected!("avx512bw") {

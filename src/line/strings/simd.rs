@@ -111,8 +111,110 @@ pub(super) mod avx2 {
     use std::arch::x86_64::*;
 
     #[target_feature(enable = "avx2")]
-    pub fn run_block_loop<L: BlockLoop>(body: L) -> L::Out {
-        body.run(|block| masks64(block), |block| text_masks64(block), None)
+    pub fn run_block_loop<L: BlockLoop>(body: L, squeeze: Option<strings::Squeeze>) -> L::Out {
+        body.run(|block| masks64(block), |block| text_masks64(block), squeeze)
+    }
+
+    /// For each four bytes' widths (two bits a byte, the first byte lowest: 0 dropped, 1
+    /// copied, 2 escaped, 3 U+FFFD), the shuffle that spells them from the sixteen bytes
+    /// `b0 b1 b2 b3 l0 l1 l2 l3 \\ EF BF BD 0 0 0 0` (`l`: each byte's escape letter), and its
+    /// length.
+    const SPELL: [([u8; 16], u8); 256] = {
+        let mut t = [([0x80u8; 16], 0u8); 256];
+        let mut idx = 0;
+        while idx < 256 {
+            let mut n = 0;
+            let mut i = 0;
+            while i < 4 {
+                match (idx >> (2 * i)) & 3 {
+                    1 => {
+                        t[idx].0[n] = i as u8;
+                        n += 1;
+                    }
+                    2 => {
+                        t[idx].0[n] = 8;
+                        t[idx].0[n + 1] = 4 + i as u8;
+                        n += 2;
+                    }
+                    3 => {
+                        t[idx].0[n] = 9;
+                        t[idx].0[n + 1] = 10;
+                        t[idx].0[n + 2] = 11;
+                        n += 3;
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            t[idx].1 = n as u8;
+            idx += 1;
+        }
+        t
+    };
+
+    /// Four bits spread to the even bits of a byte.
+    const SPREAD: [usize; 16] = {
+        let mut t = [0; 16];
+        let mut k = 0;
+        while k < 16 {
+            t[k] = (k & 1) | (k & 2) << 1 | (k & 4) << 2 | (k & 8) << 3;
+            k += 1;
+        }
+        t
+    };
+
+    /// Four bits spread to whole bytes of `'\t' ^ 't'`: what turns a tab into its letter.
+    const TAB_TO_T: [u32; 16] = {
+        let mut t = [0; 16];
+        let mut k = 0;
+        while k < 16 {
+            let mut i = 0;
+            while i < 4 {
+                if k >> i & 1 != 0 {
+                    t[k] |= ((b'\t' ^ b't') as u32) << (8 * i);
+                }
+                i += 1;
+            }
+            k += 1;
+        }
+        t
+    };
+
+    /// Appends the block as `spelling` says, four bytes a shuffle (SSSE3's `pshufb`): the
+    /// [`strings::Squeeze`] of a CPU without AVX-512 VBMI2.
+    #[target_feature(enable = "avx2")]
+    pub fn squeeze(block: &[u8; 64], spelling: strings::Spelling, out: &mut Vec<u8>) {
+        let copy = !(spelling.escape | spelling.replace | spelling.drop);
+        let (low, high) = (spelling.replace | copy, spelling.replace | spelling.escape);
+        let letters_and_fffd = u64::from_le_bytes([b'\\', 0xEF, 0xBF, 0xBD, 0, 0, 0, 0]);
+        // Each four bytes make at most twelve; each store writes sixteen.
+        out.reserve(64 * 3 + 4);
+        let room = &mut out.spare_capacity_mut()[..64 * 3 + 4];
+        let mut n = 0;
+        for (j, four) in block.as_chunks::<4>().0.iter().enumerate() {
+            let nibble = |m: u64| ((m >> (4 * j)) & 15) as usize;
+            let (shuffle, len) = &SPELL[SPREAD[nibble(low)] | SPREAD[nibble(high)] << 1];
+            let bytes = u32::from_le_bytes(*four);
+            let letters = bytes ^ TAB_TO_T[nibble(spelling.tab)];
+            let from = _mm_set_epi64x(
+                letters_and_fffd as i64,
+                (u64::from(bytes) | u64::from(letters) << 32) as i64,
+            );
+            let spelled = _mm_shuffle_epi8(from, super::sse2::load(shuffle));
+            let slots: &mut [_; 16] = (&mut room[n..n + 16]).try_into().expect("16 bytes");
+            #[allow(unsafe_code)]
+            // SAFETY: the store writes 16 bytes to a slice of 16 bytes.
+            unsafe {
+                _mm_storeu_si128(slots.as_mut_ptr().cast(), spelled)
+            };
+            n += usize::from(*len);
+        }
+        #[allow(unsafe_code)]
+        // SAFETY: the first `n` bytes of the spare capacity were written just above (each
+        // group's kept bytes, the next group's store starting where they end).
+        unsafe {
+            out.set_len(out.len() + n)
+        };
     }
 
     /// [`strings::text_masks64`], thirty-two bytes per compare.

@@ -246,6 +246,43 @@ pub(crate) fn utf8_text() -> impl Strategy<Value = Vec<u8>> {
     .prop_map(|parts| parts.concat().into_bytes())
 }
 
+/// Blocks of many stops (binary, written at once where the CPU has a [`Squeeze`]) next to
+/// blocks of few (text with a stray byte, written by copying runs), with a character across
+/// every block end, at budgets from nothing to the whole: as the reference writes them.
+#[test]
+fn dense_and_sparse_blocks_mix_as_the_reference_writes() {
+    let dense: Vec<u8> = (0..64)
+        .map(|i| [0xFF, b'a', 0x01, b'"', 0x80, b'\t', b'\\'][i % 7])
+        .collect();
+    let mut sparse = b"plain text with one stray byte \xff in it, ".to_vec();
+    sparse.resize(64, b'.');
+    let mut raw = Vec::new();
+    for k in 0..7 {
+        raw.extend_from_slice(if k % 3 == 0 { &sparse } else { &dense });
+    }
+    for end in (64..raw.len()).step_by(64) {
+        raw[end - 1] = 0xC3;
+        raw[end] = 0xA9;
+    }
+    let text = Text::of(&raw);
+    assert_eq!(text, Text::Lossy);
+    for limit in (0..1200).step_by(5).chain([usize::MAX]) {
+        let (want, n) = escape_reference(&raw, limit, text);
+        let mut out = Vec::new();
+        assert_eq!(
+            escape_known_text(&raw, limit, text, &mut out),
+            n,
+            "limit {limit}"
+        );
+        assert_eq!(out, want, "limit {limit}");
+        for (each, m) in
+            crate::line::strings::run_block_loop_each_way(EscapeNew(&raw, limit, text, true))
+        {
+            assert_eq!((each, m), (want.clone(), n), "limit {limit}");
+        }
+    }
+}
+
 proptest! {
     #[test]
     fn escape_text_writes_what_the_reference_writes(
