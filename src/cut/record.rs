@@ -210,6 +210,12 @@ mod tests {
         );
     }
 
+    /// The `text` of a record.
+    fn record_text(record: &[u8]) -> String {
+        let value: serde_json::Value = serde_json::from_slice(record).unwrap();
+        value["text"].as_str().unwrap().to_owned()
+    }
+
     /// A line that is not UTF-8 whose control bytes, escaped in six bytes each, would take it
     /// past the budget, but which fits as its record spells it (each run of them one U+FFFD):
     /// it was cut, under a marker that said nothing was dropped (`18 → 18 bytes`).
@@ -228,10 +234,7 @@ mod tests {
         out.clear();
         emit_record(NON_JSON, &raw, 1024, &style(), &mut out);
         assert!(out.len() <= 1024, "{} bytes", out.len());
-        let text = serde_json::from_slice::<serde_json::Value>(&out).unwrap()["text"]
-            .as_str()
-            .unwrap()
-            .to_owned();
+        let text = record_text(&out);
         assert!(!text.contains("TRUNCATED"), "{text}");
         assert_eq!(text.matches("build failed").count(), 26);
     }
@@ -245,10 +248,7 @@ mod tests {
         let mut out = Vec::new();
         emit_record(NON_JSON, &raw, 128, &style(), &mut out);
         assert!(out.len() <= 128, "{} bytes", out.len());
-        let text = serde_json::from_slice::<serde_json::Value>(&out).unwrap()["text"]
-            .as_str()
-            .unwrap()
-            .to_owned();
+        let text = record_text(&out);
         assert!(text.starts_with('\u{FFFD}') && text.contains("TRUNCATED") && text.ends_with('a'));
     }
 

@@ -158,14 +158,14 @@ pub fn try_escape_text(
 pub fn escape_known_text(raw: &[u8], limit: usize, text: Text, out: &mut Vec<u8>) -> usize {
     // A slice of a line that is not UTF-8 may be UTF-8 itself: only `Utf8` promises anything.
     debug_assert!(text == Text::Lossy || std::str::from_utf8(raw).is_ok());
-    let known = run_block_loop(Escape {
+    let written = run_block_loop(Escape {
         raw,
         limit,
         text,
         known: true,
         out,
     });
-    known.unwrap_or(0)
+    written.unwrap_or(0)
 }
 
 /// [`escape_text`] as a [`BlockLoop`], so that it runs with the widest SIMD the CPU has.
@@ -273,21 +273,21 @@ fn escape_blocks<const LOSSY: bool, const CHECK: bool>(
     let mut carry_run = 0u64;
     let mut pad = [0; 64];
     let text = Runs::new(raw);
-    // With `squeeze`: where the block before started, in `raw` and in `out`, whether a run of
-    // bytes that are not text was replaced just before it, whether it was squeezed, and how
-    // many bytes it opened with that end a character begun before it (written before it).
-    let mut before = (0, out.len(), false, false, 0);
+    // The block before, when it was written at once by `squeeze`.
+    let mut squeezed: Option<Squeezed> = None;
     while at < raw.len() {
         let written = out.len() - start + (at - copied);
         if limit.saturating_sub(written) < BLOCK_MAX {
             // Near the limit: one unit at a time, each checked.
             let mut merge = replaced_to == copied;
-            if before.3 && carry_chars != 0 {
-                // The block before, written whole, ended inside a character: from its start.
-                // From its first character: the bytes that end one begun before stay written.
-                let (from, ends) = (before.0 + before.4, before.1 + before.4);
-                out.truncate(ends);
-                (copied, merge) = (from, before.2 && before.4 == 0);
+            if let Some(before) = squeezed
+                && carry_chars != 0
+            {
+                // The block before, written whole, ended inside a character: from its first
+                // character (the bytes that end one begun before it stay written).
+                let carried = before.carried.count_ones() as usize;
+                out.truncate(before.out + carried);
+                (copied, merge) = (before.at + carried, before.merge && carried == 0);
             }
             let room = limit - (out.len() - start);
             return escape_units(raw, copied, merge, room, mode, out);
@@ -299,7 +299,7 @@ fn escape_blocks<const LOSSY: bool, const CHECK: bool>(
         } else {
             TextMasks::default()
         };
-        let carried = carry_chars.count_ones() as usize;
+        let carried = carry_chars;
         let mut chars = carry_chars;
         carry_chars = 0;
         if t.high != 0 {
@@ -347,7 +347,7 @@ fn escape_blocks<const LOSSY: bool, const CHECK: bool>(
             // A block of many stops (binary) is written at once; one of few (text with a
             // stray byte) by the copy of its runs, which costs less there.
             let dense = (runs | m.quote | m.backslash | t.tab).count_ones() >= DENSE;
-            before.3 = false;
+            squeezed = None;
             if let Some(squeeze) = squeeze
                 && dense
             {
@@ -361,7 +361,12 @@ fn escape_blocks<const LOSSY: bool, const CHECK: bool>(
                     replace: runs,
                     drop: (noise & !runs) | past,
                 };
-                before = (at, out.len(), replaced_to == at, true, carried);
+                squeezed = Some(Squeezed {
+                    at,
+                    out: out.len(),
+                    merge: replaced_to == at,
+                    carried,
+                });
                 squeeze(block, spelling, out);
                 at += 64;
                 copied = at.min(raw.len());
@@ -401,6 +406,19 @@ fn escape_blocks<const LOSSY: bool, const CHECK: bool>(
     }
     text.push(copied, raw.len(), out);
     Ok(raw.len())
+}
+
+/// A block written at once by a [`Squeeze`], as [`escape_blocks`] may have to write it again
+/// near the limit.
+#[derive(Clone, Copy)]
+struct Squeezed {
+    /// Where it starts in the text, and in the output.
+    at: usize,
+    out: usize,
+    /// A run of bytes that are not text was replaced just before it.
+    merge: bool,
+    /// Its first bytes that end a character begun before it (written before it), as bits.
+    carried: u64,
 }
 
 /// [`escape_text`] from `raw[i..]`, one unit at a time, into at most `room` bytes; `merge` when
