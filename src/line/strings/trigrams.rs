@@ -8,24 +8,26 @@
 //! tables: three table look-ups and two ANDs a byte, which AVX-512 VBMI does for sixty-four bytes
 //! in a handful of instructions (`vpermi2b` looks up a 128-byte table). With AVX2 (no 128-byte
 //! look-up) each table is approached from above by two 16-byte ones, by the byte's low and
-//! high four bits (`vpshufb`, as Teddy does), thirty-two positions at a time, and the rare
-//! positions that pass are checked against the exact tables: both give the same answer. The
-//! filter has false hits (two literals of a group mix), never misses: a text it rules out holds
-//! none of the literals. On a CPU without either it rules nothing out, and the searches run as
-//! before.
+//! high four bits (`vpshufb`, as Teddy does), thirty-two positions at a time: six look-ups, which
+//! with their masks fit in AVX2's sixteen registers. The rare positions that pass either are
+//! checked against exact tables, by the literals' first byte itself rather than its group: both
+//! give the same answer. The filter has false hits (two literals of a first byte mix, `ass` by
+//! `asia` and `aws_`), never misses: a text it rules out holds none of the literals. On a CPU
+//! without either it rules nothing out, and the searches run as before.
 
 /// The filter of a set of literals (see the module doc).
 #[derive(Clone, Debug)]
 pub struct Trigrams {
-    /// By position in the literal (first, second, third byte), by byte value, the groups (8,
-    /// or 16 with AVX2, whose look-ups are coarser).
-    tables: [[u16; 128]; 3],
-    /// By group half (groups 0-7, 8-15), by position, the groups of the bytes with each low
-    /// four bits, then with each high four bits (none from 0x80): their AND holds the groups of
-    /// `tables`, and maybe more. Each 16-byte table twice, as AVX2 loads it (one per lane).
-    nibbles: [[[[u8; 32]; 2]; 3]; 2],
-    /// `tables` in bytes (8 groups), as AVX-512 VBMI looks them up.
-    bytes: [[u8; 128]; 3],
+    /// By position in the literal (first, second, third byte), by byte value, the groups.
+    groups: [[u8; 128]; 3],
+    /// By position, the groups of the bytes with each low four bits, then with each high four
+    /// bits (none from 0x80): their AND holds the groups of `groups`, and maybe more. Each
+    /// 16-byte table twice, as AVX2 loads it (one per lane).
+    nibbles: [[[u8; 32]; 2]; 3],
+    /// By position, by byte value, the literals' first bytes (as bits, by their rank; a set of
+    /// more than 64 shares bits) that have this byte there: what a position the filter lets
+    /// through is checked against.
+    exact: [[u64; 128]; 3],
     /// How this CPU runs the filter.
     simd: Simd,
 }
@@ -38,6 +40,8 @@ enum Simd {
     Avx2,
     Vbmi,
 }
+
+const GROUPS: u8 = 8;
 
 impl Trigrams {
     /// The filter of `literals`: each of at least three bytes, the first three ASCII and not
@@ -60,28 +64,34 @@ impl Trigrams {
         };
         #[cfg(not(target_arch = "x86_64"))]
         let simd = Simd::Off;
+        let mut firsts: Vec<u8> = literals.iter().map(|l| l[0]).collect();
+        firsts.sort_unstable();
+        firsts.dedup();
+        let mut exact = [[0u64; 128]; 3];
+        for literal in literals {
+            let rank = firsts.binary_search(&literal[0]).expect("a first byte") % 64;
+            for (k, table) in exact.iter_mut().enumerate() {
+                table[usize::from(literal[k])] |= 1 << rank;
+            }
+        }
         // The literals of one first byte share a group. The first bytes with the most literals
         // are placed first, each in the group where it lets through the fewest trigrams that
         // are no literal's: the product of the group's first, second and third bytes (with
         // AVX2, of the four-bit halves of each, which it looks them up by).
-        let mut firsts: Vec<u8> = literals.iter().map(|l| l[0]).collect();
-        firsts.sort_unstable();
-        firsts.dedup();
         let count = |f: u8| literals.iter().filter(|l| l[0] == f).count();
         firsts.sort_by_key(|&f| std::cmp::Reverse(count(f)));
-        let groups = if simd == Simd::Avx2 { 16 } else { 8 };
-        let mut tables = [[0u16; 128]; 3];
-        let add = |tables: &mut [[u16; 128]; 3], first: u8, group: u8| {
+        let mut groups = [[0u8; 128]; 3];
+        let add = |groups: &mut [[u8; 128]; 3], first: u8, group: u8| {
             for literal in literals.iter().filter(|l| l[0] == first) {
-                for (k, table) in tables.iter_mut().enumerate() {
+                for (k, table) in groups.iter_mut().enumerate() {
                     table[usize::from(literal[k])] |= 1 << group;
                 }
             }
         };
-        let passed = |tables: &[[u16; 128]; 3]| -> usize {
-            (0..groups)
+        let passed = |groups: &[[u8; 128]; 3]| -> usize {
+            (0..GROUPS)
                 .map(|g| {
-                    let n = |t: &[u16; 128]| {
+                    let n = |t: &[u8; 128]| {
                         let bytes = (0..128).filter(|&b| t[b] & 1 << g != 0);
                         if simd != Simd::Avx2 {
                             return bytes.count();
@@ -92,48 +102,59 @@ impl Trigrams {
                         }
                         (low.count_ones() * high.count_ones()) as usize
                     };
-                    n(&tables[0]) * n(&tables[1]) * n(&tables[2])
+                    n(&groups[0]) * n(&groups[1]) * n(&groups[2])
                 })
                 .sum()
         };
         for &first in &firsts {
-            let best = (0..groups)
+            let best = (0..GROUPS)
                 .min_by_key(|&g| {
-                    let mut trial = tables;
+                    let mut trial = groups;
                     add(&mut trial, first, g);
                     passed(&trial)
                 })
                 .unwrap_or(0);
-            add(&mut tables, first, best);
+            add(&mut groups, first, best);
         }
-        let mut nibbles = [[[[0u8; 32]; 2]; 3]; 2];
-        for (k, table) in tables.iter().enumerate() {
+        let mut nibbles = [[[0u8; 32]; 2]; 3];
+        for (k, table) in groups.iter().enumerate() {
             for (b, &groups) in table.iter().enumerate() {
-                for (half, nibbles) in nibbles.iter_mut().enumerate() {
-                    let groups = (groups >> (8 * half)) as u8;
-                    for lane in [0, 16] {
-                        nibbles[k][0][lane + (b & 15)] |= groups;
-                        nibbles[k][1][lane + (b >> 4)] |= groups;
-                    }
+                for lane in [0, 16] {
+                    nibbles[k][0][lane + (b & 15)] |= groups;
+                    nibbles[k][1][lane + (b >> 4)] |= groups;
                 }
             }
         }
         Trigrams {
-            tables,
+            groups,
             nibbles,
-            bytes: tables.map(|t| t.map(|g| g as u8)),
+            exact,
             simd,
         }
     }
 
-    /// Whether a literal of some group may start at `text[i]`, by the exact tables.
+    /// Whether the first three bytes of a literal may start at `text[i]`, by the exact tables.
     #[inline]
     fn hit_at(&self, text: &[u8], i: usize) -> bool {
-        let groups = |k: usize| match text.get(i + k) {
-            Some(&b) if b < 0x80 => self.tables[k][usize::from(b)],
+        let firsts = |k: usize| match text.get(i + k) {
+            Some(&b) if b < 0x80 => self.exact[k][usize::from(b)],
             _ => 0,
         };
-        groups(0) & groups(1) & groups(2) != 0
+        firsts(0) & firsts(1) & firsts(2) != 0
+    }
+
+    /// Whether a position of `bits` (from `at`) starts a literal's first three bytes by the
+    /// exact tables: the positions the filter lets through are checked one by one. Inline:
+    /// a call would spill the filter's tables around it.
+    #[inline]
+    fn exact(&self, text: &[u8], at: usize, mut bits: u64) -> bool {
+        while bits != 0 {
+            if self.hit_at(text, at + bits.trailing_zeros() as usize) {
+                return true;
+            }
+            bits &= bits - 1;
+        }
+        false
     }
 
     /// True when no literal starts anywhere in `text`; false when one may (or this CPU cannot
@@ -145,7 +166,7 @@ impl Trigrams {
             #[allow(unsafe_code)]
             // SAFETY: `vbmi::rules_out` is unsafe to call only because it is compiled for
             // AVX-512BW and VBMI, and `Simd::Vbmi` says the CPU has both (checked in `new`).
-            Simd::Vbmi => return unsafe { vbmi::rules_out(&self.bytes, text) },
+            Simd::Vbmi => return unsafe { vbmi::rules_out(self, text) },
             #[allow(unsafe_code)]
             // SAFETY: as above, for AVX2.
             Simd::Avx2 => return unsafe { avx2::rules_out(self, text) },
@@ -182,42 +203,32 @@ mod avx2 {
     #[target_feature(enable = "avx2")]
     pub fn rules_out(filter: &Trigrams, text: &[u8]) -> bool {
         // Closures are not compiled for AVX2: the work is in macros, as in `vbmi`.
-        let [a, b] = &filter.nibbles;
-        let lows = [
-            [vector!(&a[0][0]), vector!(&a[1][0]), vector!(&a[2][0])],
-            [vector!(&b[0][0]), vector!(&b[1][0]), vector!(&b[2][0])],
-        ];
-        let highs = [
-            [vector!(&a[0][1]), vector!(&a[1][1]), vector!(&a[2][1])],
-            [vector!(&b[0][1]), vector!(&b[1][1]), vector!(&b[2][1])],
-        ];
+        let n = &filter.nibbles;
+        let lows = [vector!(&n[0][0]), vector!(&n[1][0]), vector!(&n[2][0])];
+        let highs = [vector!(&n[0][1]), vector!(&n[1][1]), vector!(&n[2][1])];
         let low_bits = _mm256_set1_epi8(0x0F);
         // The positions of a block where a literal may start, as bits: those whose byte and the
         // next two are each in some same group by their four-bit halves.
         macro_rules! maybe {
             ($run:expr) => {{
                 let run: &[u8; 34] = $run;
-                let mut any = _mm256_setzero_si256();
-                let x = [0, 1, 2].map(|k| vector!(run[k..].first_chunk::<32>().expect("34 bytes")));
-                let low = x.map(|x| _mm256_and_si256(x, low_bits));
-                let high = x.map(|x| _mm256_and_si256(_mm256_srli_epi16::<4>(x), low_bits));
-                for half in 0..2 {
-                    let mut hits = _mm256_set1_epi8(-1);
-                    for k in 0..3 {
-                        let l = _mm256_shuffle_epi8(lows[half][k], low[k]);
-                        let h = _mm256_shuffle_epi8(highs[half][k], high[k]);
-                        hits = _mm256_and_si256(hits, _mm256_and_si256(l, h));
-                    }
-                    any = _mm256_or_si256(any, hits);
+                let mut hits = _mm256_set1_epi8(-1);
+                for k in 0..3 {
+                    let x = vector!(run[k..].first_chunk::<32>().expect("34 bytes"));
+                    let low = _mm256_and_si256(x, low_bits);
+                    let high = _mm256_and_si256(_mm256_srli_epi16::<4>(x), low_bits);
+                    let l = _mm256_shuffle_epi8(lows[k], low);
+                    let h = _mm256_shuffle_epi8(highs[k], high);
+                    hits = _mm256_and_si256(hits, _mm256_and_si256(l, h));
                 }
-                let none = _mm256_cmpeq_epi8(any, _mm256_setzero_si256());
-                !(_mm256_movemask_epi8(none) as u32)
+                let none = _mm256_cmpeq_epi8(hits, _mm256_setzero_si256());
+                u64::from(!(_mm256_movemask_epi8(none) as u32))
             }};
         }
         let mut at = 0;
         while let Some(run) = text.get(at..at + 34) {
             let bits = maybe!(run.first_chunk::<34>().expect("34 bytes"));
-            if bits != 0 && exact(filter, text, at, bits) {
+            if bits != 0 && filter.exact(text, at, bits) {
                 return false;
             }
             at += 32;
@@ -229,36 +240,22 @@ mod avx2 {
         let (from, bits) = if let Some(from) = text.len().checked_sub(34) {
             // The last 34 bytes, without a copy: the positions before `at` were looked at.
             let run = text[from..].first_chunk::<34>().expect("34 bytes");
-            (
-                from,
-                maybe!(run) & u32::MAX.checked_shl((at - from) as u32).unwrap_or(0),
-            )
+            (from, maybe!(run) & u64::MAX << (at - from))
         } else {
             // A text shorter than a block, padded with NUL (in no group).
             let mut run = [0u8; 34];
             run[..text.len()].copy_from_slice(text);
-            (0, maybe!(&run) & u32::MAX >> (34 - text.len()))
+            (0, maybe!(&run) & u64::MAX >> (64 - text.len()))
         };
-        bits == 0 || !exact(filter, text, from, bits)
-    }
-
-    /// Whether a position of `bits` (from `at`) starts a literal's first three bytes by the
-    /// exact tables: the positions the four-bit halves let through are checked one by one.
-    #[cold]
-    fn exact(filter: &Trigrams, text: &[u8], at: usize, mut bits: u32) -> bool {
-        while bits != 0 {
-            if filter.hit_at(text, at + bits.trailing_zeros() as usize) {
-                return true;
-            }
-            bits &= bits - 1;
-        }
-        false
+        bits == 0 || !filter.exact(text, from, bits)
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 mod vbmi {
     use std::arch::x86_64::*;
+
+    use super::Trigrams;
 
     /// An array of 64 bytes as a vector (a macro: a function compiled for AVX-512 may not be
     /// forced inline, and one left out of line returns the vector through memory).
@@ -291,7 +288,8 @@ mod vbmi {
     }
 
     #[target_feature(enable = "avx512bw,avx512vbmi")]
-    pub fn rules_out(tables: &[[u8; 128]; 3], text: &[u8]) -> bool {
+    pub fn rules_out(filter: &Trigrams, text: &[u8]) -> bool {
+        let tables = &filter.groups;
         let halves = |t: &[u8; 128]| {
             let (lo, hi) = t.split_at(64);
             (
@@ -308,30 +306,34 @@ mod vbmi {
                 _mm512_maskz_permutex2var_epi8(!_mm512_movepi8_mask(x), $table.0, x, $table.1)
             }};
         }
-        macro_rules! any_hit {
+        // The positions of a block where a literal of some group starts, as bits.
+        macro_rules! hits {
             ($x:expr, $y:expr, $z:expr) => {{
                 let hits = _mm512_and_si512(
                     _mm512_and_si512(groups!(first, $x), groups!(second, $y)),
                     groups!(third, $z),
                 );
-                _mm512_test_epi8_mask(hits, hits) != 0
+                _mm512_test_epi8_mask(hits, hits)
             }};
         }
         let mut at = 0;
         // Whole blocks (and the two bytes after each) read as they are.
         while let Some(run) = text.get(at..at + 66) {
             let block = |k: usize| run[k..].first_chunk::<64>().expect("66 bytes");
-            if any_hit!(vector!(block(0)), vector!(block(1)), vector!(block(2))) {
+            let bits = hits!(vector!(block(0)), vector!(block(1)), vector!(block(2)));
+            if bits != 0 && filter.exact(text, at, bits) {
                 return false;
             }
             at += 64;
         }
         while at < text.len() {
-            if any_hit!(
+            // Past the end, NUL: in no group.
+            let bits = hits!(
                 block_at!(text, at),
                 block_at!(text, at + 1),
                 block_at!(text, at + 2)
-            ) {
+            );
+            if bits != 0 && filter.exact(text, at, bits) {
                 return false;
             }
             at += 64;
