@@ -85,6 +85,27 @@ fn ordinary_text_is_left_alone() {
 
 /// Found by the search of start literals, whose URLs came before the assignments: a name
 /// and a URL over the same bytes are replaced as the assignment, as they always were.
+/// The filter is what keeps `--redact` cheap: lines of a chat with no literal a secret starts
+/// with are ruled out by it, not searched (the `ass` of `assistant` passes the four-bit
+/// look-ups, `asia` and `aws_` sharing a first byte, and must not pass the exact check).
+#[test]
+fn a_chat_line_without_a_secret_start_is_ruled_out_by_the_filter() {
+    let r = Redactor::new();
+    for line in [
+        r#"{"type":"assistant","uuid":"00000001","message":{"content":[{"type":"text","text":"aaaaaaaaaaaaaaaa"}]}}"#,
+        r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_01","content":"src/main.rs\nsrc/lib.rs"}]}}"#,
+        r#"{"type":"assistant","message":{"content":[{"type":"text","text":"The build is green; the tests ran in 2.1 s."}]}}"#,
+    ] {
+        if cfg!(target_arch = "x86_64") && is_x86_feature_detected!("avx2") {
+            assert!(r.starts.rules_out(line.as_bytes()), "{line}");
+        }
+        assert!(r.starts.rules_out_slowly(line.as_bytes()), "{line}");
+    }
+    // And a line with one is not.
+    let line = br#"{"type":"user","content":"export GH=ghp_0123456789abcdefghijABCDEFGHIJ012345"}"#;
+    assert!(!r.starts.rules_out(line));
+}
+
 #[test]
 fn a_url_and_an_assignment_over_the_same_bytes_redact_as_the_assignment() {
     assert_eq!(

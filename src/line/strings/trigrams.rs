@@ -10,10 +10,10 @@
 //! look-up) each table is approached from above by two 16-byte ones, by the byte's low and
 //! high four bits (`vpshufb`, as Teddy does), thirty-two positions at a time: six look-ups, which
 //! with their masks fit in AVX2's sixteen registers. The rare positions that pass either are
-//! checked against exact tables, by the literals' first byte itself rather than its group: both
-//! give the same answer. The filter has false hits (two literals of a first byte mix, `ass` by
-//! `asia` and `aws_`), never misses: a text it rules out holds none of the literals. On a CPU
-//! without either it rules nothing out, and the searches run as before.
+//! checked against exact tables, by each literal's first three bytes rather than its group (a
+//! bit each): both give the same answer. The filter has false hits only when a literal's first
+//! three bytes show without the rest of it, and never misses: a text it rules out holds none of
+//! the literals. On a CPU without either it rules nothing out, and the searches run as before.
 
 /// The filter of a set of literals (see the module doc).
 #[derive(Clone, Debug)]
@@ -24,10 +24,10 @@ pub struct Trigrams {
     /// bits (none from 0x80): their AND holds the groups of `groups`, and maybe more. Each
     /// 16-byte table twice, as AVX2 loads it (one per lane).
     nibbles: [[[u8; 32]; 2]; 3],
-    /// By position, by byte value, the literals' first bytes (as bits, by their rank; a set of
-    /// more than 64 shares bits) that have this byte there: what a position the filter lets
-    /// through is checked against.
-    exact: [[u64; 128]; 3],
+    /// By position, by byte value, the literals' first three bytes (as bits, by their rank; a
+    /// set of more than 128 shares bits) that have this byte there: what a position the filter
+    /// lets through is checked against.
+    exact: [[u128; 128]; 3],
     /// How this CPU runs the filter.
     simd: Simd,
 }
@@ -64,16 +64,18 @@ impl Trigrams {
         };
         #[cfg(not(target_arch = "x86_64"))]
         let simd = Simd::Off;
+        let mut trigrams: Vec<&[u8]> = literals.iter().map(|l| &l[..3]).collect();
+        trigrams.sort_unstable();
+        trigrams.dedup();
+        let mut exact = [[0u128; 128]; 3];
+        for (rank, trigram) in trigrams.iter().enumerate() {
+            for (k, table) in exact.iter_mut().enumerate() {
+                table[usize::from(trigram[k])] |= 1 << (rank % 128);
+            }
+        }
         let mut firsts: Vec<u8> = literals.iter().map(|l| l[0]).collect();
         firsts.sort_unstable();
         firsts.dedup();
-        let mut exact = [[0u64; 128]; 3];
-        for literal in literals {
-            let rank = firsts.binary_search(&literal[0]).expect("a first byte") % 64;
-            for (k, table) in exact.iter_mut().enumerate() {
-                table[usize::from(literal[k])] |= 1 << rank;
-            }
-        }
         // The literals of one first byte share a group. The first bytes with the most literals
         // are placed first, each in the group where it lets through the fewest trigrams that
         // are no literal's: the product of the group's first, second and third bytes (with
@@ -136,11 +138,11 @@ impl Trigrams {
     /// Whether the first three bytes of a literal may start at `text[i]`, by the exact tables.
     #[inline]
     fn hit_at(&self, text: &[u8], i: usize) -> bool {
-        let firsts = |k: usize| match text.get(i + k) {
+        let trigrams = |k: usize| match text.get(i + k) {
             Some(&b) if b < 0x80 => self.exact[k][usize::from(b)],
             _ => 0,
         };
-        firsts(0) & firsts(1) & firsts(2) != 0
+        trigrams(0) & trigrams(1) & trigrams(2) != 0
     }
 
     /// Whether a position of `bits` (from `at`) starts a literal's first three bytes by the
