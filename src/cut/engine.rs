@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::mem::take;
 use std::panic::{self, AssertUnwindSafe};
+use std::sync::Arc;
 
 use crate::cut::costs::{Costs, Sizes};
 use crate::cut::emit::{self, EmitStyle};
@@ -120,7 +121,10 @@ enum Search {
 /// Turns lines into log lines. Reuse one engine for many lines: its buffers are kept.
 pub struct LineEngine {
     config: EngineConfig,
-    redactor: Option<Redactor>,
+    redactor: Option<Arc<Redactor>>,
+    /// The line being processed was ruled out by `--redact`'s filters on the reading thread
+    /// ([`LineEngine::process_ruled_out`]).
+    ruled_out: bool,
     /// The line with its secrets redacted (`--redact`).
     redacted: Vec<u8>,
     /// The line with its timestamp added (`--add-timestamp`).
@@ -148,7 +152,8 @@ impl LineEngine {
         LineEngine {
             redactor: config
                 .redact
-                .then(|| Redactor::with_secrets(&config.secrets)),
+                .then(|| Arc::new(Redactor::with_secrets(&config.secrets))),
+            ruled_out: false,
             config,
             redacted: Vec::new(),
             stamped: Vec::new(),
@@ -162,6 +167,22 @@ impl LineEngine {
             elided: Vec::new(),
             planner: Planner::default(),
         }
+    }
+
+    /// `--redact`'s redactor, for the reading thread to look at chunks ahead
+    /// ([`Redactor::scout`]).
+    pub fn redactor(&self) -> Option<Arc<Redactor>> {
+        self.redactor.clone()
+    }
+
+    /// [`LineEngine::process`] for a line that `--redact`'s filters ruled out already
+    /// ([`crate::cut::redact::Scouted`]): it is not looked at for secrets again. What it logs is
+    /// what [`LineEngine::process`] logs, as redaction would leave it alone.
+    pub fn process_ruled_out(&mut self, line: &[u8], out: &mut Vec<u8>) -> Outcome {
+        self.ruled_out = true;
+        let outcome = self.process(line, out);
+        self.ruled_out = false;
+        outcome
     }
 
     pub fn config(&self) -> &EngineConfig {
@@ -232,6 +253,10 @@ impl LineEngine {
     /// the log's size, not the input's.
     #[cold]
     fn process_rewritten(&mut self, line: &[u8], out: &mut Vec<u8>) -> Outcome {
+        if self.ruled_out {
+            // Nothing to redact, so nothing to search in the log line either.
+            return self.stamp_and_process(line, out);
+        }
         let budget = self.config.max_line_bytes;
         if self.redactor.is_some() && budget != 0 && line.len() > budget {
             let start = out.len();

@@ -18,6 +18,8 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use crate::cut::redact::Scouted;
+
 /// Input bytes that may wait for the logs while stdout goes on.
 pub const QUEUE_BYTES: usize = 16 << 20;
 
@@ -26,8 +28,9 @@ pub type Buf = Arc<Vec<u8>>;
 
 /// What the log worker is given, in order.
 pub enum Msg {
-    /// A buffer and how many of its bytes were read.
-    Chunk(Buf, usize),
+    /// A buffer, how many of its bytes were read, and what `--redact`'s filters saw of them on
+    /// the reading thread, when they looked ([`crate::cut::redact::Scouted`]).
+    Chunk(Buf, usize, Option<Scouted>),
     /// End of input; false if reading or stdout had a diagnosed error.
     End(bool),
     /// Log what is queued and what is pending, then exit with this status.
@@ -149,22 +152,24 @@ impl Handoff {
 
     /// Queues the first `n` bytes of `buf`, waiting for room; `None` once the queue is stopping
     /// (then the bytes must not reach stdout either).
-    pub fn send_chunk(&self, buf: &Buf, n: usize) -> Option<Sent> {
+    pub fn send_chunk(&self, buf: &Buf, n: usize, scouted: Option<Scouted>) -> Option<Sent> {
         let mut s = self.wait_room(lock(&self.state), n);
         if s.stopping || s.closed {
             return None;
         }
         s.bytes += n;
         self.report(s.bytes);
-        if let Some(Msg::Chunk(last, len)) = s.items.back_mut()
+        if let Some(Msg::Chunk(last, len, _)) = s.items.back_mut()
             && *len + n <= last.len()
             && let Some(room) = Arc::get_mut(last)
         {
+            // What was seen of the bytes before stays theirs; these will be looked at by the
+            // log worker.
             room[*len..*len + n].copy_from_slice(&buf[..n]);
             *len += n;
             return Some(Sent::Copied);
         }
-        s.items.push_back(Msg::Chunk(Arc::clone(buf), n));
+        s.items.push_back(Msg::Chunk(Arc::clone(buf), n, scouted));
         let next = s.spare.pop();
         let wake = s.worker_waits;
         drop(s);
@@ -174,6 +179,11 @@ impl Handoff {
         Some(Sent::Queued(
             next.unwrap_or_else(|| Arc::new(vec![0; self.chunk])),
         ))
+    }
+
+    /// Whether chunks wait in the queue: the log worker is behind the reader.
+    pub fn behind(&self) -> bool {
+        lock(&self.state).bytes > 0
     }
 
     /// Queues `msg` (not a chunk) unless the queue is stopping.
@@ -225,7 +235,7 @@ impl Handoff {
         let mut s = lock(&self.state);
         loop {
             if let Some(msg) = s.items.pop_front() {
-                if let Msg::Chunk(_, n) = &msg {
+                if let Msg::Chunk(_, n, _) = &msg {
                     s.bytes -= n;
                     self.report(s.bytes);
                     // The level the queue drains to before a reader waiting for room is woken:
@@ -282,12 +292,12 @@ mod tests {
     fn chunk(h: &Handoff, bytes: &[u8]) -> Option<Sent> {
         let mut buf = h.buffer();
         Arc::get_mut(&mut buf).unwrap()[..bytes.len()].copy_from_slice(bytes);
-        h.send_chunk(&buf, bytes.len())
+        h.send_chunk(&buf, bytes.len(), None)
     }
 
     fn take(h: &Handoff) -> Vec<u8> {
         match h.recv() {
-            Msg::Chunk(b, n) => b[..n].to_vec(),
+            Msg::Chunk(b, n, _) => b[..n].to_vec(),
             _ => panic!("not a chunk"),
         }
     }

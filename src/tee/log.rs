@@ -6,8 +6,10 @@
 //! carries whole lines only: a crash or a kill never leaves half a line behind.
 
 use std::panic::{self, AssertUnwindSafe};
+use std::sync::Arc;
 
 use crate::cut::engine::{EngineConfig, LineEngine, Outcome};
+use crate::cut::redact::{Redactor, Scouted};
 use crate::error::Error;
 use crate::line::agents::{Drift, Head};
 use crate::reduce::{Failure, Reducer};
@@ -363,15 +365,24 @@ impl LogWriter {
     /// Feeds the next chunk of input. Returns the write errors of this chunk (each log fails at
     /// most once and is then left out).
     pub fn feed(&mut self, chunk: &[u8]) -> Vec<Error> {
+        self.feed_scouted(chunk, None)
+    }
+
+    /// [`LogWriter::feed`], with what the reading thread saw of the chunk (`--redact`): the
+    /// lines it ruled out are not looked at for secrets again.
+    pub fn feed_scouted(&mut self, chunk: &[u8], scouted: Option<&Scouted>) -> Vec<Error> {
         self.stats.bytes_in += chunk.len() as u64;
         let mut errors = Vec::new();
         if !self.active {
             return errors;
         }
         let mut lines = std::mem::take(&mut self.lines);
-        let mut at = 0;
+        let (mut at, mut cursor) = (0, 0);
         while let Some(piece) = lines.next(chunk, &mut at) {
-            self.piece(piece, true);
+            let ruled_out = scouted.is_some_and(
+                |s| matches!(piece, Piece::Line(line) if s.ruled_out(chunk, line, &mut cursor)),
+            );
+            self.piece(piece, true, ruled_out);
             if self.batch.len() >= BATCH_LIMIT {
                 self.write_batch(&mut errors);
             }
@@ -382,6 +393,11 @@ impl LogWriter {
             errors.extend(a.take_errors());
         }
         errors
+    }
+
+    /// `--redact`'s redactor, for the reading thread ([`Redactor::scout`]).
+    pub fn redactor(&self) -> Option<Arc<Redactor>> {
+        self.engine.redactor()
     }
 
     /// Where the tee reports how full its queue is, when this writer paces itself by it (the
@@ -414,14 +430,15 @@ impl LogWriter {
     /// Logs what the splitter hands over: a whole line, or a piece of one past the memory cap.
     /// `newline`: a line that ends here ends with a newline (not at end of input).
     #[inline]
-    fn piece(&mut self, piece: Piece, newline: bool) {
+    /// `ruled_out`: the piece is a line that `--redact`'s filters ruled out already.
+    fn piece(&mut self, piece: Piece, newline: bool, ruled_out: bool) {
         let before = self.batch.len();
         let ends = matches!(piece, Piece::Line(_) | Piece::End(_));
         if let Some(a) = self.archive.as_mut() {
             a.piece(&piece);
         }
         match BigLine::follow(&mut self.big, self.engine.config(), piece) {
-            Next::Line(line) => self.line(line),
+            Next::Line(line) => self.line(line, ruled_out),
             Next::Big(big) => self.big_line(*big),
             Next::Nothing => {}
         }
@@ -454,7 +471,7 @@ impl LogWriter {
         self.finished = true;
         let mut lines = std::mem::take(&mut self.lines);
         if let Some(piece) = lines.finish() {
-            self.piece(piece, false);
+            self.piece(piece, false, false);
         }
         self.lines = lines;
         self.write_batch(&mut errors);
@@ -467,7 +484,7 @@ impl LogWriter {
         errors
     }
 
-    fn line(&mut self, line: &[u8]) {
+    fn line(&mut self, line: &[u8], ruled_out: bool) {
         if line.len() > line_cap(self.engine.config()) {
             // Whatever the read sizes, a line past the cap is logged the same way.
             let big = BigLine::start(self.engine.config(), line);
@@ -475,7 +492,11 @@ impl LogWriter {
             return;
         }
         let before = self.batch.len();
-        let outcome = self.engine.process(line, &mut self.batch);
+        let outcome = if ruled_out {
+            self.engine.process_ruled_out(line, &mut self.batch)
+        } else {
+            self.engine.process(line, &mut self.batch)
+        };
         self.stats.count(outcome);
         self.stats.bytes_logged += (self.batch.len() - before) as u64;
         self.watch(before);

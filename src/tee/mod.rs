@@ -48,6 +48,7 @@ use self::splice::Splice;
 use self::stats::StatsReport;
 use self::stdout_cap::StdoutCap;
 use crate::cut::engine::{EngineConfig, LineEngine};
+use crate::cut::redact::Redactor;
 use crate::error::Error;
 
 /// Bytes asked of one read. Each chunk costs a hand-over between the threads (a futex wake and
@@ -298,6 +299,7 @@ where
     if let Some((signals, ignore_interrupts)) = signals {
         watch_signals(signals, Arc::clone(&handoff), ignore_interrupts);
     }
+    let scout = log.redactor();
     let reader = {
         let alive = Arc::clone(&logs_alive);
         let handoff = Arc::clone(&handoff);
@@ -306,7 +308,7 @@ where
             cap: stdout_cap,
             splice,
         };
-        std::thread::spawn(move || read_loop(input, out, mode, &handoff, alive))
+        std::thread::spawn(move || read_loop(input, out, mode, &handoff, alive, scout))
     };
     let finish = log_worker(&handoff, log, mode, logs_alive, stats);
     handoff.close();
@@ -336,13 +338,23 @@ fn own(buf: &mut Buf) -> &mut Vec<u8> {
 
 /// The reading thread: each chunk to the log worker, then to stdout. Sends `End(ok)` at end of
 /// input, or `Stop(1)` on an `exit` mode's stdout error; returns at once when a stop is queued.
+/// With `--redact` (`scout`), while the log worker is behind, each chunk is first looked at with
+/// the redaction's filters (see `cut::redact::scout`): the reader has time then, the worker
+/// has not.
 fn read_loop<R: Read, W: Write>(
     mut input: R,
     mut stdout: Stdout<W>,
     mode: OutputError,
     handoff: &Handoff,
     logs_alive: Arc<AtomicBool>,
+    scout: Option<Arc<Redactor>>,
 ) {
+    let look = |chunk: &[u8]| {
+        scout
+            .as_ref()
+            .filter(|_| handoff.behind())
+            .map(|r| r.scout(chunk))
+    };
     let mut ok = true;
     let mut capped = Vec::new();
     let mut buf = handoff.buffer();
@@ -359,7 +371,7 @@ fn read_loop<R: Read, W: Write>(
             }
             match splice.fill(own(&mut buf)) {
                 Ok(0) => break,
-                Ok(n) => match handoff.send_chunk(&buf, n) {
+                Ok(n) => match handoff.send_chunk(&buf, n, look(&buf[..n])) {
                     Some(sent) => sent,
                     None => return,
                 },
@@ -404,7 +416,7 @@ fn read_loop<R: Read, W: Write>(
             };
             // The log owns the chunk before stdout is given it; the log gets what was read
             // even when stdout failed: it should hold all of it.
-            let Some(sent) = handoff.send_chunk(&buf, n) else {
+            let Some(sent) = handoff.send_chunk(&buf, n, look(&buf[..n])) else {
                 return;
             };
             let mut exit = false;
@@ -489,8 +501,8 @@ fn log_worker(
             None => handoff.recv(),
         };
         match msg {
-            Msg::Chunk(buf, n) => {
-                let errors = log.feed(&buf[..n]);
+            Msg::Chunk(buf, n, scouted) => {
+                let errors = log.feed_scouted(&buf[..n], scouted.as_ref());
                 if report(errors, &mut ok) {
                     report(log.finish(), &mut ok);
                     summarize(&log);

@@ -136,6 +136,60 @@ fn secrets_split_across_reads_are_redacted() {
     }
 }
 
+/// The log of `input` fed in chunks of `chunk` bytes, each looked at first by `--redact`'s
+/// filters as the reading thread does while the log worker is behind (`Redactor::scout`).
+fn log_scouted(input: &[u8], config: &EngineConfig, chunk: usize) -> Vec<u8> {
+    use smart_tee::tee::sink::LogSink;
+    use smart_tee::{LineEngine, LogWriter};
+    let buf = common::SharedBuffer::default();
+    let sink = LogSink::new("test.log".as_ref(), Box::new(buf.clone()));
+    let mut log = LogWriter::new(LineEngine::new(config.clone()), vec![sink]);
+    let redactor = log.redactor().expect("--redact");
+    for c in input.chunks(chunk) {
+        assert!(log.feed_scouted(c, Some(&redactor.scout(c))).is_empty());
+    }
+    assert!(log.finish().is_empty());
+    buf.contents()
+}
+
+/// The lines the reading thread rules out are not looked at again by the log worker: the log
+/// is the one the worker writes alone, byte for byte, and holds no secret, wherever the chunks
+/// are cut (through a secret, a line, a CRLF).
+#[test]
+fn chunks_looked_at_by_the_reader_log_what_the_worker_logs_alone() {
+    let mut input: Vec<u8> = input()
+        .split_inclusive(|&b| b == b'\n')
+        .take(4)
+        .flatten()
+        .copied()
+        .collect();
+    for i in 0..200 {
+        let [(_, api), _, (_, deploy), _] = ENV else {
+            unreachable!()
+        };
+        let line = match i % 5 {
+            0 => {
+                format!("{{\"type\":\"assistant\",\"uuid\":\"{i:08}\",\"text\":\"all good\"}}\r\n")
+            }
+            1 => format!("{{\"type\":\"user\",\"content\":\"{}\"}}\n", esc(api)),
+            2 => format!("plain text {i} with ghp_0123456789abcdefghijABCDEFGHIJ012345 in it\n"),
+            3 => format!("{{\"k\":\"{}\"}}\n", "x".repeat(i * 37 % 9000) + deploy),
+            _ => "\n".to_string(),
+        };
+        input.extend_from_slice(line.as_bytes());
+    }
+    for budget in [512, 5120] {
+        let config = env_config(budget);
+        let alone = common::log_of(&input, &config, 0);
+        assert_clean("the worker's log", &alone);
+        for chunk in [1, 7, 64, 333, 4096, 65536] {
+            let log = log_scouted(&input, &config, chunk);
+            assert_clean(&format!("the log of chunks of {chunk} looked at"), &log);
+            assert!(log == alone, "chunks of {chunk}, budget {budget}");
+        }
+    }
+}
+
 fn run_with_env(args: &[&str], input: &[u8]) -> std::process::Output {
     let mut cmd = common::bin();
     for (name, value) in ENV {

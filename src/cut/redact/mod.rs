@@ -26,6 +26,7 @@
 
 mod answers;
 mod patterns;
+mod scout;
 mod values;
 
 #[cfg(test)]
@@ -45,6 +46,7 @@ pub use patterns::PATTERNS;
 use patterns::{
     ASSIGNED_VALUE, SECRET_WORDS, TELEGRAM, TELEGRAM_AT, TOKEN_STARTS, URL_CREDENTIALS, WORD_STARTS,
 };
+pub use scout::Scouted;
 use values::ValueSet;
 pub use values::{
     MIN_VALUE_LEN, Secret, from_dotenv, from_env, plainly_not_secret, says_secret, secrets_of,
@@ -501,6 +503,12 @@ impl Redactor {
         });
         hits.sort_by_key(|h| (h.start, std::cmp::Reverse(h.end), h.by));
         hits
+    }
+
+    /// True when the filters alone tell that `line` holds no secret, without a search: then
+    /// [`Redactor::finds`] is false, and [`Redactor::redact`] leaves it alone.
+    pub fn rules_out(&self, line: &[u8]) -> bool {
+        self.values.as_ref().is_none_or(|v| v.rules_out(line)) && self.starts.rules_out(line)
     }
 
     /// True when `text` may hold a secret or a part of one: a secret, or a private key's

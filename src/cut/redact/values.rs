@@ -350,34 +350,28 @@ impl ValueSet {
         let stride = self.grams.stride;
         let mut covered = 0;
         let mut q = 0;
-        loop {
-            // Four positions a step while the bitmap rules them all out, as it does almost
-            // everywhere: one branch for four look-ups.
-            while let Some(run) = text.get(q..q + 3 * stride + 4)
-                && self.grams.none_of_four(run, stride)
-            {
-                q += 4 * stride;
-            }
-            let Some(gram) = text.get(q..).and_then(<[u8]>::first_chunk::<4>) else {
-                break;
-            };
-            if self.grams.may_hold(u32::from_le_bytes(*gram)) {
-                // A value with this gram at `q` starts at most `stride - 1` bytes before.
-                let from = (q + 1).saturating_sub(stride).max(covered);
-                let to = (q + self.longest).min(text.len());
-                if from < to {
-                    for m in self.searcher.find_iter(&text[from..to]) {
-                        let (start, end) = (from + m.start(), from + m.end());
-                        if found(start, end, self.owner[m.pattern().as_usize()]) {
-                            return true;
-                        }
-                        covered = end;
+        while let Some(at) = self.grams.next_hit(text, q) {
+            // A value with this gram at `at` starts at most `stride - 1` bytes before.
+            let from = (at + 1).saturating_sub(stride).max(covered);
+            let to = (at + self.longest).min(text.len());
+            if from < to {
+                for m in self.searcher.find_iter(&text[from..to]) {
+                    let (start, end) = (from + m.start(), from + m.end());
+                    if found(start, end, self.owner[m.pattern().as_usize()]) {
+                        return true;
                     }
+                    covered = end;
                 }
             }
-            q += stride;
+            q = at + stride;
         }
         false
+    }
+
+    /// True when `text` holds none of the values (its grams rule them all out), without a
+    /// search: what [`ValueSet::each`] would find nothing in.
+    pub(super) fn rules_out(&self, text: &[u8]) -> bool {
+        self.grams.next_hit(text, 0).is_none()
     }
 
     /// The name of secret `k`.
@@ -436,6 +430,27 @@ impl Grams {
             g.exact[slot] = u64::from(gram) + 1;
         }
         g
+    }
+
+    /// The first position from `q` on, one in `stride` (`q`, `q + stride`, …), whose gram is
+    /// one of the values'.
+    #[inline]
+    fn next_hit(&self, text: &[u8], mut q: usize) -> Option<usize> {
+        let stride = self.stride;
+        loop {
+            // Four positions a step while the bitmap rules them all out, as it does almost
+            // everywhere: one branch for four look-ups.
+            while let Some(run) = text.get(q..q + 3 * stride + 4)
+                && self.none_of_four(run, stride)
+            {
+                q += 4 * stride;
+            }
+            let gram = text.get(q..).and_then(<[u8]>::first_chunk::<4>)?;
+            if self.may_hold(u32::from_le_bytes(*gram)) {
+                return Some(q);
+            }
+            q += stride;
+        }
     }
 
     /// Whether the bitmap rules out the grams at `run[0]`, `run[stride]`, `run[2 * stride]` and

@@ -1,0 +1,148 @@
+//! `--redact`'s filters run ahead on the reading thread: while the log worker is behind, the
+//! reader, idle between two reads, looks at each chunk before queueing it and notes the lines
+//! that the filters do not rule out. The worker then skips its own look at every other line
+//! of the chunk, so that `--redact` costs the worker, which bounds the run, next to nothing on
+//! lines with no secret. A line the reader did not look at (one that spans chunks, one in bytes
+//! copied into a chunk already queued) is looked at by the worker, as without the reader.
+
+use super::Redactor;
+
+/// What the reader saw of one chunk: the lines, by the newline that ends them, that may hold a
+/// secret.
+#[derive(Debug, Default)]
+pub struct Scouted {
+    /// The bytes of the chunk looked at: those of every line whose newline is before this.
+    upto: usize,
+    /// The newlines (offsets in the chunk) that end a line the filters did not rule out,
+    /// ascending.
+    dirty: Vec<usize>,
+}
+
+impl Redactor {
+    /// Looks at each line of `chunk` that ends in it (from its start or from a newline, to a
+    /// newline) with the filters alone ([`Redactor::rules_out`]).
+    pub fn scout(&self, chunk: &[u8]) -> Scouted {
+        let mut scouted = Scouted::default();
+        let mut start = 0;
+        for newline in memchr::memchr_iter(b'\n', chunk) {
+            if !self.rules_out(&chunk[start..newline]) {
+                scouted.dirty.push(newline);
+            }
+            start = newline + 1;
+        }
+        scouted.upto = start;
+        scouted
+    }
+}
+
+impl Scouted {
+    /// Whether `line` (without its newline) was ruled out by the reader: true only when it is
+    /// the bytes of `chunk` between two of its newlines (or its start and a newline) that the
+    /// reader looked at and did not note. `cursor` is where the last answer left off in the
+    /// notes: the lines of a chunk are asked about in order, from 0.
+    pub fn ruled_out(&self, chunk: &[u8], line: &[u8], cursor: &mut usize) -> bool {
+        // Where `line` is in `chunk`, if it is (a line gathered across chunks is not).
+        let start = (line.as_ptr() as usize).wrapping_sub(chunk.as_ptr() as usize);
+        let Some(end) = start.checked_add(line.len()).filter(|&e| e < self.upto) else {
+            return false;
+        };
+        if start > end
+            || chunk.get(end) != Some(&b'\n')
+            || (start > 0 && chunk.get(start - 1) != Some(&b'\n'))
+        {
+            return false;
+        }
+        while self.dirty.get(*cursor).is_some_and(|&d| d < end) {
+            *cursor += 1;
+        }
+        self.dirty.get(*cursor) != Some(&end)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cut::redact::{Secret, secrets_of};
+    use proptest::prelude::*;
+
+    fn redactor() -> Redactor {
+        let secrets: Vec<Secret> = secrets_of(
+            [
+                ("SCOUT_API_KEY", "Zq9vX2mK7pL4wR8tY1uB"),
+                ("DB_PASSWORD", "hunter2hunter2x"),
+            ]
+            .into_iter(),
+        );
+        Redactor::with_secrets(&secrets)
+    }
+
+    /// What a line may be made of: words of chat, and the starts and values of secrets.
+    fn piece() -> impl Strategy<Value = &'static str> {
+        prop_oneof![
+            Just("{\"type\":\"assistant\",\"text\":\""),
+            Just("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"),
+            Just("the build is green "),
+            Just("\"}\n"),
+            Just("\n"),
+            Just("\r\n"),
+            Just("tool_use_id"),
+            Just("ghp_0123456789abcdefghijABCDEFGHIJ012345"),
+            Just("sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv_wx"),
+            Just("Zq9vX2mK7pL4wR8tY1uB"),
+            Just("hunter2hunter2x"),
+            Just("password = \"letmein-now\""),
+            Just("postgres://me:s3cretpw@db"),
+            Just("12345678:AAH"),
+            Just("sk-"),
+            Just("pass"),
+        ]
+    }
+
+    proptest! {
+        /// The contract the worker relies on: a line the reader rules out is one in which the
+        /// whole search finds nothing, wherever the chunk is cut.
+        #[test]
+        fn a_line_ruled_out_by_the_reader_holds_no_secret(
+            pieces in proptest::collection::vec(piece(), 0..40),
+            cut in 0usize..2000,
+        ) {
+            let r = redactor();
+            let stream = pieces.concat();
+            let stream = stream.as_bytes();
+            let cut = cut.min(stream.len());
+            for chunk in [&stream[..cut], &stream[cut..]] {
+                let scouted = r.scout(chunk);
+                let mut cursor = 0;
+                let mut start = 0;
+                while let Some(nl) = memchr::memchr(b'\n', &chunk[start..]) {
+                    let line = &chunk[start..start + nl];
+                    if scouted.ruled_out(chunk, line, &mut cursor) {
+                        prop_assert!(!r.finds(line), "{:?}", String::from_utf8_lossy(line));
+                    } else {
+                        // Noted only where the filters let something through.
+                        prop_assert!(!r.rules_out(line));
+                    }
+                    start += nl + 1;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn only_the_lines_between_newlines_of_the_chunk_are_answered_for() {
+        let r = redactor();
+        let chunk = b"first\nsecond ghp_0123456789abcdefghijABCDEFGHIJ012345\nthird\nunfinished";
+        let scouted = r.scout(chunk);
+        let mut cursor = 0;
+        let line = |from: usize, to: usize| &chunk[from..to];
+        assert!(scouted.ruled_out(chunk, line(0, 5), &mut cursor));
+        assert!(!scouted.ruled_out(chunk, line(6, 53), &mut cursor));
+        assert!(scouted.ruled_out(chunk, line(54, 59), &mut cursor));
+        // Not a whole line of the chunk: a part of one, the unfinished one, a copy.
+        let mut cursor = 0;
+        assert!(!scouted.ruled_out(chunk, line(1, 5), &mut cursor));
+        assert!(!scouted.ruled_out(chunk, line(54, 58), &mut cursor));
+        assert!(!scouted.ruled_out(chunk, line(60, chunk.len()), &mut cursor));
+        assert!(!scouted.ruled_out(chunk, &b"first".to_vec(), &mut cursor));
+    }
+}
