@@ -66,13 +66,10 @@ mod tests {
     use proptest::prelude::*;
 
     fn redactor() -> Redactor {
-        let secrets: Vec<Secret> = secrets_of(
-            [
-                ("SCOUT_API_KEY", "Zq9vX2mK7pL4wR8tY1uB"),
-                ("DB_PASSWORD", "hunter2hunter2x"),
-            ]
-            .into_iter(),
-        );
+        let secrets: Vec<Secret> = secrets_of([
+            ("SCOUT_API_KEY", "Zq9vX2mK7pL4wR8tY1uB"),
+            ("DB_PASSWORD", "hunter2hunter2x"),
+        ]);
         Redactor::with_secrets(&secrets)
     }
 
