@@ -44,13 +44,36 @@ use crate::line::strings::Trigrams;
 pub use answers::{AnswerWriter, answer, answers_on};
 pub use patterns::PATTERNS;
 use patterns::{
-    ASSIGNED_VALUE, SECRET_WORDS, TELEGRAM, TELEGRAM_AT, TOKEN_STARTS, URL_CREDENTIALS, WORD_STARTS,
+    ASSIGNED_VALUE, SECRET_WORDS, TELEGRAM, TELEGRAM_AT, TOKEN_STARTS, URL_CREDENTIALS,
+    URL_ESCAPED, WORD_STARTS,
 };
 pub use scout::Scouted;
 use values::ValueSet;
 pub use values::{
     MIN_VALUE_LEN, Secret, from_dotenv, from_env, plainly_not_secret, says_secret, secrets_of,
 };
+
+/// Whether `line[..at]` ends with a JSON escape (`\n`, `\t`, `\r`, `\b`, `\f`, `\uXXXX`): the
+/// text has a character between words there, though the byte before `at` is a letter or a
+/// digit. A `\uXXXX` of a letter counts too, so a token after it is redacted, never left.
+fn after_escape(line: &[u8], at: usize) -> bool {
+    let escaping = |slash: usize| {
+        line[..=slash]
+            .iter()
+            .rev()
+            .take_while(|&&b| b == b'\\')
+            .count()
+            % 2
+            == 1
+    };
+    let letter =
+        at >= 2 && matches!(line[at - 1], b'n' | b't' | b'r' | b'b' | b'f') && escaping(at - 2);
+    let unicode = at >= 6
+        && line[at - 4..at].iter().all(u8::is_ascii_hexdigit)
+        && line[at - 5] == b'u'
+        && escaping(at - 6);
+    letter || unicode
+}
 
 /// The bytes no secret has in it (but a private key, found by its header): ASCII whitespace,
 /// quotes and the backslash of JSON escapes. A secret that shows in part around a cut point is
@@ -240,14 +263,18 @@ impl Redactor {
                 .build(set)
                 .expect("the start literals are few and short")
         };
-        let every_start: Vec<&[u8]> = [TOKEN_STARTS, &["://", TELEGRAM_AT], WORD_STARTS]
-            .concat()
-            .iter()
-            .map(|l| l.as_bytes())
-            .collect();
+        let every_start: Vec<&[u8]> = [
+            TOKEN_STARTS,
+            &["://", TELEGRAM_AT, URL_ESCAPED],
+            WORD_STARTS,
+        ]
+        .concat()
+        .iter()
+        .map(|l| l.as_bytes())
+        .collect();
         Redactor {
             starts: Trigrams::new(&every_start),
-            token_starts: literals(&[TOKEN_STARTS, &["://", TELEGRAM_AT]].concat()),
+            token_starts: literals(&[TOKEN_STARTS, &["://", TELEGRAM_AT, URL_ESCAPED]].concat()),
             word_starts: literals(WORD_STARTS),
             any: anchored(&joined.join("|")),
             each: OnceLock::new(),
@@ -373,8 +400,9 @@ impl Redactor {
         })
     }
 
-    /// URL credentials after the `://` at `at`: `scheme://user:password@`, the password replaced.
-    fn url_at(&self, line: &[u8], at: usize) -> Option<Hit> {
+    /// URL credentials after the `://` (`sep` bytes, or `:\/\/`) at `at`:
+    /// `scheme://user:password@`, the password replaced.
+    fn url_at(&self, line: &[u8], at: usize, sep: usize) -> Option<Hit> {
         let scheme = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'.' | b'-');
         let start = line[..at]
             .iter()
@@ -383,7 +411,7 @@ impl Redactor {
         if start == at || !line[start].is_ascii_alphabetic() {
             return None;
         }
-        let rest = at + 3;
+        let rest = at + sep;
         let c = self.url.captures(&line[rest..])?;
         let secret = c.get(1)?;
         Some(Hit {
@@ -407,13 +435,20 @@ impl Redactor {
             .count();
         let start = at - digits;
         let word = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_';
-        // After a word boundary, or in a Bot API URL (`/bot123…:AA…`).
-        let bounded = start == 0 || !word(&line[start - 1]) || line[..start].ends_with(b"bot");
+        // After a word boundary, a JSON escape (`\n`), or in a Bot API URL (`/bot123…:AA…`).
+        let bounded = start == 0
+            || !word(&line[start - 1])
+            || after_escape(line, start)
+            || line[..start].ends_with(b"bot");
         if !(8..=10).contains(&digits) || !bounded {
             return None;
         }
         let m = self.telegram.find(&line[at + 1..])?;
         let end = at + 1 + m.end();
+        // The token goes on as a word: it is not one.
+        if word(&line[end - 1]) && line.get(end).is_some_and(word) {
+            return None;
+        }
         Some(Hit {
             start,
             name_end: start,
@@ -446,8 +481,25 @@ impl Redactor {
         if self.starts.rules_out(line) {
             return false;
         }
-        let (url, telegram) = (TOKEN_STARTS.len(), TOKEN_STARTS.len() + 1);
-        let at_start = |at: usize| Input::new(line).range(at..).anchored(Anchored::Yes);
+        let (url, telegram, url_escaped) = (
+            TOKEN_STARTS.len(),
+            TOKEN_STARTS.len() + 1,
+            TOKEN_STARTS.len() + 2,
+        );
+        // The patterns start with `\b`. After a JSON escape (`\n`, `\t`, `\u00e9`) the byte
+        // before is a letter or a digit, but the text has a boundary there: the match starts
+        // the haystack then, with nothing before it.
+        let token_at = |at: usize| {
+            if after_escape(line, at) {
+                let m = self
+                    .any
+                    .find(Input::new(&line[at..]).anchored(Anchored::Yes))?;
+                Some(at + m.end())
+            } else {
+                let input = Input::new(line).range(at..).anchored(Anchored::Yes);
+                self.any.find(input).map(|m| m.end())
+            }
+        };
         let (mut from, mut token_end) = (0, 0);
         while let Some(m) = self
             .token_starts
@@ -455,16 +507,17 @@ impl Redactor {
         {
             let at = m.start();
             from = at + 1;
-            let hit = if m.pattern().as_usize() == url {
-                self.url_at(line, at)
-            } else if m.pattern().as_usize() == telegram {
+            let kind = m.pattern().as_usize();
+            let hit = if kind == url || kind == url_escaped {
+                self.url_at(line, at, m.len())
+            } else if kind == telegram {
                 self.telegram_at(line, at)
             } else if at < token_end {
                 None
             } else {
-                self.any.find(at_start(at)).map(|t| {
-                    token_end = t.end();
-                    self.token_hit(line, at, t.end())
+                token_at(at).map(|end| {
+                    token_end = end;
+                    self.token_hit(line, at, end)
                 })
             };
             if hit.is_some_and(|h| found(Some(h))) {

@@ -24,7 +24,8 @@ pub const PATTERNS: &[(&str, &str)] = &[
     ("aws_access_key_id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
     (
         "aws_secret_key",
-        r#"((?:aws_secret_access_key|AWS_SECRET_ACCESS_KEY)(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?)[A-Za-z0-9/+]{40}\b"#,
+        // The key may end in `/` or `+`: then what follows is no word boundary, and is kept.
+        r#"((?:aws_secret_access_key|AWS_SECRET_ACCESS_KEY)(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?)[A-Za-z0-9/+]{40}(?:\b|([^A-Za-z0-9/+])|$)"#,
     ),
     (
         "github_token",
@@ -89,10 +90,14 @@ pub const PATTERNS: &[(&str, &str)] = &[
 ];
 
 /// A Telegram bot token: the bot's id (8 to 10 digits), `:`, then 35 characters starting with
-/// `AA`. Found at each `:AA` (the digits before it give no literal to search for).
-pub const TELEGRAM: &str = r"^AA[A-Za-z0-9_-]{33}\b";
+/// `AA`. Found at each `:AA` (the digits before it give no literal to search for). Where it
+/// ends is checked after the match: a token may end in `-`, after which `\b` would fail.
+pub const TELEGRAM: &str = r"^AA[A-Za-z0-9_-]{33}";
 /// The literal a [`TELEGRAM`] token is found by.
 pub const TELEGRAM_AT: &str = ":AA";
+/// `://` as JSON may write it (`\/` for `/`, PHP's default): URL credentials are found after
+/// either.
+pub const URL_ESCAPED: &str = r":\/\/";
 
 /// The words a secret's name ends in (`DB_PASSWORD`, `OPENAI_API_KEY`, `GH_TOKEN`,
 /// `client_secret`, `"apiKey"`): lower case, UPPER case, Capitalized and camelCase, as plain

@@ -202,7 +202,8 @@ fn reference_hits(line: &[u8]) -> Vec<(usize, usize, usize, usize, Label)> {
         let mut longest_first = SECRET_WORDS.to_vec();
         longest_first.sort_by_key(|w| std::cmp::Reverse(w.len()));
         let words = ascii(&longest_first.join("|"));
-        let telegram = ascii(r"(?:\b|bot)[0-9]{8,10}:AA[A-Za-z0-9_-]{33}\b");
+        // A token ends in `-`, or in a word character that no other follows.
+        let telegram = ascii(r"(?:\b|bot)[0-9]{8,10}:AA[A-Za-z0-9_-]{32}(?:-|[A-Za-z0-9_]\b)");
         (Redactor::new(), ascii(&joined.join("|")), words, telegram)
     });
     let mut hits: Vec<Hit> = any
@@ -212,8 +213,10 @@ fn reference_hits(line: &[u8]) -> Vec<(usize, usize, usize, usize, Label)> {
     for m in words.find_iter(line) {
         hits.extend(r.assignment_at(line, m.start(), m.end()));
     }
-    for at in memchr::memmem::find_iter(line, b"://") {
-        hits.extend(r.url_at(line, at));
+    for sep in ["://", URL_ESCAPED] {
+        for at in memchr::memmem::find_iter(line, sep.as_bytes()) {
+            hits.extend(r.url_at(line, at, sep.len()));
+        }
     }
     for m in telegram.find_iter(line) {
         let colon = m.start() + memchr::memchr(b':', m.as_bytes()).unwrap_or(0);
@@ -328,5 +331,74 @@ proptest::proptest! {
         proptest::prop_assert_eq!(&got, &want, "{}", String::from_utf8_lossy(&line));
         let header = memchr::memmem::find(&line, b"PRIVATE KEY").is_some();
         proptest::prop_assert_eq!(r.finds(&line), header || !want.is_empty());
+    }
+}
+
+/// Found by attacking `--redact`: a pattern's `\b` saw the letter of a JSON escape before a
+/// token (`\nghp_…`, the first line of a file in tool output) and matched nothing.
+#[test]
+fn a_token_after_a_json_escape_is_redacted() {
+    for (input, want) in [
+        (
+            r#"{"a":"x\nghp_0123456789abcdefghijABCDEFGHIJ012345"}"#,
+            r#"{"a":"x\n[REDACTED:github_token]"}"#,
+        ),
+        (
+            r#"{"a":"key:\tsk-proj-AbCdEfGhIjKlMnOpQrStUvWx12"}"#,
+            r#"{"a":"key:\t[REDACTED:openai_key]"}"#,
+        ),
+        (
+            r#"{"a":"\u00e9sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv_wxyz1234"}"#,
+            r#"{"a":"\u00e9[REDACTED:anthropic_key]"}"#,
+        ),
+        (
+            r#"{"a":"out\r\nAKIAIOSFODNN7EXAMPLE\n"}"#,
+            r#"{"a":"out\r\n[REDACTED:aws_access_key_id]\n"}"#,
+        ),
+        (
+            r#"{"a":"ok\n7012345678:AAMpdV4rGMLEa5ttgD1FkajKqMW_U8c-YGs"}"#,
+            r#"{"a":"ok\n[REDACTED:telegram_bot_token]"}"#,
+        ),
+    ] {
+        assert_eq!(redacted(input), want);
+    }
+    // An escaped backslash, then a letter: a word goes on, as in plain text (`xnghp_…`).
+    let word = r#"{"a":"x\\nghp_0123456789abcdefghijABCDEFGHIJ012345"}"#;
+    assert_eq!(redacted(word), word);
+}
+
+/// Found by attacking `--redact`: a Telegram token ending in `-` (one in 64) had no `\b` after it.
+#[test]
+fn a_telegram_token_ending_in_a_dash_is_redacted() {
+    assert_eq!(
+        redacted("tg 7012345678:AAMpdV4rGMLEa5ttgD1FkajKqMW_U8c-YG- ok"),
+        "tg [REDACTED:telegram_bot_token] ok"
+    );
+    // One that goes on as a word is no token.
+    let longer = "tg 7012345678:AAMpdV4rGMLEa5ttgD1FkajKqMW_U8c-YGsXYZ ok";
+    assert_eq!(redacted(longer), longer);
+}
+
+/// Found by attacking `--redact`: JSON that writes `/` as `\/` (PHP's default) hid the `://` of
+/// a URL with credentials.
+#[test]
+fn url_credentials_with_escaped_slashes_are_redacted() {
+    assert_eq!(
+        redacted(r#"{"a":"postgres:\/\/admin:s3cretpw@db\/app"}"#),
+        r#"{"a":"postgres:\/\/admin:[REDACTED:url_credentials]@db\/app"}"#
+    );
+}
+
+/// An AWS secret key may end in `/` or `+`, after which `\b` fails before a space.
+#[test]
+fn an_aws_secret_ending_in_a_slash_or_plus_is_redacted() {
+    for end in ["+", "/"] {
+        let key = format!("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKE{end}");
+        for after in [" end", ""] {
+            assert_eq!(
+                redacted(&format!("aws_secret_access_key = {key}{after}")),
+                format!("aws_secret_access_key = [REDACTED:aws_secret_key]{after}")
+            );
+        }
     }
 }
