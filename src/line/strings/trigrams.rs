@@ -11,9 +11,12 @@
 //! high four bits (`vpshufb`, as Teddy does), thirty-two positions at a time: six look-ups, which
 //! with their masks fit in AVX2's sixteen registers. The rare positions that pass either are
 //! checked against exact tables, by each literal's first three bytes rather than its group (a
-//! bit each): both give the same answer. The filter has false hits only when a literal's first
-//! three bytes show without the rest of it, and never misses: a text it rules out holds none of
-//! the literals. On a CPU without either it rules nothing out, and the searches run as before.
+//! bit each): both give the same answer, the one of the exact tables alone. The filter has false
+//! hits only when a literal's first three bytes show without the rest of it, and never misses: a
+//! text it rules out holds none of the literals. (Past 128 different first three bytes the
+//! exact tables share bits and let through mixes of them, which the groups may not: then the
+//! SIMD filters rule out more than the exact tables alone, and still miss nothing.) On a CPU
+//! without either it rules nothing out, and the searches run as before.
 
 /// The filter of a set of literals (see the module doc).
 #[derive(Clone, Debug)]
