@@ -395,9 +395,10 @@ impl LogWriter {
         errors
     }
 
-    /// `--redact`'s redactor, for the reading thread ([`Redactor::scout`]).
+    /// `--redact`'s redactor, for the reading thread ([`Redactor::scout`]); none when no line
+    /// is looked at (no log, no stats).
     pub fn redactor(&self) -> Option<Arc<Redactor>> {
-        self.engine.redactor()
+        self.engine.redactor().filter(|_| self.active)
     }
 
     /// Where the tee reports how full its queue is, when this writer paces itself by it (the
