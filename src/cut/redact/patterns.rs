@@ -25,7 +25,7 @@ pub const PATTERNS: &[(&str, &str)] = &[
     (
         "aws_secret_key",
         // The key may end in `/` or `+`: then what follows is no word boundary, and is kept.
-        r#"((?:aws_secret_access_key|AWS_SECRET_ACCESS_KEY)(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?)[A-Za-z0-9/+]{40}(?:\b|([^A-Za-z0-9/+])|$)"#,
+        r#"((?:aws_secret_access_key|AWS_SECRET_ACCESS_KEY)(?:\\*["'])?\s*[:=]\s*(?:\\*["'])?)[A-Za-z0-9/+]{40}(?:\b|([^A-Za-z0-9/+])|$)"#,
     ),
     (
         "github_token",
@@ -49,7 +49,7 @@ pub const PATTERNS: &[(&str, &str)] = &[
     // An account or API key SID is an id, a secret only beside a Twilio name.
     (
         "twilio_key",
-        r#"((?:twilio|Twilio|TWILIO)[A-Za-z0-9_.-]{0,32}(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?)(?:SK|AC)[0-9a-fA-F]{32}\b"#,
+        r#"((?:twilio|Twilio|TWILIO)[A-Za-z0-9_.-]{0,32}(?:\\*["'])?\s*[:=]\s*(?:\\*["'])?)(?:SK|AC)[0-9a-fA-F]{32}\b"#,
     ),
     (
         "azure_storage_key",
@@ -267,8 +267,9 @@ pub(super) const WORD_STARTS: &[&str] = &[
     "Stor",
 ];
 
-/// What may follow a secret's name: a quote, `=` or `:`, a quote, then the value.
-pub(super) const ASSIGNED_VALUE: &str = r#"^(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?([^\s"'\\&,;]{4,})"#;
+/// What may follow a secret's name: a quote, `=` or `:`, a quote, then the value; a quote as JSON
+/// escapes it once or more (`\"`, `\\\"` in JSON inside a JSON string).
+pub(super) const ASSIGNED_VALUE: &str = r#"^(?:\\*["'])?\s*[:=]\s*(?:\\*["'])?([^\s"'\\&,;]{4,})"#;
 
 /// What follows `://` in a URL with credentials: the user and `:` (kept), the password (the
 /// secret), `@`. Checked at each `://`: a pattern starting with the scheme would have no literal

@@ -402,3 +402,17 @@ fn an_aws_secret_ending_in_a_slash_or_plus_is_redacted() {
         }
     }
 }
+
+/// Found by attacking `--redact`: a secret-named key in JSON inside a JSON string inside a JSON
+/// string (a tool result of JSON, logged as a string): its quotes are `\\\"`, and the value
+/// after them was left.
+#[test]
+fn a_secret_named_key_in_json_escaped_twice_is_redacted() {
+    let line = r#"{"type":"user","text":"{\"tool_result\": \"{\\\"apiKey\\\": \\\"AbC123dEf456GhI789\\\"}\"}"}"#;
+    let out = redacted(line);
+    assert!(!out.contains("AbC123dEf456GhI789"), "{out}");
+    assert!(
+        out.contains("apiKey\\\\\\\": \\\\\\\"[REDACTED:assignment]"),
+        "{out}"
+    );
+}
