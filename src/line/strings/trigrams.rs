@@ -10,13 +10,13 @@
 //! look-up) each table is approached from above by two 16-byte ones, by the byte's low and
 //! high four bits (`vpshufb`, as Teddy does), thirty-two positions at a time: six look-ups, which
 //! with their masks fit in AVX2's sixteen registers. The rare positions that pass either are
-//! checked against exact tables, by each literal's first three bytes rather than its group (a
-//! bit each): both give the same answer, the one of the exact tables alone. The filter has false
-//! hits only when a literal's first three bytes show without the rest of it, and never misses: a
-//! text it rules out holds none of the literals. (Past 128 different first three bytes the
-//! exact tables share bits and let through mixes of them, which the groups may not: then the
-//! SIMD filters rule out more than the exact tables alone, and still miss nothing.) On a CPU
-//! without either it rules nothing out, and the searches run as before.
+//! checked against exact tables of each literal's first five bytes (a bit each): both give the
+//! same answer, the one of the exact tables alone. The filter has false hits only when a
+//! literal's first five bytes show without the rest of it, and never misses: a text it rules
+//! out holds none of the literals. (Past 128 different first five bytes the exact tables share
+//! bits and let through mixes of them, which the groups may not: then the SIMD filters rule out
+//! more than the exact tables alone, and still miss nothing.) On a CPU without either it rules
+//! nothing out, and the searches run as before.
 
 /// The filter of a set of literals (see the module doc).
 #[derive(Clone, Debug)]
@@ -27,10 +27,10 @@ pub struct Trigrams {
     /// bits (none from 0x80): their AND holds the groups of `groups`, and maybe more. Each
     /// 16-byte table twice, as AVX2 loads it (one per lane).
     nibbles: [[[u8; 32]; 2]; 3],
-    /// By position, by byte value, the literals' first three bytes (as bits, by their rank; a
-    /// set of more than 128 shares bits) that have this byte there: what a position the filter
-    /// lets through is checked against.
-    exact: [[u128; 128]; 3],
+    /// By position, by byte value (256: past the text's end), the literals' first [`EXACT`]
+    /// bytes (as bits, by their rank; a set of more than 128 shares bits) that have this byte
+    /// there, or are shorter: what a position the filter lets through is checked against.
+    exact: Box<[[u128; 257]; EXACT]>,
     /// How this CPU runs the filter.
     simd: Simd,
 }
@@ -45,6 +45,9 @@ enum Simd {
 }
 
 const GROUPS: u8 = 8;
+
+/// The bytes of each literal the exact check compares (`passed` is not `passw…`).
+const EXACT: usize = 5;
 
 impl Trigrams {
     /// The filter of `literals`: each of at least three bytes, the first three ASCII and not
@@ -67,13 +70,18 @@ impl Trigrams {
         };
         #[cfg(not(target_arch = "x86_64"))]
         let simd = Simd::Off;
-        let mut trigrams: Vec<&[u8]> = literals.iter().map(|l| &l[..3]).collect();
-        trigrams.sort_unstable();
-        trigrams.dedup();
-        let mut exact = [[0u128; 128]; 3];
-        for (rank, trigram) in trigrams.iter().enumerate() {
+        let mut prefixes: Vec<&[u8]> = literals.iter().map(|l| &l[..l.len().min(EXACT)]).collect();
+        prefixes.sort_unstable();
+        prefixes.dedup();
+        let mut exact = Box::new([[0u128; 257]; EXACT]);
+        for (rank, prefix) in prefixes.iter().enumerate() {
+            let bit = 1 << (rank % 128);
             for (k, table) in exact.iter_mut().enumerate() {
-                table[usize::from(trigram[k])] |= 1 << (rank % 128);
+                match prefix.get(k) {
+                    Some(&b) => table[usize::from(b)] |= bit,
+                    // A shorter literal: any byte there, or none.
+                    None => table.iter_mut().for_each(|t| *t |= bit),
+                }
             }
         }
         let mut firsts: Vec<u8> = literals.iter().map(|l| l[0]).collect();
@@ -138,14 +146,14 @@ impl Trigrams {
         }
     }
 
-    /// Whether the first three bytes of a literal may start at `text[i]`, by the exact tables.
+    /// Whether the first [`EXACT`] bytes of a literal (all of a shorter one) start at `text[i]`.
     #[inline]
     fn hit_at(&self, text: &[u8], i: usize) -> bool {
-        let trigrams = |k: usize| match text.get(i + k) {
-            Some(&b) if b < 0x80 => self.exact[k][usize::from(b)],
-            _ => 0,
-        };
-        trigrams(0) & trigrams(1) & trigrams(2) != 0
+        let mut hits = u128::MAX;
+        for (k, table) in self.exact.iter().enumerate() {
+            hits &= table[text.get(i + k).map_or(256, |&b| usize::from(b))];
+        }
+        hits != 0
     }
 
     /// Whether a position of `bits` (from `at`) starts a literal's first three bytes by the
@@ -369,6 +377,30 @@ mod tests {
             }
         }
         assert!(filter.rules_out_slowly(b"the type of the text"));
+    }
+
+    /// The exact check compares five bytes: a text with the first four of a longer literal,
+    /// in its middle or at its end, is ruled out; a literal of three, at the end, is not.
+    #[test]
+    fn five_bytes_are_compared_and_a_short_literal_ends_a_text() {
+        let filter = Trigrams::new(&[b"passw", b"sk-", b"Bearer"]);
+        for text in [&b"12 passed; 0 failed"[..], b"tests pass", b"Beard"] {
+            assert!(filter.rules_out_slowly(text), "{text:?}");
+            if filter.simd != Simd::Off {
+                assert!(filter.rules_out(text), "{text:?}");
+            }
+        }
+        // Five bytes of a longer literal are a hit: the search decides.
+        for text in [
+            &b"a password"[..],
+            b"key sk-",
+            b"sk-",
+            b"Bearer x",
+            b"Beare",
+        ] {
+            assert!(!filter.rules_out_slowly(text), "{text:?}");
+            assert!(!filter.rules_out(text), "{text:?}");
+        }
     }
 
     proptest! {
