@@ -268,8 +268,10 @@ pub(super) const WORD_STARTS: &[&str] = &[
 ];
 
 /// What may follow a secret's name: a quote, `=` or `:`, a quote, then the value; a quote as JSON
-/// escapes it once or more (`\"`, `\\\"` in JSON inside a JSON string).
-pub(super) const ASSIGNED_VALUE: &str = r#"^(?:\\*["'])?\s*[:=]\s*(?:\\*["'])?([^\s"'\\&,;]{4,})"#;
+/// escapes it once or more (`\"`, `\\\"` in JSON inside a JSON string), and a `/` in
+/// the value maybe as `\/`.
+pub(super) const ASSIGNED_VALUE: &str =
+    r#"^(?:\\*["'])?\s*[:=]\s*(?:\\*["'])?((?:[^\s"'\\&,;]|\\/){4,})"#;
 
 /// What follows `://` in a URL with credentials: the user and `:` (kept), the password (the
 /// secret), `@`. Checked at each `://`: a pattern starting with the scheme would have no literal

@@ -419,3 +419,17 @@ fn a_secret_named_key_in_json_escaped_twice_is_redacted() {
         "{out}"
     );
 }
+
+/// Found by attacking `--redact`: a value with `/` written `\/` (as some JSON encoders do) was
+/// redacted up to its first `\` only, or not at all when fewer than four bytes came before it.
+#[test]
+fn an_assigned_value_with_escaped_slashes_is_redacted_whole() {
+    assert_eq!(
+        redacted(r#"{"a":"aws_secret_access_key=wJalrXUtnFEMI\/K7MDENG\/bPxRfiCYEXAMPLEKEY end"}"#),
+        r#"{"a":"aws_secret_access_key=[REDACTED:assignment] end"}"#
+    );
+    assert_eq!(
+        redacted(r#"{"a":"DB_PASSWORD=abc\/def\/ghi123 x"}"#),
+        r#"{"a":"DB_PASSWORD=[REDACTED:assignment] x"}"#
+    );
+}
