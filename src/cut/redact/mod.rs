@@ -44,8 +44,8 @@ use crate::line::strings::Trigrams;
 pub use answers::{AnswerWriter, answer, answers_on};
 pub use patterns::PATTERNS;
 use patterns::{
-    ASSIGNED_VALUE, SECRET_WORDS, TELEGRAM, TELEGRAM_AT, TOKEN_STARTS, URL_CREDENTIALS,
-    URL_ESCAPED, WORD_STARTS,
+    ASSIGNED_VALUE, OTHER_STARTS, SECRET_WORDS, TELEGRAM, TOKEN_STARTS, URL_CREDENTIALS,
+    WORD_STARTS,
 };
 pub use scout::Scouted;
 use values::ValueSet;
@@ -263,18 +263,14 @@ impl Redactor {
                 .build(set)
                 .expect("the start literals are few and short")
         };
-        let every_start: Vec<&[u8]> = [
-            TOKEN_STARTS,
-            &["://", TELEGRAM_AT, URL_ESCAPED],
-            WORD_STARTS,
-        ]
-        .concat()
-        .iter()
-        .map(|l| l.as_bytes())
-        .collect();
+        let every_start: Vec<&[u8]> = [TOKEN_STARTS, OTHER_STARTS, WORD_STARTS]
+            .concat()
+            .iter()
+            .map(|l| l.as_bytes())
+            .collect();
         Redactor {
             starts: Trigrams::new(&every_start),
-            token_starts: literals(&[TOKEN_STARTS, &["://", TELEGRAM_AT, URL_ESCAPED]].concat()),
+            token_starts: literals(&[TOKEN_STARTS, OTHER_STARTS].concat()),
             word_starts: literals(WORD_STARTS),
             any: anchored(&joined.join("|")),
             each: OnceLock::new(),
@@ -490,15 +486,11 @@ impl Redactor {
         // before is a letter or a digit, but the text has a boundary there: the match starts
         // the haystack then, with nothing before it.
         let token_at = |at: usize| {
-            if after_escape(line, at) {
-                let m = self
-                    .any
-                    .find(Input::new(&line[at..]).anchored(Anchored::Yes))?;
-                Some(at + m.end())
-            } else {
-                let input = Input::new(line).range(at..).anchored(Anchored::Yes);
-                self.any.find(input).map(|m| m.end())
-            }
+            let from = if after_escape(line, at) { at } else { 0 };
+            let input = Input::new(&line[from..])
+                .range(at - from..)
+                .anchored(Anchored::Yes);
+            self.any.find(input).map(|m| from + m.end())
         };
         let (mut from, mut token_end) = (0, 0);
         while let Some(m) = self

@@ -95,6 +95,10 @@ pub const PATTERNS: &[(&str, &str)] = &[
 pub const TELEGRAM: &str = r"^AA[A-Za-z0-9_-]{33}";
 /// The literal a [`TELEGRAM`] token is found by.
 pub const TELEGRAM_AT: &str = ":AA";
+/// The starts searched beside [`TOKEN_STARTS`], each checked by code of its own, in this order
+/// (their indexes follow `TOKEN_STARTS`'s): `://`, [`TELEGRAM_AT`], [`URL_ESCAPED`].
+pub(super) const OTHER_STARTS: &[&str] = &["://", TELEGRAM_AT, URL_ESCAPED];
+
 /// `://` as JSON may write it (`\/` for `/`, PHP's default): URL credentials are found after
 /// either.
 pub const URL_ESCAPED: &str = r":\/\/";

@@ -46,10 +46,7 @@ impl Scouted {
         let Some(end) = start.checked_add(line.len()).filter(|&e| e < self.upto) else {
             return false;
         };
-        if start > end
-            || chunk.get(end) != Some(&b'\n')
-            || (start > 0 && chunk.get(start - 1) != Some(&b'\n'))
-        {
+        if chunk.get(end) != Some(&b'\n') || (start > 0 && chunk.get(start - 1) != Some(&b'\n')) {
             return false;
         }
         while self.dirty.get(*cursor).is_some_and(|&d| d < end) {

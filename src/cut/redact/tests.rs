@@ -1,6 +1,7 @@
 //! Unit tests of the search: one case per kind, and the literal search held against a search
 //! of each whole pattern.
 
+use super::patterns::URL_ESCAPED;
 use super::*;
 
 pub(super) fn redacted(s: &str) -> String {
