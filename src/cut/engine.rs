@@ -12,7 +12,7 @@ use std::sync::Arc;
 use crate::cut::costs::{Costs, Sizes};
 use crate::cut::emit::{self, EmitStyle};
 use crate::cut::plan::{DESCRIPTOR, MAX_LOG_DEPTH, Planner, State, WHOLE};
-use crate::cut::record::{self, NON_JSON, UNPLANNED};
+use crate::cut::record::{self, NON_JSON, Text, UNPLANNED};
 use crate::cut::redact::Redactor;
 use crate::line::fields::FieldClasses;
 use crate::line::index::{IndexBuilder, Node};
@@ -118,13 +118,27 @@ enum Search {
     Found,
 }
 
+/// What the caller of [`LineEngine::process_known`] knows of a line, found for many lines at
+/// once.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Known {
+    /// `--redact`'s filters ruled the line out on the reading thread
+    /// ([`crate::cut::redact::Scouted`]): it is not looked at for secrets again.
+    pub ruled_out: bool,
+    /// Whether the line is UTF-8, found for the chunk it was cut from
+    /// ([`crate::cut::record::ChunkText`]).
+    pub text: Option<Text>,
+}
+
 /// Turns lines into log lines. Reuse one engine for many lines: its buffers are kept.
 pub struct LineEngine {
     config: EngineConfig,
     redactor: Option<Arc<Redactor>>,
-    /// The line being processed was ruled out by `--redact`'s filters on the reading thread
-    /// ([`LineEngine::process_ruled_out`]).
-    ruled_out: bool,
+    /// What the caller knew of the line being processed ([`LineEngine::process_known`]), and
+    /// where that line is (its address and length), so that a line rewritten on the way
+    /// (redacted, stamped) does not take what was known of the original.
+    known: Known,
+    given: (usize, usize),
     /// The line with its secrets redacted (`--redact`).
     redacted: Vec<u8>,
     /// The line with its timestamp added (`--add-timestamp`).
@@ -153,7 +167,8 @@ impl LineEngine {
             redactor: config
                 .redact
                 .then(|| Arc::new(Redactor::with_secrets(&config.secrets))),
-            ruled_out: false,
+            known: Known::default(),
+            given: (0, 0),
             config,
             redacted: Vec::new(),
             stamped: Vec::new(),
@@ -175,14 +190,27 @@ impl LineEngine {
         self.redactor.clone()
     }
 
-    /// [`LineEngine::process`] for a line that `--redact`'s filters ruled out already
-    /// ([`crate::cut::redact::Scouted`]): it is not looked at for secrets again. What it logs is
-    /// what [`LineEngine::process`] logs, as redaction would leave it alone.
-    pub fn process_ruled_out(&mut self, line: &[u8], out: &mut Vec<u8>) -> Outcome {
-        self.ruled_out = true;
+    /// [`LineEngine::process`] for a line the caller knows something of already: it logs what
+    /// [`LineEngine::process`] logs, without finding that out again.
+    pub fn process_known(&mut self, line: &[u8], known: Known, out: &mut Vec<u8>) -> Outcome {
+        self.known = known;
+        self.given = (line.as_ptr() as usize, line.len());
         let outcome = self.process(line, out);
-        self.ruled_out = false;
+        self.known = Known::default();
         outcome
+    }
+
+    /// What the text of `line` is known to be, when it is the line given or a part of it, not a
+    /// rewritten copy. A part is UTF-8 when the line is (it is cut at ASCII bytes); it is not
+    /// when the line is not only if it is the line without its trailing CRs.
+    fn known_text(&self, line: &[u8]) -> Option<Text> {
+        let (at, len) = self.given;
+        let start = (line.as_ptr() as usize).checked_sub(at)?;
+        match self.known.text? {
+            Text::Utf8 if start + line.len() <= len => Some(Text::Utf8),
+            Text::Lossy if start == 0 && line.len() <= len => Some(Text::Lossy),
+            _ => None,
+        }
     }
 
     pub fn config(&self) -> &EngineConfig {
@@ -253,7 +281,7 @@ impl LineEngine {
     /// the log's size, not the input's.
     #[cold]
     fn process_rewritten(&mut self, line: &[u8], out: &mut Vec<u8>) -> Outcome {
-        if self.ruled_out {
+        if self.known.ruled_out {
             // Nothing to redact, so nothing to search in the log line either.
             return self.stamp_and_process(line, out);
         }
@@ -503,9 +531,11 @@ impl LineEngine {
 
     #[cold]
     fn non_json(&mut self, line: &[u8], out: &mut Vec<u8>) -> Outcome {
-        record::emit_record(
+        let text = self.known_text(line).unwrap_or_else(|| Text::of(line));
+        record::emit_text_record(
             NON_JSON,
             line,
+            text,
             self.config.max_line_bytes,
             &self.style(),
             out,

@@ -13,8 +13,8 @@
 //! the text is escaped until it passes the budget, so what a cut drops is never escaped.
 
 use crate::cut::emit::EmitStyle;
+pub use escape::{ChunkText, NotUtf8, Text, escape_known_text, escape_text, try_escape_text};
 use escape::{ESCAPES, REPLACEMENT, is_noise, utf8_at};
-pub use escape::{NotUtf8, Text, escape_known_text, escape_text, try_escape_text};
 
 mod escape;
 
@@ -33,12 +33,23 @@ pub fn record_overhead(kind: &str) -> usize {
 /// (see [`escape_text`]) and, past `budget` (0: no limit), cut to head + marker + tail. The
 /// marker counts the line's raw bytes.
 pub fn emit_record(kind: &str, raw: &[u8], budget: usize, style: &EmitStyle, out: &mut Vec<u8>) {
+    // UTF-8 is checked first, in a pass of its own: the writer then looks for less.
+    emit_text_record(kind, raw, Text::of(raw), budget, style, out);
+}
+
+/// [`emit_record`] of a text known to be `text` ([`Text::of`]).
+pub fn emit_text_record(
+    kind: &str,
+    raw: &[u8],
+    text: Text,
+    budget: usize,
+    style: &EmitStyle,
+    out: &mut Vec<u8>,
+) {
     open_record(kind, out);
     let room = budget.saturating_sub(record_overhead(kind));
     let limit = if budget == 0 { usize::MAX } else { room };
     let at = out.len();
-    // UTF-8 is checked first, in a pass of its own: the writer then looks for less.
-    let text = Text::of(raw);
     if escape_known_text(raw, limit, text, out) < raw.len() {
         out.truncate(at);
         let n = raw.len();

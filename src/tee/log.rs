@@ -8,7 +8,8 @@
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 
-use crate::cut::engine::{EngineConfig, LineEngine, Outcome};
+use crate::cut::engine::{EngineConfig, Known, LineEngine, Outcome};
+use crate::cut::record::{ChunkText, Text};
 use crate::cut::redact::{Redactor, Scouted};
 use crate::error::Error;
 use crate::line::agents::{Drift, Head};
@@ -378,11 +379,26 @@ impl LogWriter {
         }
         let mut lines = std::mem::take(&mut self.lines);
         let (mut at, mut cursor) = (0, 0);
+        let mut text = ChunkText::default();
         while let Some(piece) = lines.next(chunk, &mut at) {
-            let ruled_out = scouted.is_some_and(
-                |s| matches!(piece, Piece::Line(line) if s.ruled_out(chunk, line, &mut cursor)),
-            );
-            self.piece(piece, true, ruled_out);
+            let (known, whole) = match piece {
+                Piece::Line(line) => (
+                    Known {
+                        ruled_out: scouted.is_some_and(|s| s.ruled_out(chunk, line, &mut cursor)),
+                        text: text.of(chunk, line),
+                    },
+                    Some(line),
+                ),
+                _ => (Known::default(), None),
+            };
+            let outcome = self.piece(piece, true, known);
+            if let Some(line) = whole
+                && outcome == Some(Outcome::NonJson)
+                && known.text != Some(Text::Utf8)
+            {
+                // The lines after a line of text are likely text too.
+                text.check_after(chunk, line);
+            }
             if self.batch.len() >= BATCH_LIMIT {
                 self.write_batch(&mut errors);
             }
@@ -430,19 +446,20 @@ impl LogWriter {
 
     /// Logs what the splitter hands over: a whole line, or a piece of one past the memory cap.
     /// `newline`: a line that ends here ends with a newline (not at end of input).
+    /// `known`: what is known of the piece, when it is a line. Returns what became of the line
+    /// the piece ends, if any.
     #[inline]
-    /// `ruled_out`: the piece is a line that `--redact`'s filters ruled out already.
-    fn piece(&mut self, piece: Piece, newline: bool, ruled_out: bool) {
+    fn piece(&mut self, piece: Piece, newline: bool, known: Known) -> Option<Outcome> {
         let before = self.batch.len();
         let ends = matches!(piece, Piece::Line(_) | Piece::End(_));
         if let Some(a) = self.archive.as_mut() {
             a.piece(&piece);
         }
-        match BigLine::follow(&mut self.big, self.engine.config(), piece) {
-            Next::Line(line) => self.line(line, ruled_out),
-            Next::Big(big) => self.big_line(*big),
-            Next::Nothing => {}
-        }
+        let outcome = match BigLine::follow(&mut self.big, self.engine.config(), piece) {
+            Next::Line(line) => Some(self.line(line, known)),
+            Next::Big(big) => Some(self.big_line(*big)),
+            Next::Nothing => None,
+        };
         if ends && let Some(a) = self.archive.as_mut() {
             // The log line this line produced, if any (the engine writes one or nothing).
             let logged = &self.batch[before..];
@@ -451,16 +468,18 @@ impl LogWriter {
                 (!logged.is_empty()).then(|| &logged[..logged.len() - 1]),
             );
         }
+        outcome
     }
 
     /// Logs a line past the memory cap.
     #[cold]
-    fn big_line(&mut self, big: BigLine) {
+    fn big_line(&mut self, big: BigLine) -> Outcome {
         let before = self.batch.len();
         let outcome = big.finish(&mut self.engine, &mut self.batch);
         self.stats.count(outcome);
         self.stats.bytes_logged += (self.batch.len() - before) as u64;
         self.watch(before);
+        outcome
     }
 
     /// Ends the input: logs the unfinished last line, if any. Later calls do nothing.
@@ -472,7 +491,7 @@ impl LogWriter {
         self.finished = true;
         let mut lines = std::mem::take(&mut self.lines);
         if let Some(piece) = lines.finish() {
-            self.piece(piece, false, false);
+            self.piece(piece, false, Known::default());
         }
         self.lines = lines;
         self.write_batch(&mut errors);
@@ -485,19 +504,14 @@ impl LogWriter {
         errors
     }
 
-    fn line(&mut self, line: &[u8], ruled_out: bool) {
+    fn line(&mut self, line: &[u8], known: Known) -> Outcome {
         if line.len() > line_cap(self.engine.config()) {
             // Whatever the read sizes, a line past the cap is logged the same way.
             let big = BigLine::start(self.engine.config(), line);
-            self.big_line(big);
-            return;
+            return self.big_line(big);
         }
         let before = self.batch.len();
-        let outcome = if ruled_out {
-            self.engine.process_ruled_out(line, &mut self.batch)
-        } else {
-            self.engine.process(line, &mut self.batch)
-        };
+        let outcome = self.engine.process_known(line, known, &mut self.batch);
         self.stats.count(outcome);
         self.stats.bytes_logged += (self.batch.len() - before) as u64;
         self.watch(before);
@@ -512,6 +526,7 @@ impl LogWriter {
                 );
             }
         }
+        outcome
     }
 
     fn write_batch(&mut self, errors: &mut Vec<Error>) {

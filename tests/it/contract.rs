@@ -626,3 +626,56 @@ fn random_bytes_with_a_lead_byte_before_a_block_end_log_utf8() {
     .unwrap();
     check_contract(&input, 662);
 }
+
+/// A line of a text stream: UTF-8 text with colour codes and accents, the same with a byte
+/// that is not UTF-8 (at its start, inside, at its end, a character cut short), or JSON.
+fn text_line() -> impl Strategy<Value = Vec<u8>> {
+    let text = "[a-z \"\\\\\t\u{1b}\u{7f}éあ😀\\[]{0,90}";
+    let bad = prop::sample::select(vec![
+        &b"\xff"[..],
+        b"\xc3",
+        b"\xe3\x81",
+        b"\xed\xa0\x80",
+        b"\x80",
+    ]);
+    prop_oneof![
+        3 => text.prop_map(String::into_bytes),
+        2 => (text, bad, any::<prop::sample::Index>()).prop_map(|(t, bad, at)| {
+            let mut line = t.into_bytes();
+            let at = at.index(line.len() + 1);
+            line.splice(at..at, bad.iter().copied());
+            line
+        }),
+        1 => json().prop_map(|v| serde_json::to_vec(&v).unwrap()),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// The writer checks a chunk's UTF-8 once for all the lines after a line of text
+    /// (`ChunkText`): each line's record is the one it has when the engine is given it alone.
+    #[test]
+    fn lines_of_text_in_one_chunk_are_logged_as_each_alone(
+        lines in prop::collection::vec(text_line(), 1..40),
+        crlf in any::<bool>(),
+        budget in prop::sample::select(vec![0usize, 160, 512, 5120]),
+    ) {
+        let mut input = Vec::new();
+        for line in &lines {
+            input.extend_from_slice(line);
+            input.extend_from_slice(if crlf { b"\r\n" } else { b"\n" });
+        }
+        let config = common::config(budget);
+        let mut engine = LineEngine::new(config.clone());
+        let mut want = Vec::new();
+        for line in &lines {
+            let line = if crlf { [&line[..], b"\r"].concat() } else { line.clone() };
+            engine.process(&line, &mut want);
+        }
+        for chunk in [0, 300] {
+            let log = common::log_of(&input, &config, chunk);
+            prop_assert!(log == want, "chunk {}:\n{}\n{}", chunk, common::show(&log), common::show(&want));
+        }
+    }
+}

@@ -73,6 +73,34 @@ fn masks64_each_way(block: &[u8; 64]) -> Vec<(Masks<u64>, UMasks<u64>)> {
     masks
 }
 
+/// The bytes of sixty-four that a JSON string's content escapes: quotes, backslashes, control
+/// bytes.
+#[inline(always)]
+pub fn escapes64(block: &[u8; 64]) -> u64 {
+    let m = masks64(block);
+    m.quote | m.backslash | m.control
+}
+
+/// [`escapes64`] each way this CPU computes it (for tests).
+#[cfg(test)]
+fn escapes64_each_way(block: &[u8; 64]) -> Vec<u64> {
+    let mut stops = vec![escapes64(block)];
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[allow(unsafe_code)]
+        if is_x86_feature_detected!("avx2") {
+            // SAFETY: as in `content_end`: the CPU has AVX2, checked just above.
+            stops.push(unsafe { avx2::escapes64(block) });
+        }
+        #[allow(unsafe_code)]
+        if is_x86_feature_detected!("avx512bw") {
+            // SAFETY: as in `content_end`: the CPU has AVX-512BW, checked just above.
+            stops.push(unsafe { avx512::escapes64(block) });
+        }
+    }
+    stops
+}
+
 /// The masks of sixteen bytes.
 #[inline(always)]
 pub fn masks16(block: &[u8; 16]) -> Masks<u32> {
@@ -182,6 +210,7 @@ pub trait BlockLoop {
         self,
         masks64: impl Fn(&[u8; 64]) -> Masks<u64>,
         text_masks64: impl Fn(&[u8; 64]) -> TextMasks<u64>,
+        escapes64: impl Fn(&[u8; 64]) -> u64,
         squeeze: Option<Squeeze>,
     ) -> Self::Out;
 }
@@ -230,7 +259,7 @@ pub fn run_block_loop<L: BlockLoop>(body: L) -> L::Out {
         // SAFETY: as above, for AVX2.
         return unsafe { avx2::run_block_loop(body, Some(squeeze_avx2)) };
     }
-    body.run(masks64, text_masks64, None)
+    body.run(masks64, text_masks64, escapes64, None)
 }
 
 /// [`avx2::squeeze`] behind the check that makes it sound: handed out by [`run_block_loop`]
@@ -248,7 +277,7 @@ fn squeeze_avx2(block: &[u8; 64], spelling: Spelling, out: &mut Vec<u8>) {
 /// [`run_block_loop`] each way this CPU can run it (for tests).
 #[cfg(test)]
 pub(crate) fn run_block_loop_each_way<L: BlockLoop + Clone>(body: L) -> Vec<L::Out> {
-    let mut outs = vec![body.clone().run(masks64, text_masks64, None)];
+    let mut outs = vec![body.clone().run(masks64, text_masks64, escapes64, None)];
     #[cfg(target_arch = "x86_64")]
     {
         #[allow(unsafe_code)]
@@ -557,6 +586,10 @@ mod tests {
                     num_reference(&block),
                     "{b:#x} @ {lane}"
                 );
+                let r = reference(&block);
+                for stops in escapes64_each_way(&block) {
+                    assert_eq!(stops, r.quote | r.backslash | r.control, "{b:#x} @ {lane}");
+                }
                 let text = text_masks64(&block);
                 for masks in text_masks64_each_way(&block) {
                     assert_eq!(masks, text, "{b:#x} @ {lane}");

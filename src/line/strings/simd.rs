@@ -112,7 +112,28 @@ pub(super) mod avx2 {
 
     #[target_feature(enable = "avx2")]
     pub fn run_block_loop<L: BlockLoop>(body: L, squeeze: Option<strings::Squeeze>) -> L::Out {
-        body.run(|block| masks64(block), |block| text_masks64(block), squeeze)
+        body.run(
+            |block| masks64(block),
+            |block| text_masks64(block),
+            |block| escapes64(block),
+            squeeze,
+        )
+    }
+
+    /// [`strings::escapes64`], thirty-two bytes per compare.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(in crate::line::strings) fn escapes64(block: &[u8; 64]) -> u64 {
+        let mut stops = 0;
+        for (k, halves) in block.as_chunks::<16>().0.chunks_exact(2).enumerate() {
+            let v = _mm256_set_m128i(super::sse2::load(&halves[1]), super::sse2::load(&halves[0]));
+            let eq = |byte: u8| _mm256_cmpeq_epi8(v, _mm256_set1_epi8(byte as i8));
+            // Unsigned `v <= 0x1F`, as in `masks64`.
+            let control = _mm256_cmpeq_epi8(_mm256_min_epu8(v, _mm256_set1_epi8(0x1F)), v);
+            let hit = _mm256_or_si256(_mm256_or_si256(eq(b'"'), eq(b'\\')), control);
+            stops |= u64::from(_mm256_movemask_epi8(hit) as u32) << (32 * k);
+        }
+        stops
     }
 
     /// For each four bytes' widths (two bits a byte, the first byte lowest: 0 dropped, 1
@@ -304,7 +325,12 @@ pub(super) mod avx512 {
 
     #[target_feature(enable = "avx512bw")]
     pub fn run_block_loop<L: BlockLoop>(body: L, squeeze: Option<Squeeze>) -> L::Out {
-        body.run(|block| masks64(block), |block| text_masks64(block), squeeze)
+        body.run(
+            |block| masks64(block),
+            |block| text_masks64(block),
+            |block| escapes64(block),
+            squeeze,
+        )
     }
 
     /// For each of the four sixteen-byte quarters of a block, the byte of the block each slot
@@ -439,6 +465,15 @@ pub(super) mod avx512 {
             letter: eq(b'n') | eq(b't'),
             control: _mm512_cmplt_epu8_mask(v, _mm512_set1_epi8(0x20)),
         }
+    }
+
+    /// [`strings::escapes64`], all sixty-four bytes in one vector.
+    #[inline]
+    #[target_feature(enable = "avx512bw")]
+    pub(in crate::line::strings) fn escapes64(block: &[u8; 64]) -> u64 {
+        let v = load!(block);
+        let eq = |byte: u8| _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(byte as i8));
+        eq(b'"') | eq(b'\\') | _mm512_cmplt_epu8_mask(v, _mm512_set1_epi8(0x20))
     }
 
     /// [`strings::u_masks64`], all sixty-four bytes in one vector.

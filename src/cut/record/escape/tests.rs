@@ -78,6 +78,7 @@ impl BlockLoop for EscapeNew<'_> {
         self,
         masks64: impl Fn(&[u8; 64]) -> Masks<u64>,
         text_masks64: impl Fn(&[u8; 64]) -> TextMasks<u64>,
+        escapes64: impl Fn(&[u8; 64]) -> u64,
         squeeze: Option<Squeeze>,
     ) -> (Vec<u8>, usize) {
         let mut out = Vec::new();
@@ -88,7 +89,7 @@ impl BlockLoop for EscapeNew<'_> {
             known: self.3,
             out: &mut out,
         }
-        .run(masks64, text_masks64, squeeze)
+        .run(masks64, text_masks64, escapes64, squeeze)
         .expect("the text is UTF-8 as Text::of says");
         (out, consumed)
     }
@@ -244,6 +245,34 @@ pub(crate) fn utf8_text() -> impl Strategy<Value = Vec<u8>> {
         0..200,
     )
     .prop_map(|parts| parts.concat().into_bytes())
+}
+
+/// A regression: UTF-8 text known as such, written block by block, switched to one unit at a
+/// time near the limit from a block's start, inside a character that crossed the block end,
+/// and stopped a byte short of the reference. Characters of two, three and four bytes across
+/// the end, with escapes before them, at every limit.
+#[test]
+fn a_character_across_a_block_end_near_the_limit_is_written_as_the_reference_writes() {
+    for ch in ["é", "€", "😀"] {
+        for before in 0..ch.len() {
+            let mut raw = "a\"\u{1b}".repeat(21).into_bytes();
+            raw.truncate(64 - ch.len() + before);
+            raw.extend_from_slice(ch.as_bytes());
+            raw.extend_from_slice(&b"b\"".repeat(200));
+            let text = Text::of(&raw);
+            assert_eq!(text, Text::Utf8);
+            for limit in 0..1200 {
+                let (want, n) = escape_reference(&raw, limit, text);
+                let mut out = Vec::new();
+                assert_eq!(
+                    escape_known_text(&raw, limit, text, &mut out),
+                    n,
+                    "{ch} limit {limit}"
+                );
+                assert_eq!(out, want, "{ch} limit {limit}");
+            }
+        }
+    }
 }
 
 /// Blocks of many stops (binary, written at once where the CPU has a [`Squeeze`]) next to
