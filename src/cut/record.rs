@@ -17,6 +17,8 @@ pub use escape::{ChunkText, NotUtf8, Text, escape_known_text, escape_text, try_e
 use escape::{ESCAPES, REPLACEMENT, is_noise, utf8_at};
 
 mod escape;
+mod text_run;
+pub use text_run::{TextRun, write_text_run};
 
 /// The `type` of the record that holds a line that is not JSON.
 pub const NON_JSON: &str = "non_json";

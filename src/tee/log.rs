@@ -9,7 +9,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 
 use crate::cut::engine::{EngineConfig, Known, LineEngine, Outcome};
-use crate::cut::record::{ChunkText, Text};
+use crate::cut::record::{self, ChunkText, Text};
 use crate::cut::redact::{Redactor, Scouted};
 use crate::error::Error;
 use crate::line::agents::{Drift, Head};
@@ -399,6 +399,19 @@ impl LogWriter {
                 // The lines after a line of text are likely text too.
                 text.check_after(chunk, line);
             }
+            if outcome == Some(Outcome::NonJson)
+                && self.writes_text_runs()
+                && let Some(span) = text.utf8_from(chunk, at)
+            {
+                // And are written one after another, without the engine, while they are plain.
+                let before = self.batch.len();
+                let config = self.engine.config();
+                let (budget, cap) = (config.max_line_bytes, line_cap(config));
+                let run = record::write_text_run(span, budget, cap, &mut self.batch, BATCH_LIMIT);
+                at += run.bytes;
+                self.stats.lines_non_json += run.lines;
+                self.stats.bytes_logged += (self.batch.len() - before) as u64;
+            }
             if self.batch.len() >= BATCH_LIMIT {
                 self.write_batch(&mut errors);
             }
@@ -409,6 +422,19 @@ impl LogWriter {
             errors.extend(a.take_errors());
         }
         errors
+    }
+
+    /// Whether runs of plain text are written without the engine ([`record::write_text_run`]):
+    /// not when each line has more to it than its record (the archive's line ends, `--stats`'
+    /// look at each log line, redaction, timestamps), nor while the first lines are looked at
+    /// for pretty-printed JSON.
+    fn writes_text_runs(&self) -> bool {
+        let config = self.engine.config();
+        self.archive.is_none()
+            && self.drift.is_none()
+            && self.looked >= 3
+            && !config.redact
+            && !config.add_timestamp
     }
 
     /// `--redact`'s redactor, for the reading thread ([`Redactor::scout`]); none when no line

@@ -628,9 +628,10 @@ fn random_bytes_with_a_lead_byte_before_a_block_end_log_utf8() {
 }
 
 /// A line of a text stream: UTF-8 text with colour codes and accents, the same with a byte
-/// that is not UTF-8 (at its start, inside, at its end, a character cut short), or JSON.
+/// that is not UTF-8 (at its start, inside, at its end, a character cut short), or JSON; some
+/// start with a byte that may start JSON, whitespace or a BOM.
 fn text_line() -> impl Strategy<Value = Vec<u8>> {
-    let text = "[a-z \"\\\\\t\u{1b}\u{7f}éあ😀\\[]{0,90}";
+    let text = "[a-z \"\\\\\t\u{c}\u{1b}\u{7f}\u{feff}éあ😀\\[{0-]{0,90}";
     let bad = prop::sample::select(vec![
         &b"\xff"[..],
         b"\xc3",
@@ -654,7 +655,8 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     /// The writer checks a chunk's UTF-8 once for all the lines after a line of text
-    /// (`ChunkText`): each line's record is the one it has when the engine is given it alone.
+    /// (`ChunkText`), and writes runs of plain lines without the engine (`write_text_run`):
+    /// each line's record is the one it has when the engine is given it alone.
     #[test]
     fn lines_of_text_in_one_chunk_are_logged_as_each_alone(
         lines in prop::collection::vec(text_line(), 1..40),

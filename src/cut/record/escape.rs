@@ -74,6 +74,12 @@ impl ChunkText {
         };
         *self = ChunkText { from: end, to, bad };
     }
+
+    /// The bytes of `chunk` from `at` that are known to be UTF-8, if `at` is in the span
+    /// checked.
+    pub fn utf8_from<'c>(&self, chunk: &'c [u8], at: usize) -> Option<&'c [u8]> {
+        (self.from <= at && at <= self.to).then(|| chunk.get(at..self.to))?
+    }
 }
 
 /// Where `part` lies in `whole`, when it is a slice of it.
@@ -129,7 +135,7 @@ pub(super) static ESCAPES: [([u8; 6], u8); 128] = {
 
 /// Writes the escape of the ASCII byte `b` (a quote, a backslash or a control byte).
 #[inline(always)]
-fn push_escape(b: u8, out: &mut Vec<u8>) {
+pub(super) fn push_escape(b: u8, out: &mut Vec<u8>) {
     let (bytes, len) = ESCAPES[usize::from(b & 0x7F)];
     // All six bytes, then the length cut back: one fixed-size copy instead of a call.
     out.extend_from_slice(&bytes);
@@ -265,7 +271,7 @@ impl BlockLoop for Escape<'_, '_> {
 /// The text being written, for copying runs of it: a short run is copied as one fixed
 /// 64-byte copy cut back to its length (no call to `memcpy`), from the text or, within 64
 /// bytes of its end, from a padded copy of its last bytes.
-struct Runs<'a> {
+pub(super) struct Runs<'a> {
     raw: &'a [u8],
     /// `raw[end_at..]`, padded.
     end: [u8; 128],
@@ -274,7 +280,7 @@ struct Runs<'a> {
 
 impl<'a> Runs<'a> {
     #[inline(always)]
-    fn new(raw: &'a [u8]) -> Runs<'a> {
+    pub(super) fn new(raw: &'a [u8]) -> Runs<'a> {
         let end_at = raw.len().saturating_sub(64);
         let mut end = [b' '; 128];
         end[..raw.len() - end_at].copy_from_slice(&raw[end_at..]);
@@ -283,7 +289,7 @@ impl<'a> Runs<'a> {
 
     /// Appends `raw[from..to]`.
     #[inline(always)]
-    fn push(&self, from: usize, to: usize, out: &mut Vec<u8>) {
+    pub(super) fn push(&self, from: usize, to: usize, out: &mut Vec<u8>) {
         if to - from > 64 {
             out.extend_from_slice(&self.raw[from..to]);
             return;

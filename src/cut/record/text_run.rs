@@ -1,0 +1,202 @@
+//! Lines of plain text one after another, without the engine: in a stretch of a chunk known to
+//! be UTF-8, the records of a run of lines that are not JSON are written in one pass, each line
+//! end found by the same mask as the bytes to escape (a newline is a control byte). Each record
+//! is the one [`crate::cut::engine::LineEngine`] writes for the line alone; a line that needs
+//! more of the engine (a cut, a CR to drop, a first byte that may start JSON) ends the run, and
+//! the engine takes it.
+
+use super::escape::{Runs, push_escape};
+use super::{NON_JSON, open_record, record_overhead};
+use crate::line::scan;
+use crate::line::strings::{BlockLoop, Masks, Squeeze, TextMasks, block_at, run_block_loop};
+
+/// A run of plain lines written by [`write_text_run`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TextRun {
+    /// Input bytes of the lines written, newlines included.
+    pub bytes: usize,
+    /// How many lines.
+    pub lines: u64,
+}
+
+/// Whether a line starting with `b` is text the engine would write whole as it is: not a
+/// byte that may start a JSON value, nor whitespace (trimmed, or a blank line), nor the first
+/// byte of a BOM.
+fn starts_plain(b: u8) -> bool {
+    !scan::can_start_value(b) && !b.is_ascii_whitespace() && b != 0xEF
+}
+
+/// Writes the records of the lines at the start of `text`, UTF-8 that starts at a line's
+/// start, while each is plain: its first byte [`starts_plain`], it does not end in a CR, it is
+/// no longer than `max_line` bytes and its record fits in `budget` as the engine measures it.
+/// Stops before the first line that is not, or that does not end within `text`, and after the
+/// line that takes `out` to `out_max` bytes. A record is `{"type":"non_json","text":"…"}`
+/// with the text escaped as [`super::escape_known_text`] writes UTF-8.
+pub fn write_text_run(
+    text: &[u8],
+    budget: usize,
+    max_line: usize,
+    out: &mut Vec<u8>,
+    out_max: usize,
+) -> TextRun {
+    if !text.first().is_some_and(|&b| starts_plain(b)) || budget == 0 {
+        return TextRun::default();
+    }
+    run_block_loop(Run {
+        text,
+        budget,
+        max_line,
+        out,
+        out_max,
+    })
+}
+
+struct Run<'a, 'b> {
+    text: &'a [u8],
+    budget: usize,
+    max_line: usize,
+    out: &'b mut Vec<u8>,
+    out_max: usize,
+}
+
+impl BlockLoop for Run<'_, '_> {
+    type Out = TextRun;
+
+    #[inline(always)]
+    fn run(
+        self,
+        _: impl Fn(&[u8; 64]) -> Masks<u64>,
+        _: impl Fn(&[u8; 64]) -> TextMasks<u64>,
+        escapes64: impl Fn(&[u8; 64]) -> u64,
+        _: Option<Squeeze>,
+    ) -> TextRun {
+        let Run {
+            text,
+            budget,
+            max_line,
+            out,
+            out_max,
+        } = self;
+        let runs = Runs::new(text);
+        // The room for a record's text, as the engine gives it.
+        let room = budget.saturating_sub(record_overhead(NON_JSON));
+        let mut done = TextRun::default();
+        // The line being written starts at `line` in the text, its record at `record` in `out`
+        // and the record's text at `written`; `text[..copied]` is written.
+        let (mut line, mut record, mut copied) = (0, out.len(), 0);
+        open_record(NON_JSON, out);
+        let mut written = out.len();
+        let mut pad = [0; 64];
+        let mut at = 0;
+        while at < text.len() {
+            // Past the text's end the block is padded with spaces, which are not stops.
+            let block = block_at(text, at, &mut pad);
+            let mut stops = escapes64(block);
+            while stops != 0 {
+                let end = at + stops.trailing_zeros() as usize;
+                stops &= stops - 1;
+                runs.push(copied, end, out);
+                copied = end + 1;
+                if text[end] != b'\n' {
+                    push_escape(text[end], out);
+                    continue;
+                }
+                let fits = out.len() - written <= room && end - line <= max_line;
+                if !fits || text[..end].ends_with(b"\r") {
+                    out.truncate(record);
+                    return done;
+                }
+                out.extend_from_slice(b"\"}\n");
+                done.bytes = end + 1;
+                done.lines += 1;
+                let next = text.get(end + 1).copied();
+                if out.len() >= out_max || !next.is_some_and(starts_plain) {
+                    return done;
+                }
+                (line, record) = (end + 1, out.len());
+                open_record(NON_JSON, out);
+                written = out.len();
+            }
+            if out.len() - written > room {
+                break;
+            }
+            at += 64;
+        }
+        // The last line does not end within the text, or is over the budget.
+        out.truncate(record);
+        done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(text: &[u8], budget: usize, out_max: usize) -> (String, TextRun) {
+        let mut out = b"before\n".to_vec();
+        let run = write_text_run(text, budget, usize::MAX, &mut out, out_max);
+        (String::from_utf8(out).unwrap(), run)
+    }
+
+    #[test]
+    fn plain_lines_are_written_until_one_is_not() {
+        let (out, got) = run(
+            b"ok \x1b[1m\"1\"\x1b[0m\n\xc3\xa9t\xc3\xa9\t\\\n{\"a\":1}\nmore\n",
+            5120,
+            1 << 20,
+        );
+        assert_eq!(
+            out,
+            "before\n{\"type\":\"non_json\",\"text\":\"ok \\u001b[1m\\\"1\\\"\\u001b[0m\"}\n\
+             {\"type\":\"non_json\",\"text\":\"été\\t\\\\\"}\n"
+        );
+        assert_eq!(
+            got,
+            TextRun {
+                bytes: 23,
+                lines: 2
+            }
+        );
+    }
+
+    #[test]
+    fn a_line_the_engine_must_see_ends_the_run_before_it() {
+        for (text, lines) in [
+            (&b"a\nb\r\nc\n"[..], 1),   // a CR to drop
+            (b"a\n -x\n", 1),           // whitespace to trim
+            (b"a\n\n", 1),              // blank
+            (b"a\n\xef\xbb\xbfx\n", 1), // a BOM
+            (b"a\n7 passed\n", 1),      // may start JSON
+            (b"a\nno newline", 1),      // does not end in the text
+            (b"-x\n", 0),
+            (b"", 0),
+        ] {
+            let (out, got) = run(text, 5120, 1 << 20);
+            assert_eq!(got.lines, lines, "{}", String::from_utf8_lossy(text));
+            assert_eq!(out.lines().count(), 1 + lines as usize);
+        }
+    }
+
+    #[test]
+    fn a_record_over_the_budget_ends_the_run_before_it() {
+        // 29 bytes of record around the text, and one the engine keeps spare: 20 bytes of
+        // text fit in 50, 21 do not.
+        let text = [&b"x\n"[..], &[b'y'; 20], b"\n", &[b'z'; 21], b"\n"].concat();
+        let (_, got) = run(&text, 50, 1 << 20);
+        assert_eq!(
+            got,
+            TextRun {
+                bytes: 23,
+                lines: 2
+            }
+        );
+        let long = [&b"x\n"[..], &[b'q'; 200], b"\n"].concat();
+        assert_eq!(run(&long, 50, 1 << 20).1.lines, 1);
+    }
+
+    #[test]
+    fn the_run_stops_after_the_line_that_fills_the_output() {
+        let (_, got) = run(b"one\ntwo\nthree\n", 5120, 10);
+        assert_eq!(got, TextRun { bytes: 4, lines: 1 });
+    }
+}
