@@ -173,62 +173,89 @@ pub(super) mod avx2 {
         t
     };
 
-    /// Four bits spread to the even bits of a byte.
-    const SPREAD: [usize; 16] = {
-        let mut t = [0; 16];
-        let mut k = 0;
-        while k < 16 {
-            t[k] = (k & 1) | (k & 2) << 1 | (k & 4) << 2 | (k & 8) << 3;
-            k += 1;
-        }
-        t
-    };
-
-    /// Four bits spread to whole bytes of `'\t' ^ 't'`: what turns a tab into its letter.
-    const TAB_TO_T: [u32; 16] = {
-        let mut t = [0; 16];
-        let mut k = 0;
-        while k < 16 {
-            let mut i = 0;
-            while i < 4 {
-                if k >> i & 1 != 0 {
-                    t[k] |= ((b'\t' ^ b't') as u32) << (8 * i);
-                }
-                i += 1;
-            }
-            k += 1;
-        }
-        t
-    };
+    /// The bits of `m` as thirty-two bytes, all ones where the bit is set.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn bytes_of(m: u32) -> __m256i {
+        // Byte `i` of the vector takes byte `i / 8` of `m`, and keeps bit `i % 8` of it.
+        let spread = _mm256_shuffle_epi8(
+            _mm256_set1_epi32(m as i32),
+            _mm256_setr_epi64x(
+                0,
+                0x0101_0101_0101_0101,
+                0x0202_0202_0202_0202,
+                0x0303_0303_0303_0303,
+            ),
+        );
+        let bit = _mm256_set1_epi64x(0x8040_2010_0804_0201_u64 as i64);
+        _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit)
+    }
 
     /// Appends the block as `spelling` says, four bytes a shuffle (SSSE3's `pshufb`): the
-    /// [`strings::Squeeze`] of a CPU without AVX-512 VBMI2.
+    /// [`strings::Squeeze`] of a CPU without AVX-512 VBMI2. Each byte's way of being written
+    /// (two bits), each four bytes' entry of [`SPELL`] and the bytes the shuffles take their
+    /// bytes from are made thirty-two bytes at a time.
     #[target_feature(enable = "avx2")]
     pub fn squeeze(block: &[u8; 64], spelling: strings::Spelling, out: &mut Vec<u8>) {
         let copy = !(spelling.escape | spelling.replace | spelling.drop);
         let (low, high) = (spelling.replace | copy, spelling.replace | spelling.escape);
-        let letters_and_fffd = u64::from_le_bytes([b'\\', 0xEF, 0xBF, 0xBD, 0, 0, 0, 0]);
+        // The backslash and U+FFFD, in the high half of each shuffle's source.
+        let fixed =
+            _mm_set1_epi64x(u64::from_le_bytes([b'\\', 0xEF, 0xBF, 0xBD, 0, 0, 0, 0]) as i64);
         // Each four bytes make at most twelve; each store writes sixteen.
         out.reserve(64 * 3 + 4);
         let room = &mut out.spare_capacity_mut()[..64 * 3 + 4];
         let mut n = 0;
-        for (j, four) in block.as_chunks::<4>().0.iter().enumerate() {
-            let nibble = |m: u64| ((m >> (4 * j)) & 15) as usize;
-            let (shuffle, len) = &SPELL[SPREAD[nibble(low)] | SPREAD[nibble(high)] << 1];
-            let bytes = u32::from_le_bytes(*four);
-            let letters = bytes ^ TAB_TO_T[nibble(spelling.tab)];
-            let from = _mm_set_epi64x(
-                letters_and_fffd as i64,
-                (u64::from(bytes) | u64::from(letters) << 32) as i64,
+        for (half, bytes) in block.as_chunks::<16>().0.chunks_exact(2).enumerate() {
+            let part = |m: u64| bytes_of((m >> (32 * half)) as u32);
+            // Each byte's way, 0 dropped, 1 copied, 2 escaped, 3 U+FFFD; each four bytes'
+            // index, the first byte's way lowest.
+            let ways = _mm256_or_si256(
+                _mm256_and_si256(part(low), _mm256_set1_epi8(1)),
+                _mm256_and_si256(part(high), _mm256_set1_epi8(2)),
             );
-            let spelled = _mm_shuffle_epi8(from, super::sse2::load(shuffle));
-            let slots: &mut [_; 16] = (&mut room[n..n + 16]).try_into().expect("16 bytes");
+            let pairs = _mm256_maddubs_epi16(ways, _mm256_set1_epi16(0x0401));
+            let index = _mm256_madd_epi16(pairs, _mm256_set1_epi32(0x0010_0001));
+            let mut index_of = [0u32; 8];
             #[allow(unsafe_code)]
-            // SAFETY: the store writes 16 bytes to a slice of 16 bytes.
+            // SAFETY: the store writes 32 bytes to an array of 32 bytes.
             unsafe {
-                _mm_storeu_si128(slots.as_mut_ptr().cast(), spelled)
+                _mm256_storeu_si256(index_of.as_mut_ptr().cast(), index)
             };
-            n += usize::from(*len);
+            // The bytes and their escape letters (a tab's is `t`), four and four.
+            let v = _mm256_set_m128i(super::sse2::load(&bytes[1]), super::sse2::load(&bytes[0]));
+            let tabs = _mm256_and_si256(part(spelling.tab), _mm256_set1_epi8((b'\t' ^ b't') as i8));
+            let letters = _mm256_xor_si256(v, tabs);
+            let (lo, hi) = (
+                _mm256_unpacklo_epi32(v, letters),
+                _mm256_unpackhi_epi32(v, letters),
+            );
+            let sources = [
+                _mm256_castsi256_si128(lo),
+                _mm256_castsi256_si128(hi),
+                _mm256_extracti128_si256::<1>(lo),
+                _mm256_extracti128_si256::<1>(hi),
+            ];
+            // Each source holds two groups of four bytes, in order: its halves.
+            for (q, &pair) in sources.iter().enumerate() {
+                for (g, from) in [
+                    _mm_unpacklo_epi64(pair, fixed),
+                    _mm_unpackhi_epi64(pair, fixed),
+                ]
+                .into_iter()
+                .enumerate()
+                {
+                    let (shuffle, len) = &SPELL[index_of[2 * q + g] as usize & 255];
+                    let spelled = _mm_shuffle_epi8(from, super::sse2::load(shuffle));
+                    let slots: &mut [_; 16] = (&mut room[n..n + 16]).try_into().expect("16 bytes");
+                    #[allow(unsafe_code)]
+                    // SAFETY: the store writes 16 bytes to a slice of 16 bytes.
+                    unsafe {
+                        _mm_storeu_si128(slots.as_mut_ptr().cast(), spelled)
+                    };
+                    n += usize::from(*len);
+                }
+            }
         }
         #[allow(unsafe_code)]
         // SAFETY: the first `n` bytes of the spare capacity were written just above (each
