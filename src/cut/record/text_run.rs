@@ -30,7 +30,7 @@ fn starts_plain(b: u8) -> bool {
 /// start, while each is plain: its first byte [`starts_plain`], it does not end in a CR, it is
 /// no longer than `max_line` bytes and its record fits in `budget` as the engine measures it.
 /// Stops before the first line that is not, or that does not end within `text`, and after the
-/// line that takes `out` to `out_max` bytes. A record is `{"type":"non_json","text":"…"}`
+/// line that takes `out` to `out_max` bytes (writes nothing when `out` is there already). A record is `{"type":"non_json","text":"…"}`
 /// with the text escaped as [`super::escape_known_text`] writes UTF-8.
 pub fn write_text_run(
     text: &[u8],
@@ -39,7 +39,7 @@ pub fn write_text_run(
     out: &mut Vec<u8>,
     out_max: usize,
 ) -> TextRun {
-    if !text.first().is_some_and(|&b| starts_plain(b)) || budget == 0 {
+    if !text.first().is_some_and(|&b| starts_plain(b)) || budget == 0 || out.len() >= out_max {
         return TextRun::default();
     }
     run_block_loop(Run {
@@ -192,6 +192,15 @@ mod tests {
         );
         let long = [&b"x\n"[..], &[b'q'; 200], b"\n"].concat();
         assert_eq!(run(&long, 50, 1 << 20).1.lines, 1);
+    }
+
+    /// A regression found by a helper's attack: after a line the engine wrote took the batch
+    /// past its limit, a run wrote one line more before the batch was written out, so the
+    /// writes (and a compressed `--compact` output) differed from the engine's alone.
+    #[test]
+    fn a_batch_already_full_gets_no_line_more() {
+        let (out, got) = run(b"one\ntwo\n", 5120, 7);
+        assert_eq!((out.as_str(), got), ("before\n", TextRun::default()));
     }
 
     #[test]
