@@ -11,3 +11,11 @@ pub mod marker;
 pub mod payload;
 pub mod scan;
 pub mod strings;
+
+/// Where `part` lies in `whole` (its start and end), when it is a slice of it: a line handed
+/// over by the splitter is one of its chunk, unless it was gathered across chunks.
+pub fn offsets(whole: &[u8], part: &[u8]) -> Option<(usize, usize)> {
+    let start = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
+    let end = start.checked_add(part.len())?;
+    (end <= whole.len()).then_some((start, end))
+}

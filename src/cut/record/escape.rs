@@ -50,7 +50,7 @@ impl ChunkText {
     /// it lies in the span checked, not UTF-8 when the span ends inside it at a sequence that is
     /// not.
     pub fn of(&self, chunk: &[u8], line: &[u8]) -> Option<Text> {
-        let (start, end) = offsets(chunk, line)?;
+        let (start, end) = crate::line::offsets(chunk, line)?;
         if self.from <= start && end <= self.to {
             Some(Text::Utf8)
         } else if self.bad && self.from <= start && start <= self.to && self.to < end {
@@ -65,7 +65,7 @@ impl ChunkText {
     /// Checks `chunk` from the end of `line` (at its newline, an ASCII byte, so at the start
     /// of a character) to the first byte that is not UTF-8, or to the chunk's end.
     pub fn check_after(&mut self, chunk: &[u8], line: &[u8]) {
-        let Some((_, end)) = offsets(chunk, line) else {
+        let Some((_, end)) = crate::line::offsets(chunk, line) else {
             return;
         };
         let (to, bad) = match simdutf8::compat::from_utf8(&chunk[end..]) {
@@ -80,13 +80,6 @@ impl ChunkText {
     pub fn utf8_from<'c>(&self, chunk: &'c [u8], at: usize) -> Option<&'c [u8]> {
         (self.from <= at && at <= self.to).then(|| chunk.get(at..self.to))?
     }
-}
-
-/// Where `part` lies in `whole`, when it is a slice of it.
-fn offsets(whole: &[u8], part: &[u8]) -> Option<(usize, usize)> {
-    let start = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
-    let end = start.checked_add(part.len())?;
-    (end <= whole.len()).then_some((start, end))
 }
 
 /// An ASCII byte that [`Text::Lossy`] does not keep: a control byte other than tab, or DEL.

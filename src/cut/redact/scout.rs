@@ -42,8 +42,8 @@ impl Scouted {
     /// notes: the lines of a chunk are asked about in order, from 0.
     pub fn ruled_out(&self, chunk: &[u8], line: &[u8], cursor: &mut usize) -> bool {
         // Where `line` is in `chunk`, if it is (a line gathered across chunks is not).
-        let start = (line.as_ptr() as usize).wrapping_sub(chunk.as_ptr() as usize);
-        let Some(end) = start.checked_add(line.len()).filter(|&e| e < self.upto) else {
+        let Some((start, end)) = crate::line::offsets(chunk, line).filter(|&(_, e)| e < self.upto)
+        else {
             return false;
         };
         if chunk.get(end) != Some(&b'\n') || (start > 0 && chunk.get(start - 1) != Some(&b'\n')) {
