@@ -1114,3 +1114,25 @@ fn a_codex_rollout_ends_with_task_complete_or_turn_aborted() {
         assert_eq!(v["ended"], ended, "{v}");
     }
 }
+
+/// One line of text, not JSON, under a budget it does not fit whole
+/// (`max_tokens_is_never_exceeded` found it): room was kept for a first line saying what was
+/// left out even when nothing was, so the line cut to what remained was cut to less than the
+/// least an event is cut to, and left out: the output was that first line alone, 59 of 193
+/// bytes.
+#[test]
+fn one_line_cut_to_a_small_budget_is_shown_not_omitted() {
+    let line = br#""mS{$'b%"'n'bCp<%_Rmy=:<=Sb1zs?,QiP?!ZJ${/N*3b'#LqRF$R'ZS/"\*\%yR? ?A?605rtjYn*|6oZ`4<ZL<:,H<U<\/a]=e*MFXl5A>=`?.Y*C5}qt$!V`on{q\{&%3_/:wZQ(`e$?ok$d Ls/=<="#;
+    let opts = ViewOptions {
+        format: Format::Json,
+        max_tokens: Some(110),
+        bytes_per_token: 1.7591356509378704,
+        ..ViewOptions::new(vec![])
+    };
+    let mut out = Vec::new();
+    render_events(&[line.to_vec()], &opts, &mut out);
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.len() <= 193, "{out}");
+    assert!(out.contains(r#""type":"non_json""#), "{out}");
+    assert!(!out.contains("omitted"), "{out}");
+}

@@ -384,24 +384,12 @@ fn escape_blocks<const LOSSY: bool, const CHECK: bool>(
     let mut carry_run = 0u64;
     let mut pad = [0; 64];
     let text = Runs::new(raw);
-    // The block before, when it was written at once by `squeeze`.
-    let mut squeezed: Option<Squeezed> = None;
     while at < raw.len() {
         let written = out.len() - start + (at - copied);
         if limit.saturating_sub(written) < BLOCK_MAX {
             // Near the limit: one unit at a time, each checked.
-            let mut merge = replaced_to == copied;
-            if let Some(before) = squeezed
-                && carry_chars != 0
-            {
-                // The block before, written whole, ended inside a character: from its first
-                // character (the bytes that end one begun before it stay written).
-                let carried = before.carried.count_ones() as usize;
-                out.truncate(before.out + carried);
-                (copied, merge) = (before.at + carried, before.merge && carried == 0);
-            }
             let room = limit - (out.len() - start);
-            return escape_units(raw, copied, merge, room, mode, out);
+            return escape_units(raw, copied, replaced_to == copied, room, mode, out);
         }
         let block = block_at(raw, at, &mut pad);
         let m = masks64(block);
@@ -410,9 +398,10 @@ fn escape_blocks<const LOSSY: bool, const CHECK: bool>(
         } else {
             TextMasks::default()
         };
-        let carried = carry_chars;
         let mut chars = carry_chars;
         carry_chars = 0;
+        // The bytes at the block's end of a character that ends in the next block.
+        let mut lead = 0;
         if t.high != 0 {
             // Continuation bytes (and the ranges second bytes are checked against) of the
             // three bytes after the block, for characters that end past it.
@@ -441,6 +430,10 @@ fn escape_blocks<const LOSSY: bool, const CHECK: bool>(
             // The bytes of the next block that end a character begun in this one.
             carry_chars = two >> 63 | three >> 63 | three >> 62;
             carry_chars |= four >> 63 | four >> 62 | four >> 61;
+            let crossing = two >> 63 << 63 | three >> 62 << 62 | four >> 61 << 61;
+            if crossing != 0 {
+                lead = crossing.leading_zeros() as usize + 1;
+            }
         }
         let mut stops = m.quote | m.backslash;
         let noise = if LOSSY {
@@ -458,7 +451,6 @@ fn escape_blocks<const LOSSY: bool, const CHECK: bool>(
             // A block of many stops (binary) is written at once; one of few (text with a
             // stray byte) by the copy of its runs, which costs less there.
             let dense = (runs | m.quote | m.backslash | t.tab).count_ones() >= DENSE;
-            squeezed = None;
             if let Some(squeeze) = squeeze
                 && dense
             {
@@ -472,15 +464,13 @@ fn escape_blocks<const LOSSY: bool, const CHECK: bool>(
                     replace: runs,
                     drop: (noise & !runs) | past,
                 };
-                squeezed = Some(Squeezed {
-                    at,
-                    out: out.len(),
-                    merge: replaced_to == at,
-                    carried,
-                });
                 squeeze(block, spelling, out);
                 at += 64;
-                copied = at.min(raw.len());
+                // A character that ends in the next block is taken back to be written with
+                // its end, so that `copied` is at a character's start (where the writer near
+                // the limit may go on from).
+                out.truncate(out.len() - lead);
+                copied = at.min(raw.len()) - lead;
                 if carry_run != 0 {
                     replaced_to = copied;
                 }
@@ -517,19 +507,6 @@ fn escape_blocks<const LOSSY: bool, const CHECK: bool>(
     }
     text.push(copied, raw.len(), out);
     Ok(raw.len())
-}
-
-/// A block written at once by a [`Squeeze`], as [`escape_blocks`] may have to write it again
-/// near the limit.
-#[derive(Clone, Copy)]
-struct Squeezed {
-    /// Where it starts in the text, and in the output.
-    at: usize,
-    out: usize,
-    /// A run of bytes that are not text was replaced just before it.
-    merge: bool,
-    /// Its first bytes that end a character begun before it (written before it), as bits.
-    carried: u64,
 }
 
 /// [`escape_text`] from `raw[i..]`, one unit at a time, into at most `room` bytes; `merge` when

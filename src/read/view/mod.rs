@@ -273,7 +273,7 @@ const SHARES: usize = 8;
 pub(crate) fn event_cap(budget: usize, format: Format) -> usize {
     (budget / SHARES)
         .max(MIN_EVENT_CAP)
-        .min(budget.saturating_sub(overhead(format, 1)))
+        .min(budget.saturating_sub(overhead(format, 1, true)))
 }
 
 /// When fewer events than [`SHARES`] were selected, the cap with which they share the budget
@@ -285,7 +285,8 @@ fn few_events_cap(budget: usize, format: Format, first: &Window, seen: usize) ->
     if seen == 0 || seen >= SHARES {
         return None;
     }
-    let cap = budget.saturating_sub(overhead(format, seen)) / seen;
+    // All of them shown: no line says what was left out.
+    let cap = budget.saturating_sub(overhead(format, seen, false)) / seen;
     let all_shown = first.kept.len() == seen;
     (cap > event_cap(budget, format) || !all_shown && cap > 0).then_some(cap)
 }
@@ -299,9 +300,15 @@ fn omitted_line(format: Format, omitted: usize) -> Vec<u8> {
     }
 }
 
-/// Room kept for the first line and the punctuation under a budget.
-fn overhead(format: Format, kept: usize) -> usize {
-    omitted_line(format, usize::MAX).len() + 1 + 2 + kept
+/// Room kept under a budget for the punctuation of `kept` events and, when some are
+/// `omitted`, the first line that says so.
+fn overhead(format: Format, kept: usize, omitted: bool) -> usize {
+    let first = if omitted {
+        omitted_line(format, usize::MAX).len() + 1
+    } else {
+        0
+    };
+    first + 2 + kept
 }
 
 /// The newest renders that fit a budget, as events arrive oldest first: older ones are evicted
@@ -338,7 +345,7 @@ impl Window {
     fn push(&mut self, render: Vec<u8>) {
         self.used += render.len();
         self.kept.push_back(render);
-        while self.used + overhead(self.format, self.kept.len()) > self.budget {
+        while self.used + overhead(self.format, self.kept.len(), self.dropped > 0) > self.budget {
             let Some(old) = self.kept.pop_front() else {
                 break;
             };
@@ -675,7 +682,7 @@ mod tests {
         let mut w = Window::new(10_000, Format::Jsonl);
         for i in 0..100_000 {
             w.push(format!("{{\"n\":{i},\"pad\":\"{}\"}}", "x".repeat(i % 300)).into_bytes());
-            assert!(w.used + overhead(Format::Jsonl, w.kept.len()) <= 10_000);
+            assert!(w.used + overhead(Format::Jsonl, w.kept.len(), true) <= 10_000);
         }
         assert_eq!(w.dropped + w.kept.len(), 100_000);
         assert!(

@@ -338,3 +338,30 @@ proptest! {
     }
 
 }
+
+/// A regression: a line that is not UTF-8, whose first block (dense, written at once) ends
+/// inside a four-byte character, was written near the limit with that character's lead byte
+/// alone before a U+FFFD: a log line that was not UTF-8 (`smart-tee -b 512`).
+#[test]
+fn a_squeezed_block_ending_inside_a_character_near_the_limit_leaves_no_lone_lead_byte() {
+    let mut raw = b"aaaaaaa\x1baaaaa\x01".to_vec();
+    raw.extend_from_slice(&[b'a'; 23]);
+    raw.extend_from_slice(b"\x01aaa\"aaaaaa\x0baaaaaa\\aaaaaaa");
+    raw.extend_from_slice("😀".as_bytes());
+    raw.extend_from_slice(&[b'a'; 61]);
+    raw.push(0x80);
+    let text = Text::of(&raw);
+    assert_eq!(text, Text::Lossy);
+    for limit in (0..1200).chain([usize::MAX]) {
+        let (want, n) = escape_reference(&raw, limit, text);
+        for (each, m) in
+            crate::line::strings::run_block_loop_each_way(EscapeNew(&raw, limit, text, true))
+        {
+            assert_eq!(
+                (m, String::from_utf8_lossy(&each)),
+                (n, String::from_utf8_lossy(&want)),
+                "limit {limit}"
+            );
+        }
+    }
+}
