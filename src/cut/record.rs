@@ -13,7 +13,9 @@
 //! the text is escaped until it passes the budget, so what a cut drops is never escaped.
 
 use crate::cut::emit::EmitStyle;
-pub use escape::{ChunkText, NotUtf8, Text, escape_known_text, escape_text, try_escape_text};
+pub use escape::{
+    ChunkText, NotUtf8, Text, TextAhead, escape_known_text, escape_text, try_escape_text,
+};
 use escape::{ESCAPES, REPLACEMENT, is_noise, utf8_at};
 
 mod escape;
@@ -28,7 +30,7 @@ pub const UNPLANNED: &str = "truncated";
 
 /// Bytes of `{"type":"<kind>","text":""}`.
 pub fn record_overhead(kind: &str) -> usize {
-    22 + kind.len()
+    r#"{"type":"","text":""}"#.len() + kind.len()
 }
 
 /// Writes a record holding a line's text: `{"type":"<kind>","text":"…"}`, the text escaped

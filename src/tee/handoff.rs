@@ -18,6 +18,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use crate::cut::record::TextAhead;
 use crate::cut::redact::Scouted;
 
 /// Input bytes that may wait for the logs while stdout goes on.
@@ -26,11 +27,21 @@ pub const QUEUE_BYTES: usize = 16 << 20;
 /// A buffer of input, shared between the log worker and the reader's write to stdout.
 pub type Buf = Arc<Vec<u8>>;
 
+/// What the reading thread did of the log worker's work on a chunk before queueing it, while
+/// the worker was behind (the reader has time then, the worker has not).
+#[derive(Debug, Default)]
+pub struct Ahead {
+    /// `--redact`'s filters: the lines they rule out ([`Scouted`]).
+    pub scouted: Option<Scouted>,
+    /// Where the text is UTF-8, when the log has had lines that are not JSON ([`TextAhead`]).
+    pub text: Option<TextAhead>,
+}
+
 /// What the log worker is given, in order.
 pub enum Msg {
-    /// A buffer, how many of its bytes were read, and what `--redact`'s filters saw of them on
-    /// the reading thread, when they looked ([`crate::cut::redact::Scouted`]).
-    Chunk(Buf, usize, Option<Scouted>),
+    /// A buffer, how many of its bytes were read, and what the reading thread did of the
+    /// log's work on them ([`Ahead`]).
+    Chunk(Buf, usize, Ahead),
     /// End of input; false if reading or stdout had a diagnosed error.
     End(bool),
     /// Log what is queued and what is pending, then exit with this status.
@@ -152,7 +163,7 @@ impl Handoff {
 
     /// Queues the first `n` bytes of `buf`, waiting for room; `None` once the queue is stopping
     /// (then the bytes must not reach stdout either).
-    pub fn send_chunk(&self, buf: &Buf, n: usize, scouted: Option<Scouted>) -> Option<Sent> {
+    pub fn send_chunk(&self, buf: &Buf, n: usize, ahead: Ahead) -> Option<Sent> {
         let mut s = self.wait_room(lock(&self.state), n);
         if s.stopping || s.closed {
             return None;
@@ -169,7 +180,7 @@ impl Handoff {
             *len += n;
             return Some(Sent::Copied);
         }
-        s.items.push_back(Msg::Chunk(Arc::clone(buf), n, scouted));
+        s.items.push_back(Msg::Chunk(Arc::clone(buf), n, ahead));
         let next = s.spare.pop();
         let wake = s.worker_waits;
         drop(s);
@@ -292,7 +303,7 @@ mod tests {
     fn chunk(h: &Handoff, bytes: &[u8]) -> Option<Sent> {
         let mut buf = h.buffer();
         Arc::get_mut(&mut buf).unwrap()[..bytes.len()].copy_from_slice(bytes);
-        h.send_chunk(&buf, bytes.len(), None)
+        h.send_chunk(&buf, bytes.len(), Ahead::default())
     }
 
     fn take(h: &Handoff) -> Vec<u8> {

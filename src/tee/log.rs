@@ -7,13 +7,15 @@
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::cut::engine::{EngineConfig, Known, LineEngine, Outcome};
 use crate::cut::record::{self, ChunkText, Text};
-use crate::cut::redact::{Redactor, Scouted};
+use crate::cut::redact::Redactor;
 use crate::error::Error;
 use crate::line::agents::{Drift, Head};
 use crate::reduce::{Failure, Reducer};
+use crate::tee::handoff::Ahead;
 use crate::tee::progress::Progress;
 use crate::tee::sink::LogSink;
 use crate::tee::split::{Piece, Splitter};
@@ -229,6 +231,9 @@ pub struct LogWriter {
     batched_lines: u64,
     /// `--stats`: the agent, its version and the event kinds no reader knows.
     drift: Option<Box<DriftWatch>>,
+    /// The last chunk had a line that is not JSON: the reading thread checks the text of the
+    /// next ones ([`Ahead::text`]).
+    text_seen: Arc<AtomicBool>,
 }
 
 /// Format drift as the tee sees it: each log line's head, taken by one scan.
@@ -258,6 +263,7 @@ impl LogWriter {
             progress: None,
             batched_lines: 0,
             drift: None,
+            text_seen: Arc::default(),
         }
     }
 
@@ -366,12 +372,14 @@ impl LogWriter {
     /// Feeds the next chunk of input. Returns the write errors of this chunk (each log fails at
     /// most once and is then left out).
     pub fn feed(&mut self, chunk: &[u8]) -> Vec<Error> {
-        self.feed_scouted(chunk, None)
+        self.feed_ahead(chunk, &Ahead::default())
     }
 
-    /// [`LogWriter::feed`], with what the reading thread saw of the chunk (`--redact`): the
-    /// lines it ruled out are not looked at for secrets again.
-    pub fn feed_scouted(&mut self, chunk: &[u8], scouted: Option<&Scouted>) -> Vec<Error> {
+    /// [`LogWriter::feed`], with what the reading thread did of the work on the chunk: the
+    /// lines `--redact`'s filters ruled out are not looked at for secrets again, and the text's
+    /// check is taken from it.
+    pub fn feed_ahead(&mut self, chunk: &[u8], ahead: &Ahead) -> Vec<Error> {
+        let scouted = ahead.scouted.as_ref();
         self.stats.bytes_in += chunk.len() as u64;
         let mut errors = Vec::new();
         if !self.active {
@@ -380,6 +388,7 @@ impl LogWriter {
         let mut lines = std::mem::take(&mut self.lines);
         let (mut at, mut cursor) = (0, 0);
         let mut text = ChunkText::default();
+        let mut text_seen = false;
         while let Some(piece) = lines.next(chunk, &mut at) {
             let (known, whole) = match piece {
                 Piece::Line(line) => (
@@ -397,7 +406,8 @@ impl LogWriter {
                 && known.text != Some(Text::Utf8)
             {
                 // The lines after a line of text are likely text too.
-                text.check_after(chunk, line);
+                text.check_after(chunk, line, ahead.text.as_ref());
+                text_seen = true;
             }
             if outcome == Some(Outcome::NonJson)
                 && self.writes_text_runs()
@@ -417,6 +427,9 @@ impl LogWriter {
             }
         }
         self.lines = lines;
+        if text_seen != self.text_seen.load(Ordering::Relaxed) {
+            self.text_seen.store(text_seen, Ordering::Relaxed);
+        }
         self.write_batch(&mut errors);
         if let Some(a) = self.archive.as_mut() {
             errors.extend(a.take_errors());
@@ -435,6 +448,12 @@ impl LogWriter {
             && self.looked >= 3
             && !config.redact
             && !config.add_timestamp
+    }
+
+    /// Whether the last chunk had a line that is not JSON, for the reading thread: then it
+    /// checks the text of the next chunks for the worker ([`Ahead::text`]).
+    pub fn text_seen(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.text_seen)
     }
 
     /// `--redact`'s redactor, for the reading thread ([`Redactor::scout`]); none when no line

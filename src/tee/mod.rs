@@ -48,6 +48,7 @@ use self::splice::Splice;
 use self::stats::StatsReport;
 use self::stdout_cap::StdoutCap;
 use crate::cut::engine::{EngineConfig, LineEngine};
+use crate::cut::record::TextAhead;
 use crate::cut::redact::Redactor;
 use crate::error::Error;
 
@@ -300,6 +301,7 @@ where
         watch_signals(signals, Arc::clone(&handoff), ignore_interrupts);
     }
     let scout = log.redactor();
+    let text_seen = log.text_seen();
     let reader = {
         let alive = Arc::clone(&logs_alive);
         let handoff = Arc::clone(&handoff);
@@ -308,7 +310,7 @@ where
             cap: stdout_cap,
             splice,
         };
-        std::thread::spawn(move || read_loop(input, out, mode, &handoff, alive, scout))
+        std::thread::spawn(move || read_loop(input, out, mode, &handoff, alive, scout, text_seen))
     };
     let finish = log_worker(&handoff, log, mode, logs_alive, stats);
     handoff.close();
@@ -338,9 +340,10 @@ fn own(buf: &mut Buf) -> &mut Vec<u8> {
 
 /// The reading thread: each chunk to the log worker, then to stdout. Sends `End(ok)` at end of
 /// input, or `Stop(1)` on an `exit` mode's stdout error; returns at once when a stop is queued.
-/// With `--redact` (`scout`), while the log worker is behind, each chunk is first looked at with
-/// the redaction's filters (see `cut::redact::scout`): the reader has time then, the worker
-/// has not.
+/// While the log worker is behind, the reader does some of its work on each chunk before
+/// queueing it ([`handoff::Ahead`]): the reader has time then, the worker has not. With
+/// `--redact` (`scout`) it looks at the lines with the redaction's filters (see
+/// `cut::redact::scout`); after lines that are not JSON (`text_seen`) it checks the text.
 fn read_loop<R: Read, W: Write>(
     mut input: R,
     mut stdout: Stdout<W>,
@@ -348,12 +351,17 @@ fn read_loop<R: Read, W: Write>(
     handoff: &Handoff,
     logs_alive: Arc<AtomicBool>,
     scout: Option<Arc<Redactor>>,
+    text_seen: Arc<AtomicBool>,
 ) {
     let look = |chunk: &[u8]| {
-        scout
-            .as_ref()
-            .filter(|_| handoff.behind())
-            .map(|r| r.scout(chunk))
+        let text = text_seen.load(Ordering::Relaxed);
+        if (scout.is_none() && !text) || !handoff.behind() {
+            return handoff::Ahead::default();
+        }
+        handoff::Ahead {
+            scouted: scout.as_ref().map(|r| r.scout(chunk)),
+            text: text.then(|| TextAhead::of(chunk)).flatten(),
+        }
     };
     let mut ok = true;
     let mut capped = Vec::new();
@@ -501,8 +509,8 @@ fn log_worker(
             None => handoff.recv(),
         };
         match msg {
-            Msg::Chunk(buf, n, scouted) => {
-                let errors = log.feed_scouted(&buf[..n], scouted.as_ref());
+            Msg::Chunk(buf, n, ahead) => {
+                let errors = log.feed_ahead(&buf[..n], &ahead);
                 if report(errors, &mut ok) {
                     report(log.finish(), &mut ok);
                     summarize(&log);

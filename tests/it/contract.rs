@@ -648,6 +648,8 @@ fn text_line() -> impl Strategy<Value = Vec<u8>> {
             line
         }),
         1 => json().prop_map(|v| serde_json::to_vec(&v).unwrap()),
+        // Numbers and literals, alone (JSON) or with more (text, or JSON the engine must see).
+        1 => "(true|false|null|-?[0-9]{1,3}(\\.[0-9])?([eE][+-]?[0-9])?|-Infinity|NaN)( ?(true|x|[0-9]|\"a b\"|,|\\]|-))?[ \t\u{c}]{0,2}".prop_map(String::into_bytes),
     ]
 }
 
@@ -655,8 +657,10 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     /// The writer checks a chunk's UTF-8 once for all the lines after a line of text
-    /// (`ChunkText`), and writes runs of plain lines without the engine (`write_text_run`):
-    /// each line's record is the one it has when the engine is given it alone.
+    /// (`ChunkText`), or takes the check the reading thread made (`TextAhead`, also when bytes
+    /// were added to the chunk after it), and writes runs of plain lines without the engine
+    /// (`write_text_run`): each line's record is the one it has when the engine is given it
+    /// alone.
     #[test]
     fn lines_of_text_in_one_chunk_are_logged_as_each_alone(
         lines in prop::collection::vec(text_line(), 1..40),
@@ -678,6 +682,40 @@ proptest! {
         for chunk in [0, 300] {
             let log = common::log_of(&input, &config, chunk);
             prop_assert!(log == want, "chunk {}:\n{}\n{}", chunk, common::show(&log), common::show(&want));
+        }
+        for (chunk, added) in [(input.len(), 0), (300, 0), (300, 101), (97, 40)] {
+            let log = common::log_looked_ahead(&input, &config, chunk.max(1), added);
+            prop_assert!(log == want, "chunk {} added {}:\n{}\n{}", chunk, added, common::show(&log), common::show(&want));
+        }
+    }
+}
+
+/// A helper's attack found it: the record of a line that is not JSON, exactly as long as the
+/// budget, was cut (one byte of the budget was kept spare), where a JSON line of that length is
+/// logged whole. Through the engine (the first lines) and through runs of text (the later
+/// ones), UTF-8 and not.
+#[test]
+fn a_text_record_of_exactly_the_budget_is_kept_whole() {
+    let around = r#"{"type":"non_json","text":""}"#.len();
+    for budget in [128, 300, 5120] {
+        for (line, written) in [
+            (vec![b'y'; budget - around], "y".repeat(budget - around)),
+            (
+                [vec![b'y'; budget - around - 3], vec![0xFF]].concat(),
+                format!("{}\u{FFFD}", "y".repeat(budget - around - 3)),
+            ),
+        ] {
+            let input = [&b"a\nb\nc\nd\n"[..], &line, b"\n", &line, b"\n"].concat();
+            let log = common::log_of(&input, &common::config(budget), 0);
+            let want = format!(r#"{{"type":"non_json","text":"{written}"}}"#);
+            assert_eq!(want.len(), budget);
+            let lines: Vec<&[u8]> = log.split(|&b| b == b'\n').collect();
+            for at in [4, 5] {
+                assert_eq!(String::from_utf8_lossy(lines[at]), want, "budget {budget}");
+            }
+            let longer = [&line[..], b"y"].concat();
+            let log = common::log_of(&[&longer[..], b"\n"].concat(), &common::config(budget), 0);
+            assert!(log.len() <= budget + 1 && log.windows(10).any(|w| w == b"[TRUNCATED"));
         }
     }
 }

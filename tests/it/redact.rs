@@ -146,7 +146,11 @@ fn log_scouted(input: &[u8], config: &EngineConfig, chunk: usize) -> Vec<u8> {
     let mut log = LogWriter::new(LineEngine::new(config.clone()), vec![sink]);
     let redactor = log.redactor().expect("--redact");
     for c in input.chunks(chunk) {
-        assert!(log.feed_scouted(c, Some(&redactor.scout(c))).is_empty());
+        let ahead = smart_tee::tee::handoff::Ahead {
+            scouted: Some(redactor.scout(c)),
+            text: smart_tee::cut::record::TextAhead::of(c),
+        };
+        assert!(log.feed_ahead(c, &ahead).is_empty());
     }
     assert!(log.finish().is_empty());
     buf.contents()

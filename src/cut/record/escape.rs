@@ -63,22 +63,65 @@ impl ChunkText {
     }
 
     /// Checks `chunk` from the end of `line` (at its newline, an ASCII byte, so at the start
-    /// of a character) to the first byte that is not UTF-8, or to the chunk's end.
-    pub fn check_after(&mut self, chunk: &[u8], line: &[u8]) {
+    /// of a character) to the first byte that is not UTF-8, or to the chunk's end; or takes
+    /// what the reading thread found `ahead`, when its check covers the line's end.
+    pub fn check_after(&mut self, chunk: &[u8], line: &[u8], ahead: Option<&TextAhead>) {
         let Some((_, end)) = crate::line::offsets(chunk, line) else {
             return;
         };
-        let (to, bad) = match simdutf8::compat::from_utf8(&chunk[end..]) {
-            Ok(_) => (chunk.len(), false),
-            Err(e) => (end + e.valid_up_to(), e.error_len().is_some()),
+        *self = match ahead {
+            Some(a) if a.text.from <= end && end <= a.text.to => {
+                if a.text.bad || chunk.len() == a.checked {
+                    ChunkText {
+                        from: end,
+                        ..a.text
+                    }
+                } else {
+                    // Bytes were added to the chunk after the reader checked it: the check
+                    // goes on from where the reader's stopped (a character's start).
+                    ChunkText {
+                        from: end,
+                        ..ChunkText::checked_from(chunk, a.text.to)
+                    }
+                }
+            }
+            _ => ChunkText::checked_from(chunk, end),
         };
-        *self = ChunkText { from: end, to, bad };
+    }
+
+    /// `chunk` checked from `from`, the start of a character.
+    fn checked_from(chunk: &[u8], from: usize) -> ChunkText {
+        let (to, bad) = match simdutf8::compat::from_utf8(&chunk[from..]) {
+            Ok(_) => (chunk.len(), false),
+            Err(e) => (from + e.valid_up_to(), e.error_len().is_some()),
+        };
+        ChunkText { from, to, bad }
     }
 
     /// The bytes of `chunk` from `at` that are known to be UTF-8, if `at` is in the span
     /// checked.
     pub fn utf8_from<'c>(&self, chunk: &'c [u8], at: usize) -> Option<&'c [u8]> {
         (self.from <= at && at <= self.to).then(|| chunk.get(at..self.to))?
+    }
+}
+
+/// What the reading thread found of a chunk's text before queueing it, while the log worker
+/// was behind ([`ChunkText::check_after`] then has the check done): the chunk checked from its
+/// first newline, and how long the chunk was then (bytes may be added to it after).
+#[derive(Clone, Copy, Debug)]
+pub struct TextAhead {
+    text: ChunkText,
+    checked: usize,
+}
+
+impl TextAhead {
+    /// `None` when the chunk has no newline.
+    pub fn of(chunk: &[u8]) -> Option<TextAhead> {
+        let newline = memchr::memchr(b'\n', chunk)?;
+        Some(TextAhead {
+            text: ChunkText::checked_from(chunk, newline),
+            checked: chunk.len(),
+        })
     }
 }
 

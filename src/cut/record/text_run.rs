@@ -2,8 +2,8 @@
 //! be UTF-8, the records of a run of lines that are not JSON are written in one pass, each line
 //! end found by the same mask as the bytes to escape (a newline is a control byte). Each record
 //! is the one [`crate::cut::engine::LineEngine`] writes for the line alone; a line that needs
-//! more of the engine (a cut, a CR to drop, a first byte that may start JSON) ends the run, and
-//! the engine takes it.
+//! more of the engine (a cut, a CR to drop, a line that may be JSON) ends the run, and the
+//! engine takes it.
 
 use super::escape::{Runs, push_escape};
 use super::{NON_JSON, open_record, record_overhead};
@@ -19,11 +19,41 @@ pub struct TextRun {
     pub lines: u64,
 }
 
-/// Whether a line starting with `b` is text the engine would write whole as it is: not a
-/// byte that may start a JSON value, nor whitespace (trimmed, or a blank line), nor the first
-/// byte of a BOM.
+/// Whether a line starting with `b` may be text the engine writes whole as it is: not a byte
+/// that starts an object, an array or a string, nor whitespace (trimmed, or a blank line),
+/// nor the first byte of a BOM. A line that starts as a number or `true`, `false`, `null` may
+/// start is text unless [`may_be_json`] says it may not be.
 fn starts_plain(b: u8) -> bool {
-    !scan::can_start_value(b) && !b.is_ascii_whitespace() && b != 0xEF
+    !matches!(b, b'{' | b'[' | b'"') && !b.is_ascii_whitespace() && b != 0xEF
+}
+
+/// The bytes JSON has outside strings when a text is a number or `true`, `false`, `null`
+/// (with the whitespace the engine trims, a form feed too, and the punctuation of values after
+/// it).
+static SCALAR: [bool; 256] = {
+    let mut t = [false; 256];
+    let bytes = b"0123456789+-.eEtruefalsn{}[],: \t\r\n\x0c";
+    let mut i = 0;
+    while i < bytes.len() {
+        t[bytes[i] as usize] = true;
+        i += 1;
+    }
+    t
+};
+
+/// Whether `line`, which starts with a byte a number or `true`, `false`, `null` starts with,
+/// may be JSON: it has no byte that JSON has nowhere but in a string before a quote (which may
+/// start one). `7 passed` is text (`p`); `-1e5`, `true`, `1 "x"` are the engine's to decide.
+fn may_be_json(line: &[u8]) -> bool {
+    for &b in line {
+        if b == b'"' {
+            return true;
+        }
+        if !SCALAR[usize::from(b)] {
+            return false;
+        }
+    }
+    true
 }
 
 /// Writes the records of the lines at the start of `text`, UTF-8 that starts at a line's
@@ -102,7 +132,8 @@ impl BlockLoop for Run<'_, '_> {
                     continue;
                 }
                 let fits = out.len() - written <= room && end - line <= max_line;
-                if !fits || text[..end].ends_with(b"\r") {
+                let json = scan::can_start_value(text[line]) && may_be_json(&text[line..end]);
+                if !fits || json || text[..end].ends_with(b"\r") {
                     out.truncate(record);
                     return done;
                 }
@@ -166,9 +197,14 @@ mod tests {
             (b"a\n -x\n", 1),           // whitespace to trim
             (b"a\n\n", 1),              // blank
             (b"a\n\xef\xbb\xbfx\n", 1), // a BOM
-            (b"a\n7 passed\n", 1),      // may start JSON
+            (b"a\n7\n", 1),             // a number
+            (b"a\n-1e5 \n", 1),         // a number and a space
+            (b"a\ntrue\n", 1),          // a literal
+            (b"a\nnull, 2\n", 1),       // not JSON, but the engine's to say
+            (b"a\n1 \"x y\"\n", 1),     // a quote may start a string
+            (b"a\n[1]\n", 1),           // an array
             (b"a\nno newline", 1),      // does not end in the text
-            (b"-x\n", 0),
+            (b"{x\n", 0),
             (b"", 0),
         ] {
             let (out, got) = run(text, 5120, 1 << 20);
@@ -177,16 +213,28 @@ mod tests {
         }
     }
 
+    /// A regression found on random bytes: `8` and a form feed is the JSON `8` to the engine,
+    /// which trims ASCII whitespace, form feeds included; a run wrote it as text.
+    #[test]
+    fn a_number_before_a_form_feed_is_left_to_the_engine() {
+        assert_eq!(run(b"a\n8\x0c\nb\n", 5120, 1 << 20).1.lines, 1);
+    }
+
+    #[test]
+    fn a_line_that_starts_as_json_and_is_text_is_in_the_run() {
+        let (out, got) = run(b"x\n7 passed\ntrue story\n-x\nfalse\n", 5120, 1 << 20);
+        assert_eq!(got.lines, 4, "{out}");
+    }
+
     #[test]
     fn a_record_over_the_budget_ends_the_run_before_it() {
-        // 29 bytes of record around the text, and one the engine keeps spare: 20 bytes of
-        // text fit in 50, 21 do not.
-        let text = [&b"x\n"[..], &[b'y'; 20], b"\n", &[b'z'; 21], b"\n"].concat();
+        // 29 bytes of record around the text: 21 bytes of text fit in 50, 22 do not.
+        let text = [&b"x\n"[..], &[b'y'; 21], b"\n", &[b'z'; 22], b"\n"].concat();
         let (_, got) = run(&text, 50, 1 << 20);
         assert_eq!(
             got,
             TextRun {
-                bytes: 23,
+                bytes: 24,
                 lines: 2
             }
         );
