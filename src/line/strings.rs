@@ -33,16 +33,18 @@ pub use trigrams::Trigrams;
 pub struct Invalid;
 
 /// The escapes other than `\u`: `\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`.
-pub static SIMPLE_ESCAPE: [bool; 256] = {
+pub static SIMPLE_ESCAPE: [bool; 256] = byte_set(b"\"\\/bfnrt");
+
+/// A table of the bytes in `bytes`, to look a byte up in one load.
+pub const fn byte_set(bytes: &[u8]) -> [bool; 256] {
     let mut t = [false; 256];
-    let chars = b"\"\\/bfnrt";
     let mut k = 0;
-    while k < chars.len() {
-        t[chars[k] as usize] = true;
+    while k < bytes.len() {
+        t[bytes[k] as usize] = true;
         k += 1;
     }
     t
-};
+}
 
 /// The value of each hex digit; 0xFF for every other byte.
 static HEX: [u8; 256] = {

@@ -8,7 +8,9 @@
 use super::escape::{Runs, push_escape};
 use super::{NON_JSON, open_record, record_overhead};
 use crate::line::scan;
-use crate::line::strings::{BlockLoop, Masks, Squeeze, TextMasks, block_at, run_block_loop};
+use crate::line::strings::{
+    BlockLoop, Masks, Squeeze, TextMasks, block_at, byte_set, run_block_loop,
+};
 
 /// A run of plain lines written by [`write_text_run`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -21,8 +23,8 @@ pub struct TextRun {
 
 /// Whether a line starting with `b` may be text the engine writes whole as it is: not a byte
 /// that starts an object, an array or a string, nor whitespace (trimmed, or a blank line),
-/// nor the first byte of a BOM. A line that starts as a number or `true`, `false`, `null` may
-/// start is text unless [`may_be_json`] says it may not be.
+/// nor the first byte of a BOM. A line that starts like a number or `true`, `false`, `null`
+/// is text unless [`may_be_json`] says it may be JSON.
 fn starts_plain(b: u8) -> bool {
     !matches!(b, b'{' | b'[' | b'"') && !b.is_ascii_whitespace() && b != 0xEF
 }
@@ -30,16 +32,7 @@ fn starts_plain(b: u8) -> bool {
 /// The bytes JSON has outside strings when a text is a number or `true`, `false`, `null`
 /// (with the whitespace the engine trims, a form feed too, and the punctuation of values after
 /// it).
-static SCALAR: [bool; 256] = {
-    let mut t = [false; 256];
-    let bytes = b"0123456789+-.eEtruefalsn{}[],: \t\r\n\x0c";
-    let mut i = 0;
-    while i < bytes.len() {
-        t[bytes[i] as usize] = true;
-        i += 1;
-    }
-    t
-};
+static SCALAR: [bool; 256] = byte_set(b"0123456789+-.eEtruefalsn{}[],: \t\r\n\x0c");
 
 /// Whether `line`, which starts with a byte a number or `true`, `false`, `null` starts with,
 /// may be JSON: it has no byte that JSON has nowhere but in a string before a quote (which may
@@ -60,8 +53,9 @@ fn may_be_json(line: &[u8]) -> bool {
 /// start, while each is plain: its first byte [`starts_plain`], it does not end in a CR, it is
 /// no longer than `max_line` bytes and its record fits in `budget` as the engine measures it.
 /// Stops before the first line that is not, or that does not end within `text`, and after the
-/// line that takes `out` to `out_max` bytes (writes nothing when `out` is there already). A record is `{"type":"non_json","text":"…"}`
-/// with the text escaped as [`super::escape_known_text`] writes UTF-8.
+/// line that takes `out` to `out_max` bytes (writes nothing when `out` is there already). A
+/// record is `{"type":"non_json","text":"…"}` with the text escaped as
+/// [`super::escape_known_text`] writes UTF-8.
 pub fn write_text_run(
     text: &[u8],
     budget: usize,
