@@ -153,5 +153,49 @@ fn excerpt(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench, non_json, excerpt);
+/// `--redact`'s look ahead on the reading thread ([`Redactor::scout`]): the filters over a
+/// chunk of 1 MiB of 300-byte lines (those of `gen_corpus tiny`), with the patterns alone and with a hundred secret values
+/// (as `benches/compare.sh` puts in the environment). The reader pays this on every chunk
+/// while the log worker is behind.
+fn scout(c: &mut Criterion) {
+    use smart_tee::cut::redact::{Redactor, secrets_of};
+    // The lines of `gen_corpus tiny`, as compare.sh times them.
+    let mut chunk = Vec::new();
+    synth::write_tiny_lines(&mut chunk, 3495).unwrap();
+    let names: Vec<String> = (1..=100).map(|i| format!("BENCH_{i}_API_KEY")).collect();
+    let values: Vec<String> = (1..=100u64)
+        .map(|i| {
+            let len = 16 + (i * 7 % 49) as usize;
+            (0..len)
+                .map(|k| {
+                    let x = (i * 131 + k as u64 * 7919) % 62;
+                    char::from(
+                        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+                            [x as usize],
+                    )
+                })
+                .collect()
+        })
+        .collect();
+    let secrets = secrets_of(
+        names
+            .iter()
+            .map(String::as_str)
+            .zip(values.iter().map(String::as_str)),
+    );
+    let mut group = c.benchmark_group("redact-scout");
+    group.sample_size(20);
+    group.throughput(Throughput::Bytes(chunk.len() as u64));
+    for (id, redactor) in [
+        ("patterns", Redactor::new()),
+        ("100-values", Redactor::with_secrets(&secrets)),
+    ] {
+        group.bench_function(BenchmarkId::new(id, chunk.len()), |b| {
+            b.iter(|| redactor.scout(&chunk))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench, non_json, excerpt, scout);
 criterion_main!(benches);

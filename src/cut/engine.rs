@@ -268,7 +268,8 @@ impl LineEngine {
         {
             return Outcome::Blank;
         }
-        if self.redactor.is_none() && !self.config.add_timestamp {
+        // A line the reader ruled out has nothing to redact (see `process_rewritten`).
+        if (self.redactor.is_none() || self.known.ruled_out) && !self.config.add_timestamp {
             return self.process_line(line, out);
         }
         self.process_rewritten(line, out)

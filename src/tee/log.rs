@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::cut::engine::{EngineConfig, Known, LineEngine, Outcome};
 use crate::cut::record::{self, ChunkText, Text};
-use crate::cut::redact::Redactor;
+use crate::cut::redact::{Redactor, Scouted};
 use crate::error::Error;
 use crate::line::agents::{Drift, Head};
 use crate::reduce::{Failure, Reducer};
@@ -412,6 +412,7 @@ impl LogWriter {
             if outcome == Some(Outcome::NonJson)
                 && self.writes_text_runs()
                 && let Some(span) = text.utf8_from(chunk, at)
+                && let Some(span) = self.unredacted(span, at, scouted)
             {
                 // And are written one after another, without the engine, while they are plain.
                 let before = self.batch.len();
@@ -439,15 +440,31 @@ impl LogWriter {
 
     /// Whether runs of plain text are written without the engine ([`record::write_text_run`]):
     /// not when each line has more to it than its record (the archive's line ends, `--stats`'
-    /// look at each log line, redaction, timestamps), nor while the first lines are looked at
-    /// for pretty-printed JSON.
+    /// look at each log line, timestamps), nor while the first lines are looked at for
+    /// pretty-printed JSON. With `--redact`, only over the lines the reader ruled out
+    /// ([`LogWriter::unredacted`]).
     fn writes_text_runs(&self) -> bool {
-        let config = self.engine.config();
         self.archive.is_none()
             && self.drift.is_none()
             && self.looked >= 3
-            && !config.redact
-            && !config.add_timestamp
+            && !self.engine.config().add_timestamp
+    }
+
+    /// The part of `span` (the bytes of the chunk from `at`) that a run may write: all of it
+    /// without `--redact`; with it, the lines up to the first one that the reading thread did
+    /// not rule out ([`Scouted::clean_until`]), none when the reader did not look at the chunk.
+    /// The line the run stops before is logged by the engine, which redacts it.
+    fn unredacted<'c>(
+        &self,
+        span: &'c [u8],
+        at: usize,
+        scouted: Option<&Scouted>,
+    ) -> Option<&'c [u8]> {
+        if !self.engine.config().redact {
+            return Some(span);
+        }
+        let clean = scouted?.clean_until(at).saturating_sub(at);
+        Some(&span[..clean.min(span.len())])
     }
 
     /// Whether the last chunk had a line that is not JSON, for the reading thread: then it

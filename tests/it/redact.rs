@@ -156,9 +156,10 @@ fn log_scouted(input: &[u8], config: &EngineConfig, chunk: usize) -> Vec<u8> {
     buf.contents()
 }
 
-/// The lines the reading thread rules out are not looked at again by the log worker: the log
-/// is the one the worker writes alone, byte for byte, and holds no secret, wherever the chunks
-/// are cut (through a secret, a line, a CRLF).
+/// The lines the reading thread rules out are not looked at again by the log worker, and runs
+/// of plain text go on through them (and stop before a line it did not): the log is the one
+/// the worker writes alone, byte for byte, and holds no secret, wherever the chunks are cut
+/// (through a secret, a line, a CRLF, a run of text).
 #[test]
 fn chunks_looked_at_by_the_reader_log_what_the_worker_logs_alone() {
     let mut input: Vec<u8> = input()
@@ -167,18 +168,25 @@ fn chunks_looked_at_by_the_reader_log_what_the_worker_logs_alone() {
         .flatten()
         .copied()
         .collect();
-    for i in 0..200 {
-        let [(_, api), _, (_, deploy), _] = ENV else {
+    for i in 0..400 {
+        let [(_, api), (_, db), (_, deploy), (_, ant)] = ENV else {
             unreachable!()
         };
-        let line = match i % 5 {
+        let line = match i % 13 {
             0 => {
                 format!("{{\"type\":\"assistant\",\"uuid\":\"{i:08}\",\"text\":\"all good\"}}\r\n")
             }
             1 => format!("{{\"type\":\"user\",\"content\":\"{}\"}}\n", esc(api)),
             2 => format!("plain text {i} with ghp_0123456789abcdefghijABCDEFGHIJ012345 in it\n"),
             3 => format!("{{\"k\":\"{}\"}}\n", "x".repeat(i * 37 % 9000) + deploy),
-            _ => "\n".to_string(),
+            4 => "\n".to_string(),
+            // Lines of text, in runs, with secrets of each kind among them.
+            5 | 8 | 11 => format!("   Compiling crate-{i} v0.1.{i} (build step {i})\n"),
+            6 => format!("export DEPLOY_TOKEN={deploy} # {i}\n"),
+            7 => format!("the build is green: {i} passed, 0 failed\n"),
+            9 => format!("connecting with {db} and {}\n", "y".repeat(i % 300)),
+            10 => format!("warning: key {ant} found in line {i}\n"),
+            _ => format!("\u{1b}[32m   ok\u{1b}[0m {api} {i}\n"),
         };
         input.extend_from_slice(line.as_bytes());
     }

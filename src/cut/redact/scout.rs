@@ -36,6 +36,15 @@ impl Redactor {
 }
 
 impl Scouted {
+    /// Where the lines ruled out from `at` (a line's start) end: the newline of the first line
+    /// from there that the reader noted, or the end of what it looked at. Every line that ends
+    /// (its newline) between `at` and this holds no secret.
+    pub fn clean_until(&self, at: usize) -> usize {
+        let first = self.dirty.partition_point(|&d| d < at);
+        let noted = self.dirty.get(first).copied().unwrap_or(usize::MAX);
+        noted.min(self.upto).max(at)
+    }
+
     /// Whether `line` (without its newline) was ruled out by the reader: true only when it is
     /// the bytes of `chunk` between two of its newlines (or its start and a newline) that the
     /// reader looked at and did not note. `cursor` is where the last answer left off in the
@@ -116,6 +125,15 @@ mod tests {
                         // Noted only where the filters let something through.
                         prop_assert!(!r.rules_out(line));
                     }
+                    // A run from any line start before it goes on through it only if it holds
+                    // none.
+                    let mut from = 0;
+                    while from <= start {
+                        if start + nl < scouted.clean_until(from) {
+                            prop_assert!(!r.finds(line), "{:?} from {from}", String::from_utf8_lossy(line));
+                        }
+                        from += memchr::memchr(b'\n', &chunk[from..]).map_or(chunk.len(), |k| k + 1);
+                    }
                     start += nl + 1;
                 }
             }
@@ -139,5 +157,11 @@ mod tests {
         assert!(!scouted.ruled_out(chunk, line(60, chunk.len()), &mut cursor));
         let copy = chunk[..5].to_vec();
         assert!(!scouted.ruled_out(chunk, &copy, &mut cursor));
+        // A run from a line's start stops at the newline of the next line noted, or where the
+        // reader stopped looking.
+        assert_eq!(scouted.clean_until(0), 53);
+        assert_eq!(scouted.clean_until(6), 53);
+        assert_eq!(scouted.clean_until(54), 60);
+        assert_eq!(scouted.clean_until(60), 60);
     }
 }
