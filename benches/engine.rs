@@ -2,7 +2,8 @@
 //! ratio shows. Inputs come from the project's own generator (`smart_tee::synth`), grouped:
 //! lines that fit, typical over-budget stream-json lines, a 1 MB line with base64 images, and
 //! tiny 300-byte lines; each also with `--redact`. The `non-json` group times lines that are not
-//! JSON (text with ANSI colours and accents, random bytes), written as records.
+//! JSON (text with ANSI colours and accents, random bytes), written as records; `redact-scout`
+//! times `--redact`'s filters on the reading thread.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 #[path = "support/synth.rs"]

@@ -405,3 +405,29 @@ fn help_says_what_redact_replaces() {
         assert!(help.contains(said), "--help does not say {said:?}");
     }
 }
+
+/// Found by attacking `--redact`: a token right after a colour code (`\x1b[31mghp_…`, coloured
+/// build output) was logged in clear, as text and inside JSON.
+#[test]
+fn a_token_in_coloured_output_is_not_logged() {
+    let dir = common::tempdir("redact-colour");
+    let log = dir.join("a.jsonl");
+    let token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    let url = "https://user:p4ssw0rd@example.com/x";
+    let mut input = Vec::new();
+    for _ in 0..3 {
+        input.extend_from_slice(format!("\x1b[31m{token}\x1b[0m\n\x1b[1m{url}\n").as_bytes());
+        let json = serde_json::json!({"type": "user", "text": format!("\x1b[32m{token}")});
+        input.extend_from_slice(format!("{json}\n").as_bytes());
+    }
+    let out = run_with_env(&["--redact", log.to_str().unwrap()], &input);
+    assert!(out.status.success());
+    assert_eq!(out.stdout, input, "stdout is never touched");
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(logged.lines().count(), 9);
+    assert!(
+        !logged.contains(token) && !logged.contains("p4ssw0rd"),
+        "{logged}"
+    );
+    assert_eq!(logged.matches("[REDACTED:github_token]").count(), 6);
+}

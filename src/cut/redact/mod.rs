@@ -53,10 +53,41 @@ pub use values::{
     MIN_VALUE_LEN, Secret, from_dotenv, from_env, plainly_not_secret, says_secret, secrets_of,
 };
 
-/// Whether `line[..at]` ends with a JSON escape (`\n`, `\t`, `\r`, `\b`, `\f`, `\uXXXX`): the
-/// text has a character between words there, though the byte before `at` is a letter or a
-/// digit. A `\uXXXX` of a letter counts too, so a token after it is redacted, never left.
+/// Whether `line[..at]` ends with a JSON escape (`\n`, `\t`, `\r`, `\b`, `\f`, `\uXXXX`) or a
+/// terminal's escape sequence ([`after_ansi`]): the text has a character between words there,
+/// though the byte before `at` is a letter or a digit. A `\uXXXX` of a letter counts too, so a
+/// token after it is redacted, never left.
 fn after_escape(line: &[u8], at: usize) -> bool {
+    after_json_escape(line, at) || after_ansi(line, at)
+}
+
+/// Whether `line[..at]` ends with a terminal's control sequence (CSI: `ESC [`, parameter
+/// bytes, a final byte), as written or JSON-escaped (`\u001b[31m`): coloured output puts one
+/// right before a word, and its final byte (the `m` of a colour) is a letter.
+fn after_ansi(line: &[u8], at: usize) -> bool {
+    let Some(last) = at.checked_sub(1) else {
+        return false;
+    };
+    if !(0x40..=0x7E).contains(&line[last]) {
+        return false;
+    }
+    // Parameter and intermediate bytes, back to the `[` (a colour has a few).
+    let params = line[..last]
+        .iter()
+        .rev()
+        .take(32)
+        .take_while(|&&b| (0x20..=0x3F).contains(&b))
+        .count();
+    let Some(bracket) = last.checked_sub(params + 1) else {
+        return false;
+    };
+    let before = &line[..bracket];
+    let json =
+        |esc: &[u8]| before.ends_with(esc) && before[..before.len() - esc.len()].ends_with(b"\\");
+    line[bracket] == b'[' && (before.ends_with(b"\x1b") || json(b"u001b") || json(b"u001B"))
+}
+
+fn after_json_escape(line: &[u8], at: usize) -> bool {
     let escaping = |slash: usize| {
         line[..=slash]
             .iter()
@@ -404,6 +435,11 @@ impl Redactor {
             .iter()
             .rposition(|&b| !scheme(b))
             .map_or(0, |p| p + 1);
+        // After a colour (`\x1b[1mhttps://…`), its parameters and final letter are no part of
+        // the scheme.
+        let start = (start + 1..at.min(start + 34))
+            .find(|&p| after_ansi(line, p))
+            .unwrap_or(start);
         if start == at || !line[start].is_ascii_alphabetic() {
             return None;
         }

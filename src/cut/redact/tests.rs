@@ -371,6 +371,50 @@ fn a_token_after_a_json_escape_is_redacted() {
     assert_eq!(redacted(word), word);
 }
 
+/// Found by attacking `--redact`: in coloured output (`\x1b[31mghp_…`), the `m` that ends the
+/// colour code stood before the token, and a pattern's `\b` matched nothing; a URL's scheme
+/// took the colour's last bytes in, and did not start with a letter.
+#[test]
+fn a_token_right_after_a_colour_code_is_redacted() {
+    let tokens = [
+        (
+            "ghp_0123456789abcdefghijABCDEFGHIJ012345",
+            "[REDACTED:github_token]",
+        ),
+        ("AKIAIOSFODNN7EXAMPLE", "[REDACTED:aws_access_key_id]"),
+        (
+            "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv_wxyz1234",
+            "[REDACTED:anthropic_key]",
+        ),
+        (
+            "7012345678:AAMpdV4rGMLEa5ttgD1FkajKqMW_U8c-YGs",
+            "[REDACTED:telegram_bot_token]",
+        ),
+        (
+            "https://user:p4ssw0rd@example.com/x",
+            "https://user:[REDACTED:url_credentials]@example.com/x",
+        ),
+        (
+            "postgres://me:s3cretpw@db/x",
+            "postgres://me:[REDACTED:url_credentials]@db/x",
+        ),
+    ];
+    for colour in ["\x1b[31m", "\x1b[1;32m", "\x1b[m", "\x1b[0m\x1b[K"] {
+        for (token, want) in tokens {
+            let line = format!("{colour}{token}\x1b[0m done");
+            assert_eq!(redacted(&line), format!("{colour}{want}\x1b[0m done"));
+            // The same in JSON, where ESC is `\u001b`.
+            let json = serde_json::to_string(&line).unwrap();
+            let want_json = serde_json::to_string(&format!("{colour}{want}\x1b[0m done")).unwrap();
+            assert!(json.contains("\\u001b"));
+            assert_eq!(redacted(&json), want_json, "{json}");
+        }
+    }
+    // A word that only ends like a colour code goes on: `xm` + a token's start is no token.
+    let word = "[31xmghp_0123456789abcdefghijABCDEFGHIJ012345";
+    assert_eq!(redacted(word), word);
+}
+
 /// Found by attacking `--redact`: a Telegram token ending in `-` (one in 64) had no `\b` after it.
 #[test]
 fn a_telegram_token_ending_in_a_dash_is_redacted() {
