@@ -61,30 +61,40 @@ fn after_escape(line: &[u8], at: usize) -> bool {
     after_json_escape(line, at) || after_ansi(line, at)
 }
 
-/// Whether `line[..at]` ends with a terminal's control sequence (CSI: `ESC [`, parameter
-/// bytes, a final byte), as written or JSON-escaped (`\u001b[31m`): coloured output puts one
-/// right before a word, and its final byte (the `m` of a colour) is a letter.
+/// Whether `line[..at]` ends with a terminal's escape sequence: an escape (`ESC`, as written
+/// or JSON-escaped `\u001b`; or the 8-bit CSI, `0x9B`, U+009B, `\u009b`), maybe one byte that
+/// opens a longer sequence (`[`, `O`, `P`, …), parameter and intermediate bytes, and a final
+/// byte: colours (`ESC[31m`, `\u001b[1;32m`), `ESC7` and `ESC8` of progress bars, `ESC(B`.
+/// Coloured output puts one right before a word, and its final byte (the `m` of a colour) is
+/// a letter or a digit. A run of parameters longer than [`MAX_RUN`] is not looked through.
 fn after_ansi(line: &[u8], at: usize) -> bool {
     let Some(last) = at.checked_sub(1) else {
         return false;
     };
-    if !(0x40..=0x7E).contains(&line[last]) {
+    if !(0x30..=0x7E).contains(&line[last]) {
         return false;
     }
-    // Parameter and intermediate bytes, back to the `[` (a colour has a few).
     let params = line[..last]
         .iter()
         .rev()
-        .take(32)
+        .take(MAX_RUN)
         .take_while(|&&b| (0x20..=0x3F).contains(&b))
         .count();
-    let Some(bracket) = last.checked_sub(params + 1) else {
-        return false;
+    let before = &line[..last - params];
+    // A control character, as written (`raw`, also the last byte of its UTF-8 form) or as a
+    // JSON `\uXXXX` escape (after a backslash: maybe an escaped one, in JSON inside JSON).
+    let control = |text: &[u8], raw: u8, hex: &[u8; 2]| {
+        let json = |esc: [u8; 5]| text.ends_with(&esc) && text[..text.len() - 5].ends_with(b"\\");
+        let [h, l] = *hex;
+        text.ends_with(&[raw])
+            || json([b'u', b'0', b'0', h, l])
+            || json([b'u', b'0', b'0', h, l.to_ascii_uppercase()])
     };
-    let before = &line[..bracket];
-    let json =
-        |esc: &[u8]| before.ends_with(esc) && before[..before.len() - esc.len()].ends_with(b"\\");
-    line[bracket] == b'[' && (before.ends_with(b"\x1b") || json(b"u001b") || json(b"u001B"))
+    let escape = |text: &[u8]| control(text, 0x1B, b"1b");
+    let opened = before
+        .split_last()
+        .is_some_and(|(&b, rest)| (0x40..=0x5F).contains(&b) && escape(rest));
+    opened || escape(before) || control(before, 0x9B, b"9b")
 }
 
 fn after_json_escape(line: &[u8], at: usize) -> bool {
@@ -435,9 +445,11 @@ impl Redactor {
             .iter()
             .rposition(|&b| !scheme(b))
             .map_or(0, |p| p + 1);
-        // After a colour (`\x1b[1mhttps://…`), its parameters and final letter are no part of
-        // the scheme.
-        let start = (start + 1..at.min(start + 34))
+        // After an escape sequence (`\x1b[1mhttps://…`, `\x1b7https://…`), its parameters and
+        // final byte are no part of the scheme: it starts after the last place in its first
+        // bytes where one ends.
+        let start = (start + 1..at.min(start + 64))
+            .rev()
             .find(|&p| after_ansi(line, p))
             .unwrap_or(start);
         if start == at || !line[start].is_ascii_alphabetic() {
@@ -459,22 +471,26 @@ impl Redactor {
     /// A Telegram bot token around the `:AA` at `at`: 8 to 10 digits, a word boundary or `bot`
     /// before them, then [`TELEGRAM`].
     fn telegram_at(&self, line: &[u8], at: usize) -> Option<Hit> {
-        let digits = line[..at]
+        let run = line[..at]
             .iter()
             .rev()
             .take(11)
             .take_while(|b| b.is_ascii_digit())
             .count();
-        let start = at - digits;
         let word = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_';
         // After a word boundary, a JSON escape (`\n`), or in a Bot API URL (`/bot123…:AA…`).
-        let bounded = start == 0
-            || !word(&line[start - 1])
-            || after_escape(line, start)
-            || line[..start].ends_with(b"bot");
-        if !(8..=10).contains(&digits) || !bounded {
-            return None;
-        }
+        let bounded = |start: usize| {
+            start == 0
+                || !word(&line[start - 1])
+                || after_escape(line, start)
+                || line[..start].ends_with(b"bot")
+        };
+        // The whole run of digits, or a shorter one after an escape sequence that ends in a
+        // digit (`\x1b7`, a progress bar's).
+        let start = (8..=run.min(10))
+            .rev()
+            .map(|digits| at - digits)
+            .find(|&start| (start == at - run || after_escape(line, start)) && bounded(start))?;
         let m = self.telegram.find(&line[at + 1..])?;
         let end = at + 1 + m.end();
         // The token goes on as a word: it is not one.

@@ -308,6 +308,17 @@ fn the_table_is_as_large_as_promised() {
     );
     assert!(SECRETS.len() >= 60, "{} secrets", SECRETS.len());
     assert!(LOOK_ALIKES.len() >= 40, "{} look-alikes", LOOK_ALIKES.len());
+    // The README gives both counts.
+    let readme = include_str!("../../../README.md").replace('\n', " ");
+    let counts = format!(
+        "{} realistic fake secrets (all caught), {} look-alikes (none touched)",
+        SECRETS.len(),
+        LOOK_ALIKES.len()
+    );
+    assert!(
+        readme.contains(&counts),
+        "the README does not say: {counts}"
+    );
 }
 
 #[test]

@@ -399,7 +399,22 @@ fn a_token_right_after_a_colour_code_is_redacted() {
             "postgres://me:[REDACTED:url_credentials]@db/x",
         ),
     ];
-    for colour in ["\x1b[31m", "\x1b[1;32m", "\x1b[m", "\x1b[0m\x1b[K"] {
+    let long = format!("\x1b[{}m", "1;".repeat(40));
+    let sequences = [
+        "\x1b[31m",
+        "\x1b[1;32m",
+        "\x1b[m",
+        "\x1b[0m\x1b[K",
+        "\x1b[38;2;255;255;255;48;2;0;0;0m",
+        &long,
+        // Not colours: a progress bar's save and restore, a character set, SS3, 8-bit CSI.
+        "\x1b7",
+        "\x1b8",
+        "\x1b(B",
+        "\x1bOA",
+        "\u{9b}31m",
+    ];
+    for colour in sequences {
         for (token, want) in tokens {
             let line = format!("{colour}{token}\x1b[0m done");
             assert_eq!(redacted(&line), format!("{colour}{want}\x1b[0m done"));
@@ -413,6 +428,13 @@ fn a_token_right_after_a_colour_code_is_redacted() {
     // A word that only ends like a colour code goes on: `xm` + a token's start is no token.
     let word = "[31xmghp_0123456789abcdefghijABCDEFGHIJ012345";
     assert_eq!(redacted(word), word);
+    // A colour code after a secret's name is no value.
+    let prompt = "\x1b[1mpassword:\x1b[0m (hidden)";
+    assert_eq!(redacted(prompt), prompt);
+    assert_eq!(
+        redacted("\x1b[1mpassword=hunter22\x1b[0m"),
+        "\x1b[1mpassword=[REDACTED:assignment]\x1b[0m"
+    );
 }
 
 /// Found by attacking `--redact`: a Telegram token ending in `-` (one in 64) had no `\b` after it.
