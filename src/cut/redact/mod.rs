@@ -490,7 +490,13 @@ impl Redactor {
         let start = (8..=run.min(10))
             .rev()
             .map(|digits| at - digits)
-            .find(|&start| (start == at - run || after_escape(line, start)) && bounded(start))?;
+            .find(|&start| {
+                if start == at - run {
+                    bounded(start)
+                } else {
+                    after_escape(line, start)
+                }
+            })?;
         let m = self.telegram.find(&line[at + 1..])?;
         let end = at + 1 + m.end();
         // The token goes on as a word: it is not one.
