@@ -208,7 +208,8 @@ impl LineEngine {
         let start = (line.as_ptr() as usize).checked_sub(at)?;
         match self.known.text? {
             Text::Utf8 if start + line.len() <= len => Some(Text::Utf8),
-            Text::Lossy if start == 0 && line.len() <= len => Some(Text::Lossy),
+            // Trailing CRs are text: a binary line without them is binary still.
+            text @ (Text::Lossy | Text::Binary) if start == 0 && line.len() <= len => Some(text),
             _ => None,
         }
     }

@@ -7,7 +7,8 @@
 //! the way) is written losslessly: quotes, backslashes and control bytes escaped, the rest
 //! copied. Text that is not ([`Text::Lossy`]) keeps its characters, and each run of bytes that
 //! are not text (bytes that are no part of a UTF-8 character, control bytes other than tab,
-//! DEL) becomes one U+FFFD.
+//! DEL) becomes one U+FFFD. A binary line ([`Text::Binary`]: not UTF-8, with a control byte
+//! that text does not hold) keeps its strings, as `strings` prints them ([`binary`]).
 //!
 //! A record over the budget keeps a head and a tail of the text with a marker between them:
 //! the text is escaped until it passes the budget, so what a cut drops is never escaped.
@@ -18,8 +19,10 @@ pub use escape::{
 };
 use escape::{ESCAPES, REPLACEMENT, is_noise, utf8_at};
 
+mod binary;
 mod escape;
 mod text_run;
+pub use binary::starts_binary;
 pub use text_run::{TextRun, write_text_run};
 
 /// The `type` of the record that holds a line that is not JSON.
@@ -58,7 +61,15 @@ pub fn emit_text_record(
         out.truncate(at);
         let n = raw.len();
         let text_room = room.saturating_sub(style.marker.len(n, n));
-        write_head_marker_tail(raw, raw, text, n, text_room, style, out);
+        if text == Text::Binary {
+            // Cut as text, the marker counting the line's bytes.
+            let s = binary::Strings::of(raw);
+            let kept = |head: usize, tail: usize| s.raw_at(head) + (n - s.raw_at(tail));
+            write_head_marker_tail(&s.text, &s.text, Text::Utf8, n, text_room, kept, style, out);
+        } else {
+            let kept = |head: usize, tail: usize| head + (n - tail);
+            write_head_marker_tail(raw, raw, text, n, text_room, kept, style, out);
+        }
     }
     out.extend_from_slice(b"\"}");
 }
@@ -96,30 +107,60 @@ pub fn emit_excerpt_record(
     let whole_tail = &tail[skip..];
     let text = match (Text::of(whole_head), Text::of(whole_tail)) {
         (Text::Utf8, Text::Utf8) => Text::Utf8,
+        (Text::Binary, _) | (_, Text::Binary) => Text::Binary,
         _ => Text::Lossy,
     };
-    let (head, tail) = match text {
-        Text::Utf8 => (whole_head, whole_tail),
-        Text::Lossy => (head, tail),
-    };
-    write_head_marker_tail(head, tail, text, original, text_room, style, out);
+    match text {
+        Text::Utf8 => {
+            let kept = |h: usize, t: usize| h + (whole_tail.len() - t);
+            write_head_marker_tail(
+                whole_head, whole_tail, text, original, text_room, kept, style, out,
+            );
+        }
+        Text::Lossy => {
+            let kept = |h: usize, t: usize| h + (tail.len() - t);
+            write_head_marker_tail(head, tail, text, original, text_room, kept, style, out);
+        }
+        Text::Binary => {
+            let (h, t) = (binary::Strings::of(head), binary::Strings::of(tail));
+            let kept = |at_h: usize, at_t: usize| h.raw_at(at_h) + (tail.len() - t.raw_at(at_t));
+            write_head_marker_tail(
+                &h.text,
+                &t.text,
+                Text::Utf8,
+                original,
+                text_room,
+                kept,
+                style,
+                out,
+            );
+        }
+    }
     out.extend_from_slice(b"\"}");
 }
 
 fn open_record(kind: &str, out: &mut Vec<u8>) {
+    if kind == NON_JSON {
+        // The most written, in one copy.
+        out.extend_from_slice(b"{\"type\":\"non_json\",\"text\":\"");
+        return;
+    }
     out.extend_from_slice(b"{\"type\":\"");
     out.extend_from_slice(kind.as_bytes());
     out.extend_from_slice(b"\",\"text\":\"");
 }
 
 /// Writes escaped text of at most `text_room` bytes taken from the start of `head` and the end of
-/// `tail` (the same slice for a whole line), with the marker between them.
+/// `tail` (the same slice for a whole line), with the marker between them; `kept(h, t)` counts
+/// the line's bytes that `head[..h]` and `tail[t..]` hold.
+#[allow(clippy::too_many_arguments)]
 fn write_head_marker_tail(
     head: &[u8],
     tail: &[u8],
     text: Text,
     original: usize,
     text_room: usize,
+    kept: impl Fn(usize, usize) -> usize,
     style: &EmitStyle,
     out: &mut Vec<u8>,
 ) {
@@ -133,8 +174,7 @@ fn write_head_marker_tail(
         0
     };
     let start = tail_start(tail, floor, tail_want, text);
-    let kept = kept_head + (tail.len() - start);
-    style.marker.render(original, kept, out);
+    style.marker.render(original, kept(kept_head, start), out);
     escape_known_text(&tail[start..], usize::MAX, text, out);
 }
 
@@ -143,6 +183,7 @@ fn write_head_marker_tail(
 /// character it need not have). One walk back from the end, unit by unit: linear in what the
 /// tail keeps, and a run of bytes that are not text costs one U+FFFD however long it is.
 fn tail_start(tail: &[u8], floor: usize, want: usize, text: Text) -> usize {
+    debug_assert!(text != Text::Binary, "a binary line is cut as its strings");
     let (mut at, mut start, mut cost) = (tail.len(), tail.len(), 0);
     while at > floor {
         if not_text_ending_at(tail, at, text) {
@@ -218,10 +259,17 @@ mod tests {
             "{\"type\":\"non_json\",\"text\":\"a\\\"b\\u0000\\u001b\\t\"}".as_bytes()
         );
         out.clear();
-        emit_record(NON_JSON, b"a\"b\xff\x00\t", 0, &style(), &mut out);
+        emit_record(NON_JSON, b"a\"b\xff\x1b\t", 0, &style(), &mut out);
         assert_eq!(
             out,
             "{\"type\":\"non_json\",\"text\":\"a\\\"b\u{FFFD}\\t\"}".as_bytes()
+        );
+        // Binary (NUL): its strings, here none.
+        out.clear();
+        emit_record(NON_JSON, b"a\"b\xff\x00\t", 0, &style(), &mut out);
+        assert_eq!(
+            out,
+            "{\"type\":\"non_json\",\"text\":\"\u{FFFD}\"}".as_bytes()
         );
     }
 
@@ -274,7 +322,12 @@ mod tests {
             floor in 0usize..300,
             want in 0usize..80,
         ) {
-            let text = Text::of(&bytes);
+            // A binary line is cut as its strings, as UTF-8 text; tail_start reads it as lossy
+            // text nonetheless.
+            let text = match Text::of(&bytes) {
+                Text::Binary => Text::Lossy,
+                text => text,
+            };
             let floor = floor.min(bytes.len());
             let got = tail_start(&bytes, floor, want, text);
             // The first start at or after `floor` that is not a continuation byte and whose

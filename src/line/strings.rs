@@ -17,14 +17,17 @@
 //! run it, against a plain walk.
 //!
 //! The masks themselves, and the loop runner that picks the instruction set, are in
-//! [`masks`]; the functions compiled for SSE2, AVX2 and AVX-512BW in [`simd`]. [`trigrams`]
+//! [`masks`] (and [`printable`], those of binary lines); the functions compiled for SSE2, AVX2
+//! and AVX-512BW in [`simd`]. [`trigrams`]
 //! is a filter of short literals (`--redact`'s) on the same instructions.
 
 mod masks;
+mod printable;
 mod simd;
 mod trigrams;
 
 pub use masks::*;
+pub use printable::*;
 pub use trigrams::Trigrams;
 
 /// The line is not valid JSON. Where it went wrong is not kept: a malformed line is logged as a

@@ -404,8 +404,10 @@ impl LogWriter {
             if let Some(line) = whole
                 && outcome == Some(Outcome::NonJson)
                 && known.text != Some(Text::Utf8)
+                && !record::starts_binary(line)
             {
-                // The lines after a line of text are likely text too.
+                // The lines after a line of text are likely text too (and after a binary line,
+                // binary: those are not checked as a stretch, which would stop in the next).
                 text.check_after(chunk, line, ahead.text.as_ref());
                 text_seen = true;
             }

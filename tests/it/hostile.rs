@@ -110,13 +110,50 @@ fn long_broken_utf8_is_cut_on_boundaries() {
         line.extend_from_slice(if i % 3 == 0 {
             b"\xff"
         } else {
-            "é\u{0}😀".as_bytes()
+            "é\u{1b}😀".as_bytes()
         });
     }
     let out = one_line(&line, 1000);
     let text = record_text(&out);
     assert!(
         text.contains(&format!("[TRUNCATED: {} → ", line.len())),
+        "{text}"
+    );
+    assert!(text.contains("é\u{FFFD}😀"), "{text}");
+}
+
+/// A binary line (a NUL, and a byte that is not UTF-8) is logged as its strings; one whose
+/// strings are over the budget is cut as they are, the marker counting the line's raw bytes,
+/// and what it keeps, from both ends.
+#[test]
+fn a_long_binary_line_is_cut_as_its_strings() {
+    let mut line = Vec::new();
+    for i in 0..20_000 {
+        line.extend_from_slice(b"\x00\xff");
+        line.extend_from_slice(format!("/usr/lib/file-{i:05}.so").as_bytes());
+    }
+    let short = one_line(&line[..600], 1000);
+    let text = record_text(&short);
+    assert!(
+        text.starts_with("\u{FFFD}/usr/lib/file-00000.so\u{FFFD}/usr"),
+        "{text}"
+    );
+    assert!(!text.contains("TRUNCATED"), "{text}");
+    let out = one_line(&line, 1000);
+    let text = record_text(&out);
+    assert!(
+        text.starts_with("\u{FFFD}/usr/lib/file-00000.so\u{FFFD}"),
+        "{text}"
+    );
+    assert!(text.ends_with("/usr/lib/file-19999.so"), "{text}");
+    let marker = format!("[TRUNCATED: {} → ", line.len());
+    let (head, after) = text.split_once(&marker).expect("the marker");
+    let (kept, tail) = after.split_once(" bytes]").unwrap();
+    // Each U+FFFD stands for the two bytes of a gap, each other character for itself.
+    let raw = |s: &str| -> usize { s.chars().map(|c| if c == '\u{FFFD}' { 2 } else { 1 }).sum() };
+    assert_eq!(
+        kept.parse::<usize>().unwrap(),
+        raw(head) + raw(tail),
         "{text}"
     );
 }

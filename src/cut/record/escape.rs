@@ -14,15 +14,28 @@ use crate::line::strings::{
 pub enum Text {
     /// Valid UTF-8: every character kept, control bytes escaped (`\u001b`, `\t`).
     Utf8,
-    /// Not UTF-8 throughout (a binary dump, a Latin-1 file): every character kept, and each
-    /// run of bytes that are not text written as one U+FFFD.
+    /// Not UTF-8 throughout, and no byte that text does not hold (a Latin-1 file, UTF-8 with
+    /// a stray byte): every character kept, and each run of bytes that are not text written as
+    /// one U+FFFD.
     Lossy,
+    /// Not UTF-8, with a byte that text does not hold (a binary dump): its strings, as
+    /// `strings` prints them ([`super::binary`]).
+    Binary,
 }
 
 impl Text {
     pub fn of(raw: &[u8]) -> Text {
         if simdutf8::basic::from_utf8(raw).is_ok() {
             Text::Utf8
+        } else {
+            Text::not_utf8(raw)
+        }
+    }
+
+    /// What `raw`, known not to be UTF-8, is: binary or text.
+    pub fn not_utf8(raw: &[u8]) -> Text {
+        if super::binary::holds_binary(raw) {
+            Text::Binary
         } else {
             Text::Lossy
         }
@@ -56,7 +69,7 @@ impl ChunkText {
         } else if self.bad && self.from <= start && start <= self.to && self.to < end {
             // The check reached the line's start in step with the characters, so the line
             // alone fails where the chunk did.
-            Some(Text::Lossy)
+            Some(Text::not_utf8(line))
         } else {
             None
         }
@@ -221,13 +234,14 @@ pub struct NotUtf8;
 /// everything else copied; with [`Text::Lossy`] characters are kept (quotes, backslashes and
 /// tabs escaped) and each run of bytes that are not text becomes one U+FFFD: a byte that is
 /// not UTF-8 has no spelling in JSON (a `\u` escape names a character, not a byte), and the
-/// replacement says where such a run was in three bytes, however long it is. [`Text::Utf8`]
-/// on text that is not UTF-8 writes it as [`Text::Lossy`] does.
+/// replacement says where such a run was in three bytes, however long it is; with
+/// [`Text::Binary`] the strings of the line ([`super::binary`]). [`Text::Utf8`] on text that
+/// is not UTF-8 writes it as [`Text::not_utf8`] says.
 pub fn escape_text(raw: &[u8], limit: usize, text: Text, out: &mut Vec<u8>) -> usize {
     let at = out.len();
     try_escape_text(raw, limit, text, out).unwrap_or_else(|NotUtf8| {
         out.truncate(at);
-        escape_text(raw, limit, Text::Lossy, out)
+        escape_text(raw, limit, Text::not_utf8(raw), out)
     })
 }
 
@@ -253,7 +267,7 @@ pub fn try_escape_text(
 /// costs less than the masks that check UTF-8 on the way).
 pub fn escape_known_text(raw: &[u8], limit: usize, text: Text, out: &mut Vec<u8>) -> usize {
     // A slice of a line that is not UTF-8 may be UTF-8 itself: only `Utf8` promises anything.
-    debug_assert!(text == Text::Lossy || std::str::from_utf8(raw).is_ok());
+    debug_assert!(text != Text::Utf8 || std::str::from_utf8(raw).is_ok());
     let written = run_block_loop(Escape {
         raw,
         limit,
@@ -300,6 +314,7 @@ impl BlockLoop for Escape<'_, '_> {
             (Text::Lossy, _) => {
                 escape_blocks::<true, true>(raw, limit, out, masks64, text_masks64, squeeze)
             }
+            (Text::Binary, _) => Ok(super::binary::escape_binary(raw, limit, out)),
         }
     }
 }

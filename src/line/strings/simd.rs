@@ -12,7 +12,7 @@ pub(super) mod sse2 {
     #[cfg(target_arch = "x86_64")]
     use std::arch::x86_64::*;
 
-    use crate::line::strings::{Masks, NumMasks, TextMasks, UMasks};
+    use crate::line::strings::{Masks, NumMasks, StringMasks, TextMasks, UMasks};
 
     /// Sixteen bytes in a vector, built from the array (no pointer): one unaligned load.
     #[inline]
@@ -39,6 +39,41 @@ pub(super) mod sse2 {
             // Unsigned `v <= 0x1F`: SSE2 has no unsigned compare, but min(v, 0x1F) == v is one.
             control: mask(_mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v)),
         }
+    }
+
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    pub fn string_masks16(b: &[u8; 16]) -> StringMasks<u32> {
+        let v = load(b);
+        let mask = |x| _mm_movemask_epi8(x) as u32;
+        let set = |n: u8| _mm_set1_epi8(n as i8);
+        let eq = |n: u8| _mm_cmpeq_epi8(v, set(n));
+        let tab = eq(b'\t');
+        // Signed compares: the bytes from 0x80 are negative, below every printable byte.
+        let printable = _mm_and_si128(_mm_cmpgt_epi8(v, set(0x1F)), _mm_cmplt_epi8(v, set(0x7F)));
+        StringMasks {
+            text: mask(_mm_or_si128(printable, tab)),
+            escape: mask(_mm_or_si128(_mm_or_si128(eq(b'"'), eq(b'\\')), tab)),
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    pub fn binary16(b: &[u8; 16]) -> u32 {
+        let v = load(b);
+        let set = |n: u8| _mm_set1_epi8(n as i8);
+        // Unsigned `x <= n`, as in `masks16`.
+        let at_most = |x, n: u8| _mm_cmpeq_epi8(_mm_min_epu8(x, set(n)), x);
+        // The control bytes of text: BEL to CR (`v - 7 <= 6`), and ESC.
+        let text_control = _mm_or_si128(
+            at_most(_mm_sub_epi8(v, set(7)), 6),
+            _mm_cmpeq_epi8(v, set(0x1B)),
+        );
+        let binary = _mm_or_si128(
+            _mm_andnot_si128(text_control, at_most(v, 0x1F)),
+            _mm_cmpeq_epi8(v, set(0x7F)),
+        );
+        _mm_movemask_epi8(binary) as u32
     }
 
     #[inline]
@@ -107,7 +142,9 @@ pub(super) mod sse2 {
 
 #[cfg(target_arch = "x86_64")]
 pub(super) mod avx2 {
-    use crate::line::strings::{self, BlockLoop, Invalid, Masks, TextMasks, UMasks};
+    use crate::line::strings::{
+        self, BlockLoop, Invalid, Masks, StringLoop, StringMasks, TextMasks, UMasks,
+    };
     use std::arch::x86_64::*;
 
     #[target_feature(enable = "avx2")]
@@ -118,6 +155,33 @@ pub(super) mod avx2 {
             |block| escapes64(block),
             squeeze,
         )
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub fn run_string_loop<L: StringLoop>(body: L) -> L::Out {
+        body.run(|block| string_masks64(block))
+    }
+
+    /// [`strings::string_masks64`], thirty-two bytes per compare.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(in crate::line::strings) fn string_masks64(block: &[u8; 64]) -> StringMasks<u64> {
+        let mut m = StringMasks::default();
+        for (k, halves) in block.as_chunks::<16>().0.chunks_exact(2).enumerate() {
+            let v = _mm256_set_m128i(super::sse2::load(&halves[1]), super::sse2::load(&halves[0]));
+            let mask = |x| u64::from(_mm256_movemask_epi8(x) as u32) << (32 * k);
+            let set = |n: u8| _mm256_set1_epi8(n as i8);
+            let eq = |n: u8| _mm256_cmpeq_epi8(v, set(n));
+            let tab = eq(b'\t');
+            // Signed compares, as in SSE2.
+            let printable = _mm256_and_si256(
+                _mm256_cmpgt_epi8(v, set(0x1F)),
+                _mm256_cmpgt_epi8(set(0x7F), v),
+            );
+            m.text |= mask(_mm256_or_si256(printable, tab));
+            m.escape |= mask(_mm256_or_si256(_mm256_or_si256(eq(b'"'), eq(b'\\')), tab));
+        }
+        m
     }
 
     /// [`strings::escapes64`], thirty-two bytes per compare.

@@ -7,6 +7,11 @@ use proptest::prelude::*;
 /// (a character, or a run of bytes that are not text), in order, while `f` returns true:
 /// the plain reference of the block-at-a-time writers, from `str::utf8_chunks`.
 fn for_each_unit(raw: &[u8], text: Text, mut f: impl FnMut(usize, usize) -> bool) {
+    if text == Text::Binary {
+        return super::super::binary::tests::for_each_unit(raw, |raw_len, escaped, _| {
+            f(raw_len, escaped)
+        });
+    }
     let mut noise = 0;
     for chunk in raw.utf8_chunks() {
         for c in chunk.valid().chars() {
@@ -48,6 +53,9 @@ pub(crate) fn escaped_text_len(raw: &[u8], text: Text) -> usize {
 
 /// [`escape_text`] the plain way: unit by unit, from [`for_each_unit`].
 pub(crate) fn escape_reference(raw: &[u8], limit: usize, text: Text) -> (Vec<u8>, usize) {
+    if text == Text::Binary {
+        return super::super::binary::tests::escape_reference(raw, limit);
+    }
     let (mut out, mut at) = (Vec::new(), 0);
     for_each_unit(raw, text, |raw_len, escaped| {
         if out.len() + escaped > limit {
@@ -96,8 +104,12 @@ impl BlockLoop for EscapeNew<'_> {
 }
 
 fn escaped(raw: &[u8]) -> String {
+    escaped_as(raw, Text::of(raw))
+}
+
+fn escaped_as(raw: &[u8], text: Text) -> String {
     let mut out = Vec::new();
-    escape_text(raw, usize::MAX, Text::of(raw), &mut out);
+    escape_text(raw, usize::MAX, text, &mut out);
     String::from_utf8(out).unwrap()
 }
 
@@ -109,7 +121,11 @@ fn a_run_of_bytes_that_are_not_text_is_one_replacement() {
     raw.extend(std::iter::repeat_n(b'a', 60));
     raw.extend_from_slice(b"\xFF\x00\xFF\xFFb");
     let want = format!("x\u{FFFD}yé\u{FFFD}z\\t{}\u{FFFD}b", "a".repeat(60));
-    assert_eq!(escaped(&raw), want);
+    // The lossy writer, though the line is binary (\x01, \x00) and written as its strings.
+    assert_eq!(escaped_as(&raw, Text::Lossy), want);
+    assert_eq!(Text::of(&raw), Text::Binary);
+    let strings = format!("\u{FFFD}z\\t{}\u{FFFD}", "a".repeat(60));
+    assert_eq!(escaped(&raw), strings);
 }
 
 #[test]
@@ -293,8 +309,9 @@ fn dense_and_sparse_blocks_mix_as_the_reference_writes() {
         raw[end - 1] = 0xC3;
         raw[end] = 0xA9;
     }
-    let text = Text::of(&raw);
-    assert_eq!(text, Text::Lossy);
+    // Binary (\x01), written here by the lossy writer, as a line without such bytes would be.
+    assert_eq!(Text::of(&raw), Text::Binary);
+    let text = Text::Lossy;
     for limit in (0..1200).step_by(5).chain([usize::MAX]) {
         let (want, n) = escape_reference(&raw, limit, text);
         let mut out = Vec::new();
@@ -318,23 +335,32 @@ proptest! {
         raw in prop_oneof![text_bytes(), utf8_text()],
         limit in prop_oneof![Just(usize::MAX), 0usize..1200],
     ) {
-        let text = Text::of(&raw);
-        let mut out = b"prefix".to_vec();
-        let consumed = escape_text(&raw, limit, text, &mut out);
-        let (want, want_consumed) = escape_reference(&raw, limit, text);
-        prop_assert_eq!(&out[6..], &want[..]);
-        prop_assert_eq!(consumed, want_consumed);
-        let mut known = b"prefix".to_vec();
-        prop_assert_eq!(escape_known_text(&raw, limit, text, &mut known), want_consumed);
-        prop_assert_eq!(&known[6..], &want[..]);
-        for k in [false, true] {
-            let each_way = EscapeNew(&raw, limit, text, k);
-            for (each, n) in crate::line::strings::run_block_loop_each_way(each_way) {
-                prop_assert_eq!(&each, &want);
-                prop_assert_eq!(n, want_consumed);
+        // A binary line is written as its strings; the lossy writer is checked on it too, as
+        // it writes a line without the bytes that make it binary.
+        let of = Text::of(&raw);
+        let lossy = (of == Text::Binary).then_some(Text::Lossy);
+        for text in std::iter::once(of).chain(lossy) {
+            let mut out = b"prefix".to_vec();
+            let consumed = if text == of {
+                escape_text(&raw, limit, text, &mut out)
+            } else {
+                escape_known_text(&raw, limit, text, &mut out)
+            };
+            let (want, want_consumed) = escape_reference(&raw, limit, text);
+            prop_assert_eq!(&out[6..], &want[..]);
+            prop_assert_eq!(consumed, want_consumed);
+            let mut known = b"prefix".to_vec();
+            prop_assert_eq!(escape_known_text(&raw, limit, text, &mut known), want_consumed);
+            prop_assert_eq!(&known[6..], &want[..]);
+            for k in [false, true] {
+                let each_way = EscapeNew(&raw, limit, text, k);
+                for (each, n) in crate::line::strings::run_block_loop_each_way(each_way) {
+                    prop_assert_eq!(&each, &want);
+                    prop_assert_eq!(n, want_consumed);
+                }
             }
+            prop_assert_eq!(escaped_text_len(&raw, text) <= limit, consumed == raw.len());
         }
-        prop_assert_eq!(escaped_text_len(&raw, text) <= limit, consumed == raw.len());
     }
 
 }
@@ -350,8 +376,9 @@ fn a_squeezed_block_ending_inside_a_character_near_the_limit_leaves_no_lone_lead
     raw.extend_from_slice("😀".as_bytes());
     raw.extend_from_slice(&[b'a'; 61]);
     raw.push(0x80);
-    let text = Text::of(&raw);
-    assert_eq!(text, Text::Lossy);
+    // Binary (\x01), written here by the lossy writer, as a line without such bytes would be.
+    assert_eq!(Text::of(&raw), Text::Binary);
+    let text = Text::Lossy;
     for limit in (0..1200).chain([usize::MAX]) {
         let (want, n) = escape_reference(&raw, limit, text);
         for (each, m) in

@@ -1,0 +1,190 @@
+//! The masks of a block of a binary line, for writing it as `strings` prints it
+//! (`record/binary.rs`): which bytes are printable (a string's), which of them JSON escapes, and
+//! which bytes text never holds. Sixteen or sixty-four at a time by SSE2 or AVX2 (detected at
+//! run time), or without SIMD; tests check each against a byte-at-a-time reference on every
+//! byte value in every lane.
+
+#[cfg(target_arch = "x86_64")]
+use super::simd::avx2;
+#[cfg(all(
+    any(target_arch = "x86_64", target_arch = "x86"),
+    target_feature = "sse2"
+))]
+use super::simd::sse2;
+
+/// Which bytes of a block are what, for writing a binary line as `strings` prints it
+/// (`record.rs`): bit `k` for byte `k`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StringMasks<T> {
+    /// The bytes a string is made of: printable ASCII and tab ([`is_string_byte`]).
+    pub text: T,
+    /// Of them, the ones a JSON string escapes: `"`, `\` and tab.
+    pub escape: T,
+}
+
+/// A byte that text does not hold: a control byte other than BEL, backspace, tab, newline,
+/// vertical tab, form feed, carriage return and escape (the ones `file` counts as text), or DEL.
+#[inline(always)]
+pub const fn is_binary_byte(b: u8) -> bool {
+    matches!(b, 0x00..=0x06 | 0x0E..=0x1A | 0x1C..=0x1F | 0x7F)
+}
+
+/// A byte of a string in a binary line: printable ASCII or tab, as `strings` reads them.
+#[inline(always)]
+pub const fn is_string_byte(b: u8) -> bool {
+    matches!(b, 0x20..=0x7E | b'\t')
+}
+
+/// The string masks of sixteen bytes.
+#[inline(always)]
+pub fn string_masks16(block: &[u8; 16]) -> StringMasks<u32> {
+    #[cfg(all(
+        any(target_arch = "x86_64", target_arch = "x86"),
+        target_feature = "sse2"
+    ))]
+    #[allow(unsafe_code)]
+    // SAFETY: as in `masks16`.
+    return unsafe { sse2::string_masks16(block) };
+    #[cfg(not(all(
+        any(target_arch = "x86_64", target_arch = "x86"),
+        target_feature = "sse2"
+    )))]
+    return portable_string_masks16(block);
+}
+
+/// [`string_masks16`] without SIMD instructions: a byte at a time (for targets without SSE2
+/// and for tests).
+pub fn portable_string_masks16(block: &[u8; 16]) -> StringMasks<u32> {
+    let bits = |f: fn(u8) -> bool| (0..16).fold(0, |m, k| m | u32::from(f(block[k])) << k);
+    StringMasks {
+        text: bits(is_string_byte),
+        escape: bits(|b| matches!(b, b'"' | b'\\' | b'\t')),
+    }
+}
+
+/// The string masks of sixty-four bytes.
+#[inline(always)]
+pub fn string_masks64(block: &[u8; 64]) -> StringMasks<u64> {
+    let mut m = StringMasks::default();
+    for (k, chunk) in block.as_chunks::<16>().0.iter().enumerate() {
+        let part = string_masks16(chunk);
+        m.text |= u64::from(part.text) << (16 * k);
+        m.escape |= u64::from(part.escape) << (16 * k);
+    }
+    m
+}
+
+/// The bytes of sixteen that text does not hold ([`is_binary_byte`]): bit `k` for byte `k`.
+#[inline(always)]
+pub fn binary16(block: &[u8; 16]) -> u32 {
+    #[cfg(all(
+        any(target_arch = "x86_64", target_arch = "x86"),
+        target_feature = "sse2"
+    ))]
+    #[allow(unsafe_code)]
+    // SAFETY: as in `masks16`.
+    return unsafe { sse2::binary16(block) };
+    #[cfg(not(all(
+        any(target_arch = "x86_64", target_arch = "x86"),
+        target_feature = "sse2"
+    )))]
+    return portable_binary16(block);
+}
+
+/// [`binary16`] without SIMD instructions.
+pub fn portable_binary16(block: &[u8; 16]) -> u32 {
+    (0..16).fold(0, |m, k| m | u32::from(is_binary_byte(block[k])) << k)
+}
+
+/// A loop over 64-byte blocks that reads their [`StringMasks`] (the writer of binary lines in
+/// `record.rs`), run by [`run_string_loop`] compiled for the widest SIMD this CPU has.
+pub trait StringLoop {
+    type Out;
+    /// Runs the loop with this mask function. Should be `#[inline(always)]`, as
+    /// [`BlockLoop::run`].
+    fn run(self, string_masks64: impl Fn(&[u8; 64]) -> StringMasks<u64> + Copy) -> Self::Out;
+}
+
+/// Runs `body` with the string masks computed by AVX2 when the CPU has it (detected at run
+/// time), else by SSE2 or the portable code.
+pub fn run_string_loop<L: StringLoop>(body: L) -> L::Out {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        #[allow(unsafe_code)]
+        // SAFETY: `avx2::run_string_loop` is unsafe to call only because it is compiled for
+        // AVX2, and the CPU has it (checked just above).
+        return unsafe { avx2::run_string_loop(body) };
+    }
+    body.run(string_masks64)
+}
+
+/// [`run_string_loop`] each way this CPU can run it (for tests).
+#[cfg(test)]
+pub(crate) fn run_string_loop_each_way<L: StringLoop + Clone>(body: L) -> Vec<L::Out> {
+    let mut outs = vec![body.clone().run(string_masks64)];
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[allow(unsafe_code)]
+        if is_x86_feature_detected!("avx2") {
+            // SAFETY: as in `run_string_loop`: the CPU has AVX2, checked just above.
+            outs.push(unsafe { avx2::run_string_loop(body) });
+        }
+    }
+    outs
+}
+
+/// [`string_masks64`] each way this CPU computes it (for tests).
+#[cfg(test)]
+fn string_masks64_each_way(block: &[u8; 64]) -> Vec<StringMasks<u64>> {
+    let mut masks = vec![string_masks64(block)];
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[allow(unsafe_code)]
+        if is_x86_feature_detected!("avx2") {
+            // SAFETY: as in `run_string_loop`: the CPU has AVX2, checked just above.
+            masks.push(unsafe { avx2::string_masks64(block) });
+        }
+    }
+    masks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn every_byte_value_in_every_lane() {
+        for lane in 0..64 {
+            for b in 0..=255u8 {
+                let mut block = [b'a'; 64];
+                block[lane] = b;
+                let bit = |f: fn(u8) -> bool| u64::from(f(b)) << lane;
+                let rest = |f: fn(u8) -> bool| u64::from(f(b'a')) * !(1 << lane);
+                for strings in string_masks64_each_way(&block) {
+                    assert_eq!(
+                        strings,
+                        StringMasks {
+                            text: bit(is_string_byte) | rest(is_string_byte),
+                            escape: bit(|b| matches!(b, b'"' | b'\\' | b'\t')),
+                        },
+                        "{b:#x} @ {lane}"
+                    );
+                }
+                if let Some(block) = block.first_chunk::<16>().filter(|_| lane < 16) {
+                    assert_eq!(string_masks16(block), portable_string_masks16(block));
+                    assert_eq!(u64::from(binary16(block)), bit(is_binary_byte));
+                    assert_eq!(portable_binary16(block), binary16(block));
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn masks_of_mixed_blocks(block in any::<[u8; 16]>()) {
+            prop_assert_eq!(string_masks16(&block), portable_string_masks16(&block));
+            prop_assert_eq!(binary16(&block), portable_binary16(&block));
+        }
+    }
+}
