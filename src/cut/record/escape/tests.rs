@@ -330,6 +330,25 @@ fn dense_and_sparse_blocks_mix_as_the_reference_writes() {
 }
 
 proptest! {
+    /// Whichever check `Text::of` takes, it says what the definitions say.
+    #[test]
+    fn text_of_is_what_its_definition_says(
+        raw in prop_oneof![text_bytes(), utf8_text()],
+        nul in any::<prop::sample::Index>(),
+    ) {
+        let mut with_nul = raw.clone();
+        with_nul.insert(nul.index(raw.len() + 1), 0);
+        for raw in [raw, with_nul] {
+            let binary = raw.iter().any(|&b| crate::line::strings::is_binary_byte(b));
+            let want = match std::str::from_utf8(&raw) {
+                Ok(_) => Text::Utf8,
+                Err(_) if binary => Text::Binary,
+                Err(_) => Text::Lossy,
+            };
+            prop_assert_eq!(Text::of(&raw), want);
+        }
+    }
+
     #[test]
     fn escape_text_writes_what_the_reference_writes(
         raw in prop_oneof![text_bytes(), utf8_text()],
