@@ -10,7 +10,7 @@
 //! ([`super::Text::Lossy`]).
 //!
 //! The strings are found sixty-four bytes at a time from one SIMD mask of the string bytes
-//! ([`string_masks64`]): a byte is kept when it is in a window of four string bytes, which is
+//! ([`crate::line::strings::string_masks64`]): a byte is kept when it is in a window of four string bytes, which is
 //! four shifts and ands of the mask (with the next block's first bytes and the last block's
 //! windows carried in).
 
@@ -19,7 +19,7 @@ use crate::line::strings::{StringLoop, StringMasks, binary16, run_string_loop};
 
 /// The fewest printable bytes in a row that make a string (`strings`' default).
 pub const MIN_STRING: usize = 4;
-const _: () = assert!(MIN_STRING == 4, "for_each_piece's windows are four bytes");
+const _: () = assert!(MIN_STRING == 4, "the windows of `Pieces` are four bytes");
 
 /// True when `raw` holds a byte that text does not hold ([`crate::line::strings::is_binary_byte`]):
 /// random bytes show one within their first few, text never does.
