@@ -61,15 +61,7 @@ pub fn emit_text_record(
         out.truncate(at);
         let n = raw.len();
         let text_room = room.saturating_sub(style.marker.len(n, n));
-        if text == Text::Binary {
-            // Cut as text, the marker counting the line's bytes.
-            let s = binary::Strings::of(raw);
-            let kept = |head: usize, tail: usize| s.raw_at(head) + (n - s.raw_at(tail));
-            write_head_marker_tail(&s.text, &s.text, Text::Utf8, n, text_room, kept, style, out);
-        } else {
-            let kept = |head: usize, tail: usize| head + (n - tail);
-            write_head_marker_tail(raw, raw, text, n, text_room, kept, style, out);
-        }
+        write_head_marker_tail(raw, raw, text, n, text_room, style, out);
     }
     out.extend_from_slice(b"\"}");
 }
@@ -105,37 +97,17 @@ pub fn emit_excerpt_record(
         .take_while(|&&b| b & 0xC0 == 0x80)
         .count();
     let whole_tail = &tail[skip..];
+    // The line is binary when either end shows it is: not UTF-8, and a byte text never holds.
     let text = match (Text::of(whole_head), Text::of(whole_tail)) {
         (Text::Utf8, Text::Utf8) => Text::Utf8,
-        (Text::Binary, _) | (_, Text::Binary) => Text::Binary,
+        _ if binary::holds_binary(head) || binary::holds_binary(tail) => Text::Binary,
         _ => Text::Lossy,
     };
-    match text {
-        Text::Utf8 => {
-            let kept = |h: usize, t: usize| h + (whole_tail.len() - t);
-            write_head_marker_tail(
-                whole_head, whole_tail, text, original, text_room, kept, style, out,
-            );
-        }
-        Text::Lossy => {
-            let kept = |h: usize, t: usize| h + (tail.len() - t);
-            write_head_marker_tail(head, tail, text, original, text_room, kept, style, out);
-        }
-        Text::Binary => {
-            let (h, t) = (binary::Strings::of(head), binary::Strings::of(tail));
-            let kept = |at_h: usize, at_t: usize| h.raw_at(at_h) + (tail.len() - t.raw_at(at_t));
-            write_head_marker_tail(
-                &h.text,
-                &t.text,
-                Text::Utf8,
-                original,
-                text_room,
-                kept,
-                style,
-                out,
-            );
-        }
-    }
+    let (head, tail) = match text {
+        Text::Utf8 => (whole_head, whole_tail),
+        Text::Lossy | Text::Binary => (head, tail),
+    };
+    write_head_marker_tail(head, tail, text, original, text_room, style, out);
     out.extend_from_slice(b"\"}");
 }
 
@@ -151,16 +123,13 @@ fn open_record(kind: &str, out: &mut Vec<u8>) {
 }
 
 /// Writes escaped text of at most `text_room` bytes taken from the start of `head` and the end of
-/// `tail` (the same slice for a whole line), with the marker between them; `kept(h, t)` counts
-/// the line's bytes that `head[..h]` and `tail[t..]` hold.
-#[allow(clippy::too_many_arguments)]
+/// `tail` (the same slice for a whole line), with the marker between them.
 fn write_head_marker_tail(
     head: &[u8],
     tail: &[u8],
     text: Text,
     original: usize,
     text_room: usize,
-    kept: impl Fn(usize, usize) -> usize,
     style: &EmitStyle,
     out: &mut Vec<u8>,
 ) {
@@ -173,8 +142,18 @@ fn write_head_marker_tail(
     } else {
         0
     };
+    if text == Text::Binary {
+        binary::write_tail(tail, floor, tail_want, out, |start, out| {
+            style
+                .marker
+                .render(original, kept_head + (tail.len() - start), out);
+        });
+        return;
+    }
     let start = tail_start(tail, floor, tail_want, text);
-    style.marker.render(original, kept(kept_head, start), out);
+    style
+        .marker
+        .render(original, kept_head + (tail.len() - start), out);
     escape_known_text(&tail[start..], usize::MAX, text, out);
 }
 
@@ -183,7 +162,10 @@ fn write_head_marker_tail(
 /// character it need not have). One walk back from the end, unit by unit: linear in what the
 /// tail keeps, and a run of bytes that are not text costs one U+FFFD however long it is.
 fn tail_start(tail: &[u8], floor: usize, want: usize, text: Text) -> usize {
-    debug_assert!(text != Text::Binary, "a binary line is cut as its strings");
+    debug_assert!(
+        text != Text::Binary,
+        "a binary line's tail is binary::tail's"
+    );
     let (mut at, mut start, mut cost) = (tail.len(), tail.len(), 0);
     while at > floor {
         if not_text_ending_at(tail, at, text) {
@@ -371,6 +353,32 @@ mod tests {
             "{}",
             out.len()
         );
+    }
+
+    /// A line past the memory cap is binary when either end shows it is: its head UTF-8 with
+    /// NULs and its tail Latin-1 made it text (found by attacking the binary records).
+    #[test]
+    fn an_over_cap_line_binary_at_one_end_only_is_logged_as_its_strings() {
+        let (binary, latin1) = (
+            &b"ab\x00cd\x00\xc3\xa9t\x00xxxx"[..],
+            &b"xxxxcaf\xe9 ok"[..],
+        );
+        for (head, tail, want) in [
+            (
+                binary,
+                latin1,
+                "\u{FFFD}xxxx[TRUNCATED: 9000000 → 25 bytes]xxxxcaf\u{FFFD}",
+            ),
+            (
+                latin1,
+                binary,
+                "xxxxcaf\u{FFFD}[TRUNCATED: 9000000 → 25 bytes]\u{FFFD}xxxx",
+            ),
+        ] {
+            let mut out = Vec::new();
+            emit_excerpt_record(NON_JSON, head, tail, 9_000_000, 5120, &style(), &mut out);
+            assert_eq!(record_text(&out), want);
+        }
     }
 
     #[test]

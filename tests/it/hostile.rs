@@ -122,6 +122,22 @@ fn long_broken_utf8_is_cut_on_boundaries() {
     assert!(text.contains("é\u{FFFD}😀"), "{text}");
 }
 
+/// A line past the memory cap whose head is UTF-8 with NULs and whose tail is Latin-1 is
+/// binary, as the same line under the cap is: logged as its strings.
+#[test]
+fn an_over_cap_line_binary_at_one_end_only_is_logged_as_its_strings() {
+    let mut line = b"ab\x00cd\x00\xc3\xa9t\x00".to_vec();
+    line.resize(9 << 20, b'x');
+    line.extend_from_slice(b"caf\xe9 ok");
+    let text = record_text(&one_line(&line, 5120));
+    assert!(text.starts_with("\u{FFFD}xxxx"), "{text}");
+    assert!(text.ends_with("xxxxcaf\u{FFFD}"), "{text}");
+    assert!(
+        text.contains(&format!("[TRUNCATED: {} → ", line.len())),
+        "{text}"
+    );
+}
+
 /// A binary line (a NUL, and a byte that is not UTF-8) is logged as its strings; one whose
 /// strings are over the budget is cut as they are, the marker counting the line's raw bytes,
 /// and what it keeps, from both ends.
