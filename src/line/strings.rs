@@ -21,6 +21,27 @@
 //! and AVX-512BW in [`simd`]. [`trigrams`]
 //! is a filter of short literals (`--redact`'s) on the same instructions.
 
+/// The body of a function of sixteen bytes: `sse2::$f(block)` where the target has SSE2 (every
+/// x86_64 target does), else `$portable(block)`.
+macro_rules! sse2_or_portable {
+    ($f:ident, $portable:ident, $block:expr) => {{
+        #[cfg(all(
+            any(target_arch = "x86_64", target_arch = "x86"),
+            target_feature = "sse2"
+        ))]
+        #[allow(unsafe_code)]
+        // SAFETY: `sse2::$f` is unsafe to call only because it is compiled for SSE2, and this
+        // call is compiled only when the target enables SSE2 (the `cfg` above), so the CPU
+        // running it has SSE2. It reads nothing but the block.
+        return unsafe { super::simd::sse2::$f($block) };
+        #[cfg(not(all(
+            any(target_arch = "x86_64", target_arch = "x86"),
+            target_feature = "sse2"
+        )))]
+        return $portable($block);
+    }};
+}
+
 mod masks;
 mod printable;
 mod simd;

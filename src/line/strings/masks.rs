@@ -5,11 +5,6 @@
 //! compiled for that instruction set. Tests check every mask against a byte-at-a-time reference
 //! on every byte value in every lane.
 
-#[cfg(all(
-    any(target_arch = "x86_64", target_arch = "x86"),
-    target_feature = "sse2"
-))]
-use super::simd::sse2;
 #[cfg(target_arch = "x86_64")]
 use super::simd::{avx2, avx512};
 
@@ -104,20 +99,7 @@ fn escapes64_each_way(block: &[u8; 64]) -> Vec<u64> {
 /// The masks of sixteen bytes.
 #[inline(always)]
 pub fn masks16(block: &[u8; 16]) -> Masks<u32> {
-    #[cfg(all(
-        any(target_arch = "x86_64", target_arch = "x86"),
-        target_feature = "sse2"
-    ))]
-    #[allow(unsafe_code)]
-    // SAFETY: `sse2::masks16` is unsafe to call only because it is compiled for SSE2, and this
-    // call is compiled only when the target enables SSE2 (the `cfg` above; every x86_64 target
-    // does), so the CPU running it has SSE2. It reads nothing but `block`.
-    return unsafe { sse2::masks16(block) };
-    #[cfg(not(all(
-        any(target_arch = "x86_64", target_arch = "x86"),
-        target_feature = "sse2"
-    )))]
-    return portable_masks16(block);
+    sse2_or_portable!(masks16, portable_masks16, block)
 }
 
 /// The masks of sixty-four bytes.
@@ -323,18 +305,7 @@ fn text_masks64_each_way(block: &[u8; 64]) -> Vec<TextMasks<u64>> {
 /// The text masks of sixteen bytes.
 #[inline(always)]
 pub fn text_masks16(block: &[u8; 16]) -> TextMasks<u32> {
-    #[cfg(all(
-        any(target_arch = "x86_64", target_arch = "x86"),
-        target_feature = "sse2"
-    ))]
-    #[allow(unsafe_code)]
-    // SAFETY: as in `masks16`.
-    return unsafe { sse2::text_masks16(block) };
-    #[cfg(not(all(
-        any(target_arch = "x86_64", target_arch = "x86"),
-        target_feature = "sse2"
-    )))]
-    return portable_text_masks16(block);
+    sse2_or_portable!(text_masks16, portable_text_masks16, block)
 }
 
 /// [`text_masks16`] without SIMD instructions: a byte at a time (the masks of text that is not
@@ -361,18 +332,7 @@ pub fn portable_text_masks16(block: &[u8; 16]) -> TextMasks<u32> {
 /// The masks of the bytes of `\u` escapes in sixteen bytes.
 #[inline(always)]
 pub fn u_masks16(block: &[u8; 16]) -> UMasks<u32> {
-    #[cfg(all(
-        any(target_arch = "x86_64", target_arch = "x86"),
-        target_feature = "sse2"
-    ))]
-    #[allow(unsafe_code)]
-    // SAFETY: as in `masks16`.
-    return unsafe { sse2::u_masks16(block) };
-    #[cfg(not(all(
-        any(target_arch = "x86_64", target_arch = "x86"),
-        target_feature = "sse2"
-    )))]
-    return portable_u_masks16(block);
+    sse2_or_portable!(u_masks16, portable_u_masks16, block)
 }
 
 /// The masks of the bytes of `\u` escapes in sixty-four bytes.
@@ -391,18 +351,7 @@ pub fn u_masks64(block: &[u8; 64]) -> UMasks<u64> {
 /// The masks of the bytes of integer runs in sixteen bytes.
 #[inline(always)]
 pub fn num_masks16(block: &[u8; 16]) -> NumMasks<u32> {
-    #[cfg(all(
-        any(target_arch = "x86_64", target_arch = "x86"),
-        target_feature = "sse2"
-    ))]
-    #[allow(unsafe_code)]
-    // SAFETY: as in `masks16`.
-    return unsafe { sse2::num_masks16(block) };
-    #[cfg(not(all(
-        any(target_arch = "x86_64", target_arch = "x86"),
-        target_feature = "sse2"
-    )))]
-    return portable_num_masks16(block);
+    sse2_or_portable!(num_masks16, portable_num_masks16, block)
 }
 
 /// The masks of the bytes of integer runs in sixty-four bytes.

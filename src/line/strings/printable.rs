@@ -6,11 +6,6 @@
 
 #[cfg(target_arch = "x86_64")]
 use super::simd::avx2;
-#[cfg(all(
-    any(target_arch = "x86_64", target_arch = "x86"),
-    target_feature = "sse2"
-))]
-use super::simd::sse2;
 
 /// Which bytes of a block are what, for writing a binary line as `strings` prints it
 /// (`record.rs`): bit `k` for byte `k`.
@@ -38,18 +33,7 @@ pub const fn is_string_byte(b: u8) -> bool {
 /// The string masks of sixteen bytes.
 #[inline(always)]
 pub fn string_masks16(block: &[u8; 16]) -> StringMasks<u32> {
-    #[cfg(all(
-        any(target_arch = "x86_64", target_arch = "x86"),
-        target_feature = "sse2"
-    ))]
-    #[allow(unsafe_code)]
-    // SAFETY: as in `masks16`.
-    return unsafe { sse2::string_masks16(block) };
-    #[cfg(not(all(
-        any(target_arch = "x86_64", target_arch = "x86"),
-        target_feature = "sse2"
-    )))]
-    return portable_string_masks16(block);
+    sse2_or_portable!(string_masks16, portable_string_masks16, block)
 }
 
 /// [`string_masks16`] without SIMD instructions: a byte at a time (for targets without SSE2
@@ -77,18 +61,7 @@ pub fn string_masks64(block: &[u8; 64]) -> StringMasks<u64> {
 /// The bytes of sixteen that text does not hold ([`is_binary_byte`]): bit `k` for byte `k`.
 #[inline(always)]
 pub fn binary16(block: &[u8; 16]) -> u32 {
-    #[cfg(all(
-        any(target_arch = "x86_64", target_arch = "x86"),
-        target_feature = "sse2"
-    ))]
-    #[allow(unsafe_code)]
-    // SAFETY: as in `masks16`.
-    return unsafe { sse2::binary16(block) };
-    #[cfg(not(all(
-        any(target_arch = "x86_64", target_arch = "x86"),
-        target_feature = "sse2"
-    )))]
-    return portable_binary16(block);
+    sse2_or_portable!(binary16, portable_binary16, block)
 }
 
 /// [`binary16`] without SIMD instructions.
