@@ -301,11 +301,6 @@ const LOOK_ALIKES: &[&str] = &[
 
 #[test]
 fn the_table_is_as_large_as_promised() {
-    eprintln!(
-        "{} secrets, {} look-alikes",
-        SECRETS.len(),
-        LOOK_ALIKES.len()
-    );
     assert!(SECRETS.len() >= 60, "{} secrets", SECRETS.len());
     assert!(LOOK_ALIKES.len() >= 40, "{} look-alikes", LOOK_ALIKES.len());
     // The README gives both counts.
