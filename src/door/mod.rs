@@ -77,10 +77,106 @@ pub fn text(text: String) -> String {
 }
 
 /// A log line as the read side reads it: redacted whole, when redaction is on, before any
-/// surface cuts, pages or summarises it.
+/// surface cuts, pages or summarises it. A log written without `--redact` may hold a secret
+/// that its own cut split, its head before a `[TRUNCATED: …]` marker and its tail after: no
+/// pattern knows a part, so beside each marker the run of bytes a secret could end or start
+/// with is left out too (what [`Redactor::inner_end`] leaves out of an excerpt).
 #[inline]
 pub fn line_in(line: &[u8]) -> Cow<'_, [u8]> {
+    let Some(r) = redactor() else {
+        return Cow::Borrowed(line);
+    };
+    // The ends first: a name before a marker (`DB_PASSWORD=…[TRUNCATED: …]`) would otherwise
+    // take the marker for its value and hide where the cut was.
+    if memchr::memmem::find(line, CUT_MARKER.as_bytes()).is_some()
+        && let Some(trimmed) = without_cut_ends(r, line)
+    {
+        return Cow::Owned(bytes(&trimmed).into_owned());
+    }
     bytes(line)
+}
+
+/// How a cut shows in a log line (the default marker's first bytes).
+const CUT_MARKER: &str = "[TRUNCATED: ";
+
+/// `line` (JSON) with, in every string that holds a cut marker, the run of bytes before and
+/// after each marker left out; `None` when it is not JSON or holds no such string.
+#[cold]
+fn without_cut_ends(r: &Redactor, line: &[u8]) -> Option<Vec<u8>> {
+    fn walk(v: &mut serde_json::Value, r: &Redactor, changed: &mut bool) {
+        match v {
+            serde_json::Value::String(s) if s.contains(CUT_MARKER) => {
+                *s = trim_cut_ends(r, s);
+                *changed = true;
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(|v| walk(v, r, changed)),
+            serde_json::Value::Object(o) => o.values_mut().for_each(|v| walk(v, r, changed)),
+            _ => {}
+        }
+    }
+    let mut value: serde_json::Value = serde_json::from_slice(line).ok()?;
+    let mut changed = false;
+    walk(&mut value, r, &mut changed);
+    changed.then(|| serde_json::to_vec(&value).ok()).flatten()
+}
+
+/// `s` as its pieces between cut markers, each redacted on its own and without the run of
+/// bytes at its ends beside a marker ([`Redactor::inner_end`]), on character boundaries: a
+/// secret whole in a piece is redacted, and the part of one that a cut left at a piece's end
+/// is left out, without breaking a secret next to it into a part no pattern knows.
+fn trim_cut_ends(r: &Redactor, s: &str) -> String {
+    let mut pieces: Vec<(&str, bool)> = Vec::new(); // (text, is a marker)
+    let mut rest = s;
+    while let Some(at) = rest.find(CUT_MARKER) {
+        let end = rest[at..].find(']').map_or(rest.len(), |e| at + e + 1);
+        pieces.push((&rest[..at], false));
+        pieces.push((&rest[at..end], true));
+        rest = &rest[end..];
+    }
+    pieces.push((rest, false));
+    let mut out = String::with_capacity(s.len());
+    let mut redacted = Vec::new();
+    for (i, &(piece, marker)) in pieces.iter().enumerate() {
+        if marker {
+            out.push_str(piece);
+            continue;
+        }
+        let piece = if r.redact(piece.as_bytes(), &mut redacted) {
+            String::from_utf8_lossy(&redacted).into_owned()
+        } else {
+            piece.to_owned()
+        };
+        let mut from = 0;
+        if i > 0 {
+            from = r.inner_end(piece.as_bytes(), false);
+            while !piece.is_char_boundary(from) {
+                from += 1;
+            }
+        }
+        let mut to = piece.len();
+        if i + 1 < pieces.len() {
+            to = r.inner_end(piece.as_bytes(), true);
+            while !piece.is_char_boundary(to) {
+                to -= 1;
+            }
+        }
+        // Not inside a label: it goes whole, or not at all.
+        let label = |at: usize| {
+            let start = piece[..at].rfind("[REDACTED:")?;
+            let end = start + piece[start..].find(']')? + 1;
+            (end > at).then_some((start, end))
+        };
+        if let Some((_, end)) = label(from) {
+            from = end;
+        }
+        if let Some((start, _)) = label(to) {
+            to = start;
+        }
+        if from < to {
+            out.push_str(&piece[from..to]);
+        }
+    }
+    out
 }
 
 /// A path as a diagnostic or an answer names it: its secrets redacted in place

@@ -181,6 +181,7 @@ fn is_placeholder(value: &[u8]) -> bool {
             b"false",
             b"undefined",
             b"[redacted",
+            b"[truncated",
         ]
         .iter()
         .any(|w| value.len() >= w.len() && value[..w.len()].eq_ignore_ascii_case(w))
