@@ -732,7 +732,8 @@ fn completions_offer_the_subcommands_and_the_man_page_any_number_of_files() {
 fn completions_and_man_page() {
     let bash = run(bin().args(["completions", "bash"]), b"");
     assert!(bash.status.success());
-    let script = common::tempdir("completions").join("smart-tee.bash");
+    let dir = common::tempdir("completions");
+    let script = dir.join("smart-tee.bash");
     std::fs::write(&script, &bash.stdout).unwrap();
     let parsed = run(Command::new("bash").arg("-n").arg(&script), b"");
     assert!(parsed.status.success(), "bash -n: {}", stderr(&parsed));
@@ -753,7 +754,8 @@ fn completions_and_man_page() {
     for flag in ["max\\-line\\-bytes", "view", "compact", "redact", "summary"] {
         assert!(page.contains(flag), "man page lacks {flag}");
     }
-    let page_file = common::tempdir("man").join("smart-tee.1");
+    let man_dir = common::tempdir("man");
+    let page_file = man_dir.join("smart-tee.1");
     std::fs::write(&page_file, &page).unwrap();
     let on_path = |name: &str| {
         std::env::var_os("PATH")
