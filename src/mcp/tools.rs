@@ -51,7 +51,12 @@ pub fn list() -> Value {
     let path = json!({"type": "string", "description": "The log's path, relative to a root (as list_logs gives it)."});
     let max_tokens = json!({"type": "integer", "minimum": MIN_TOKENS, "maximum": MAX_TOKENS, "description": "The response's budget in tokens (bytes / 3); default 25000."});
     let stall = json!({"type": "integer", "minimum": 0, "description": "Seconds without an event (heartbeats aside) after which a run whose writer is alive reads stalled; default 120."});
-    let tool = |name: &str, description: &str, input: Value| json!({"name": name, "description": description, "inputSchema": input});
+    // Every schema is closed: an argument it does not name is refused (Call::new), so that a
+    // misspelt filter (`errors` for `errors_only`) is never taken for no filter.
+    let tool = |name: &str, description: &str, mut input: Value| {
+        input["additionalProperties"] = Value::Bool(false);
+        json!({"name": name, "description": description, "inputSchema": input})
+    };
     json!([
         tool(
             "list_logs",
@@ -253,9 +258,26 @@ pub enum Call {
     },
 }
 
+/// The arguments tool `name` takes: its schema's properties.
+fn known_arguments(name: &str) -> Vec<String> {
+    list()
+        .as_array()
+        .and_then(|tools| tools.iter().find(|t| t["name"] == name))
+        .and_then(|t| t["inputSchema"]["properties"].as_object())
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
 impl Call {
     /// Checks `name`'s arguments.
     pub fn new(name: &str, args: &Map<String, Value>) -> Result<Call, InvalidParams> {
+        let known = known_arguments(name);
+        if let Some(unknown) = args.keys().find(|k| !known.contains(k)) {
+            return Err(InvalidParams(format!(
+                "unknown argument {unknown:?} for {name}; its arguments are: {}",
+                known.join(", ")
+            )));
+        }
         let a = Args(args);
         Ok(match name {
             "list_logs" => Call::List {
@@ -441,6 +463,9 @@ fn view(log: OpenedLog, mut opts: ViewOptions, budget: usize) -> Answer {
     if let Some(p) = problems.into_iter().next() {
         return Err(crate::read::view::escape_controls(&p));
     }
+    if out.trim_ascii().is_empty() {
+        out = nothing_shown(&opts).into_bytes();
+    }
     let mut blocks = vec![String::from_utf8_lossy(&out).into_owned()];
     if opts.decompress.hit.load(Ordering::Relaxed) {
         blocks.push(format!(
@@ -450,6 +475,40 @@ fn view(log: OpenedLog, mut opts: ViewOptions, budget: usize) -> Answer {
         ));
     }
     Ok(blocks)
+}
+
+/// Why an answer holds no event: `0 of 1,204 events matched grep 'x'`.
+fn nothing_shown(opts: &ViewOptions) -> String {
+    let mut events = 0u64;
+    if let Some(f) = opts.opened.first().and_then(|f| f.try_clone().ok()) {
+        let _ = crate::read::view::for_each_line_in(f, &opts.decompress, |l| {
+            events += u64::from(!l.trim_ascii().is_empty());
+            true
+        });
+    }
+    let mut filters = Vec::new();
+    if let Some(g) = &opts.grep {
+        filters.push(format!("grep {:?}", g.as_str()));
+    }
+    if !opts.types.is_empty() {
+        filters.push(format!("type {}", opts.types.join(", ")));
+    }
+    if !opts.exclude_types.is_empty() {
+        filters.push(format!("not type {}", opts.exclude_types.join(", ")));
+    }
+    if opts.errors {
+        filters.push("errors_only".into());
+    }
+    let events = crate::read::view::grouped(events);
+    if !filters.is_empty() {
+        return format!("0 of {events} events matched {}\n", filters.join(" and "));
+    }
+    let limit = match (opts.head, opts.tail) {
+        (Some(n), _) => format!(" (head {n})"),
+        (_, Some(n)) => format!(" (tail {n})"),
+        _ => String::new(),
+    };
+    format!("0 of {events} events shown{limit}\n")
 }
 
 /// What `list_logs` says of one log: the fields of its summary (the same code as
@@ -527,6 +586,24 @@ fn list_logs(cx: &Context, budget: usize) -> String {
         }
         used += len;
         logs.push(d);
+    }
+    if logs.is_empty() && left_out > 0 {
+        // Not one fits the budget: still the newest log's path, so the answer is never empty.
+        let newest = candidates
+            .iter()
+            .filter_map(|(i, rel)| {
+                let log = cx.roots.open_candidate(*i, rel)?;
+                let modified = log.file.metadata().ok()?.modified().ok()?;
+                Some((modified, rel))
+            })
+            .max();
+        if let Some((modified, rel)) = newest {
+            logs.push(json!({
+                "path": rel.to_string_lossy(),
+                "modified": crate::cut::stamp::rfc3339_millis(modified),
+            }));
+            left_out -= 1;
+        }
     }
     let mut answer = json!({"logs": logs, "left_out": left_out});
     if more {

@@ -163,10 +163,11 @@ fn mcp_answers_keep_their_contract() {
     );
     assert!(!error, "{text}");
     assert_eq!(text.lines().count(), 50, "the whole log fits a huge budget");
+    // Nothing shown says why (#50).
     let (text, error) = m.call("read_log", json!({"path": "a.jsonl", "head": 0}));
-    assert!(!error && text.is_empty(), "{text}");
+    assert!(!error && text == "0 of 50 events shown (head 0)\n", "{text}");
     let (text, _) = m.call("read_log", json!({"path": "a.jsonl", "tail": 0}));
-    assert!(text.is_empty(), "{text}");
+    assert_eq!(text, "0 of 50 events shown (tail 0)\n");
     for (params, want) in [
         (
             json!({"name": "read_log", "arguments": "a.jsonl"}),
@@ -785,8 +786,18 @@ fn a_log_whose_writer_was_killed_before_its_final_event_reads_ended_without_a_fi
         assert!(start.elapsed() < ANSWER, "the writer did not log its lines");
         std::thread::sleep(Duration::from_millis(10));
     }
-    // Alive: its events are old, so past any stall clock it reads stalled; the heartbeat does
-    // not count as an event.
+    // Alive, its events dated months ago but arriving now (#50: a replayed log): running.
+    let s = summary_json(&log, &["--stall-after", "60"]);
+    assert_eq!(s["state"], "running", "{s}");
+    // No event for ten minutes (the log last written then): stalled; the heartbeat, dated
+    // after the last event, does not count as one.
+    let ago = std::time::SystemTime::now() - Duration::from_secs(600);
+    std::fs::File::options()
+        .append(true)
+        .open(&log)
+        .unwrap()
+        .set_modified(ago)
+        .unwrap();
     let s = summary_json(&log, &["--stall-after", "60"]);
     assert_eq!(s["state"], "stalled", "{s}");
     assert_eq!(s["tool_calls"], 1, "{s}");

@@ -107,10 +107,11 @@ impl Summary {
             self.model = Some(m);
         }
         let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
-        if !is_heartbeat(v, kind)
-            && let Some(t) = event_instant(v)
-        {
-            self.last_progress = Some(self.last_progress.map_or(t, |l| l.max(t)));
+        if let Some(t) = event_instant(v) {
+            self.last_any = Some(self.last_any.map_or(t, |l| l.max(t)));
+            if !is_heartbeat(v, kind) {
+                self.last_progress = Some(self.last_progress.map_or(t, |l| l.max(t)));
+            }
         }
         let rollout_end = (kind == "event_msg")
             .then(|| s(v, "/payload/type"))

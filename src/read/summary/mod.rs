@@ -88,6 +88,8 @@ pub struct Summary {
     after_final: bool,
     /// The instant of the last event that is not a heartbeat, and whether any event had one.
     last_progress: Option<Instant>,
+    /// The latest instant any event carries, heartbeats included.
+    last_any: Option<Instant>,
     counts: Counts,
     /// Tokens and cost per model: `(session, model)` to the last values reported (results are
     /// cumulative per session); from assistant messages when no result reports them.

@@ -34,6 +34,7 @@ use crate::error::Error;
 pub use crate::read::gist::gist;
 use crate::read::when::Instant;
 use follow::{Followed, follow_files};
+pub use html_page::grouped;
 use read::read_error;
 pub use read::{
     Compression, DecompressLimit, ReverseLines, for_each_line, for_each_line_in, is_compressed,
