@@ -165,7 +165,10 @@ fn mcp_answers_keep_their_contract() {
     assert_eq!(text.lines().count(), 50, "the whole log fits a huge budget");
     // Nothing shown says why (#50).
     let (text, error) = m.call("read_log", json!({"path": "a.jsonl", "head": 0}));
-    assert!(!error && text == "0 of 50 events shown (head 0)\n", "{text}");
+    assert!(
+        !error && text == "0 of 50 events shown (head 0)\n",
+        "{text}"
+    );
     let (text, _) = m.call("read_log", json!({"path": "a.jsonl", "tail": 0}));
     assert_eq!(text, "0 of 50 events shown (tail 0)\n");
     for (params, want) in [

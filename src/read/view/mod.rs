@@ -182,12 +182,17 @@ impl ViewOptions {
             return true;
         }
         let v: Value = serde_json::from_slice(line).unwrap_or(Value::Null);
-        let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
-        if !self.types.is_empty() && !self.types.iter().any(|t| t == kind) {
-            return false;
-        }
-        if self.exclude_types.iter().any(|t| t == kind) {
-            return false;
+        if !self.types.is_empty() || !self.exclude_types.is_empty() {
+            // Any level of the type the view prints (#50): `response_item`,
+            // `function_call_output`, or `response_item/function_call_output`.
+            let label = crate::read::gist::type_label(&v);
+            let named = |t: &String| crate::read::gist::type_matches(t, &label);
+            if !self.types.is_empty() && !self.types.iter().any(named) {
+                return false;
+            }
+            if self.exclude_types.iter().any(named) {
+                return false;
+            }
         }
         if self.errors && !is_error_event(&v) {
             return false;
