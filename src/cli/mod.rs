@@ -527,12 +527,42 @@ pub fn parse() -> Mode {
     parse_from(std::env::args_os())
 }
 
+/// With `--redact` or `--redact-values FILE` anywhere on the command line, redaction is on
+/// before clap reads it: a refused flag's message quotes its value, which may be a secret.
+fn open_door_early(args: &[std::ffi::OsString]) {
+    let mut values = None;
+    let mut redact = false;
+    for (i, a) in args.iter().enumerate().skip(1) {
+        let a = a.to_string_lossy();
+        if a == "--" {
+            break;
+        }
+        if a == "--redact" {
+            redact = true;
+        } else if a == "--redact-values" {
+            redact = true;
+            values = args.get(i + 1).map(std::path::PathBuf::from);
+        } else if let Some(v) = a.strip_prefix("--redact-values=") {
+            redact = true;
+            values = Some(std::path::PathBuf::from(v));
+        }
+    }
+    if redact {
+        // A values file that cannot be read is refused later, naming it; here the environment's
+        // secrets are enough.
+        let secrets =
+            checks::secrets(values.as_deref()).unwrap_or_else(|_| crate::cut::redact::from_env());
+        crate::door::open(&secrets);
+    }
+}
+
 pub fn parse_from<I, T>(args: I) -> Mode
 where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
     let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    open_door_early(&args);
     // Subcommands come first; a log named like one is written as `./mcp`.
     match args.get(1).and_then(|a| a.to_str()) {
         Some("mcp") => return parse_mcp(&args[1..]),

@@ -803,3 +803,25 @@ fn a_full_nonblocking_stderr_costs_neither_the_stream_nor_a_log() {
         "{stats}"
     );
 }
+
+/// A refused flag's message quotes its value; under `--redact` a secret there is redacted too
+/// (found by looking for paths the door did not cover: clap printed it before the door opened).
+#[test]
+fn a_secret_in_a_refused_flags_value_is_redacted() {
+    let case = Case::new("door-flag-value", 0x5eed_000a, 0, 5);
+    let out = run(
+        &case.secrets,
+        &[
+            "--redact",
+            "-b",
+            &case.secrets.env_value,
+            &case.path("a.jsonl"),
+        ],
+        &case.input,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout == case.input, "the stream is still copied");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("[REDACTED:env:{ENV_NAME}]")), "{err}");
+    assert!(!err.contains(&case.secrets.env_value), "{err}");
+}
