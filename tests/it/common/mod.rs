@@ -11,8 +11,12 @@ use smart_tee::tee::sink::LogSink;
 use std::io::{self, Write};
 
 /// The binary under test, with the budget variable of the caller's environment removed.
+/// `SMART_TEE_TEST_BIN=path` runs the black-box tests against another build (an older one, to
+/// see a regression test fail where the bug is).
 pub fn bin() -> std::process::Command {
-    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_smart-tee"));
+    let path = std::env::var_os("SMART_TEE_TEST_BIN")
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_smart-tee").into());
+    let mut c = std::process::Command::new(path);
     c.env_remove("SMART_TEE_MAX_LINE_BYTES");
     c
 }
