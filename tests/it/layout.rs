@@ -167,6 +167,20 @@ fn only_the_door_reaches_stdout_stderr_and_files() {
             }
         }
     }
+    // The tee's raw stream (descriptor 1, never redacted) is the tee's alone: a reading
+    // surface that took it would bypass the door with a safe call.
+    for path in &files {
+        let rel = path.strip_prefix(root).unwrap().display().to_string();
+        let text = std::fs::read_to_string(path).unwrap();
+        if !rel.starts_with("src/tee/")
+            && rel != "src/main.rs"
+            && ["fd::Stdout", "stdout_fd", "fd::write_all"]
+                .iter()
+                .any(|raw| text.contains(raw))
+        {
+            wrong.push(format!("{rel}: uses the tee's raw stdout"));
+        }
+    }
     assert!(
         wrong.is_empty(),
         "a way out that bypasses the door (or a file door docs/redaction.md does not name):\n{}",
