@@ -18,6 +18,7 @@
 //! [`Server::handle_line`] answers one request line in the calling thread (the fuzz target
 //! drives it).
 
+mod listing;
 mod logs;
 mod tools;
 
