@@ -967,3 +967,21 @@ fn runs_keep_their_endings_across_text_lines_and_files() {
     let s: Value = strict_parse(out.stdout.trim_ascii_end()).unwrap();
     assert_eq!(s["conversations"].as_array().map(Vec::len), Some(2), "{s}");
 }
+
+/// #48: the `model` line read `<synthetic>`, Claude Code's placeholder on its own error
+/// messages, where the init's model did the work.
+#[test]
+fn the_model_is_never_the_synthetic_placeholder() {
+    let dir = tempdir("reading-synthetic");
+    let log = write(
+        &dir.join("a.jsonl"),
+        concat!(
+            r#"{"type":"system","subtype":"init","session_id":"s1","model":"claude-sonnet-4-5"}"#,
+            "\n",
+            r#"{"type":"assistant","message":{"model":"<synthetic>","content":[{"type":"text","text":"API Error: 529"}]},"session_id":"s1"}"#,
+            "\n"
+        ),
+    );
+    let s = summary_json(&log, &[]);
+    assert_eq!(s["model"], "claude-sonnet-4-5", "{s}");
+}

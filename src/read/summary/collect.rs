@@ -111,9 +111,12 @@ impl Summary {
             .iter()
             .find_map(|p| s(v, p));
         }
+        // `<synthetic>` is Claude Code's placeholder on its own error messages, not a model
+        // that did the work (#48).
         if let Some(m) = ["/model", "/message/model", "/payload/model"]
             .iter()
             .find_map(|p| s(v, p))
+            .filter(|m| m != "<synthetic>")
         {
             self.model = Some(m);
         }
