@@ -825,3 +825,31 @@ fn a_secret_in_a_refused_flags_value_is_redacted() {
     assert!(err.contains(&format!("[REDACTED:env:{ENV_NAME}]")), "{err}");
     assert!(!err.contains(&case.secrets.env_value), "{err}");
 }
+
+/// Found by an independent attack: `--compact --redact` of a log written without `--redact`
+/// at a larger budget kept the parts of secrets its first cut had left beside its markers (no
+/// pattern knows a part). Compaction reads each line as every reading surface does.
+#[test]
+fn compact_with_redact_leaves_no_part_a_raw_logs_cut_left() {
+    for pad in [0, 3, 11] {
+        let case = Case::new(
+            &format!("door-compact-{pad}"),
+            0x5eed_000b + pad as u64,
+            pad,
+            200,
+        );
+        case.tee("raw.jsonl", 5120, false, &[]);
+        let raw = case.path("raw.jsonl");
+        let before = std::fs::read(&raw).unwrap();
+        assert!(String::from_utf8_lossy(&before).contains("TRUNCATED"));
+        let out = case.read(&["--compact", "-b", "1024", &raw]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let after = std::fs::read(&raw).unwrap();
+        assert_eq!(lines(&after).len(), lines(&before).len());
+        assert_clean("--compact --redact", &after, &case.windows());
+    }
+}
