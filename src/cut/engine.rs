@@ -4,10 +4,12 @@
 //! over the budget is indexed (`scan.rs`), planned (`plan.rs`) and emitted (`emit.rs`); only a
 //! line that is not JSON becomes a record. All buffers are reused from line to line.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::mem::take;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Once, OnceLock};
 
 use crate::cut::costs::{Costs, Sizes};
 use crate::cut::emit::{self, EmitStyle};
@@ -159,10 +161,66 @@ pub struct LineEngine {
     /// The same, one entry per node once the line is indexed.
     elided: Vec<Elided>,
     planner: Planner,
+    /// Panics caught in this engine's lines (see [`LineEngine::panics`]).
+    panics: u64,
+}
+
+/// Panics caught by every engine of the process (see [`caught_panics`]).
+static CAUGHT: AtomicU64 = AtomicU64::new(0);
+/// The first caught panic's message and place, for the one line that says so on stderr.
+static FIRST: OnceLock<String> = OnceLock::new();
+
+thread_local! {
+    /// True while a line (or a reduction) runs under [`guarded`]: a panic then is caught, and
+    /// the panic hook notes it instead of printing it.
+    static GUARDED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f`, catching a panic (a bug) in it. The panic hook installed by the first
+/// [`LineEngine::new`] stays quiet for such a panic and keeps the first one's message
+/// ([`first_caught_panic`]): the count is said once, at the end of a run
+/// (`tee::stats::say_panics`), not one report per line. Every caught panic is counted
+/// ([`caught_panics`]).
+pub(crate) fn guarded<T>(f: impl FnOnce() -> T) -> std::thread::Result<T> {
+    let outer = GUARDED.with(|g| g.replace(true));
+    let done = panic::catch_unwind(AssertUnwindSafe(f));
+    GUARDED.with(|g| g.set(outer));
+    if done.is_err() {
+        CAUGHT.fetch_add(1, Ordering::Relaxed);
+    }
+    done
+}
+
+/// Panics caught (and so logged as records) by every engine of this process so far. A test
+/// harness asserts it is 0: one caught panic is a bug to fix.
+pub fn caught_panics() -> u64 {
+    CAUGHT.load(Ordering::Relaxed)
+}
+
+/// The message and place of the first panic caught, if any.
+pub fn first_caught_panic() -> Option<&'static str> {
+    FIRST.get().map(String::as_str)
+}
+
+/// Installs, once per process, a panic hook that notes a panic [`guarded`] catches instead of
+/// printing it, and hands any other panic to the hook that was there before.
+fn quiet_caught_panics() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if GUARDED.with(Cell::get) {
+                let _ = FIRST.set(info.to_string());
+            } else {
+                previous(info);
+            }
+        }));
+    });
 }
 
 impl LineEngine {
     pub fn new(config: EngineConfig) -> LineEngine {
+        quiet_caught_panics();
         LineEngine {
             redactor: config
                 .redact
@@ -181,7 +239,20 @@ impl LineEngine {
             reduction: Vec::new(),
             elided: Vec::new(),
             planner: Planner::default(),
+            panics: 0,
         }
+    }
+
+    /// Panics caught in this engine's lines so far, each line logged as a `truncated` record
+    /// of its text (see [`LineEngine::process`]); `--stats` counts them and stderr says so once.
+    /// Each is a bug: the test harnesses and fuzz targets assert there are none.
+    pub fn panics(&self) -> u64 {
+        self.panics
+    }
+
+    /// Counts `n` panics caught on this engine's behalf (a reduction's, `tee::log::BigLine`).
+    pub(crate) fn count_panics(&mut self, n: u64) {
+        self.panics += n;
     }
 
     /// `--redact`'s redactor, for the reading thread to look at chunks ahead
@@ -226,13 +297,14 @@ impl LineEngine {
     /// panic is caught here and the line is logged as a `truncated` record of its text.
     pub fn process(&mut self, line: &[u8], out: &mut Vec<u8>) -> Outcome {
         let start = out.len();
-        let done = panic::catch_unwind(AssertUnwindSafe(|| self.process_unguarded(line, out)));
+        let done = guarded(|| self.process_unguarded(line, out));
         done.unwrap_or_else(|_| self.failed(line, start, out))
     }
 
     /// The record of a line whose processing panicked (see [`LineEngine::process`]).
     #[cold]
     fn failed(&mut self, line: &[u8], start: usize, out: &mut Vec<u8>) -> Outcome {
+        self.panics += 1;
         out.truncate(start);
         self.reduction.clear();
         self.search_log = Search::Off;
@@ -242,13 +314,14 @@ impl LineEngine {
         let mut redacted = Vec::new();
         let text = match &self.redactor {
             None => text,
-            Some(r) => {
-                match panic::catch_unwind(AssertUnwindSafe(|| r.redact(text, &mut redacted))) {
-                    Ok(true) => &redacted[..],
-                    Ok(false) => text,
-                    Err(_) => b"[TEXT WITHHELD: redaction failed]",
+            Some(r) => match guarded(|| r.redact(text, &mut redacted)) {
+                Ok(true) => &redacted[..],
+                Ok(false) => text,
+                Err(_) => {
+                    self.panics += 1;
+                    b"[TEXT WITHHELD: redaction failed]"
                 }
-            }
+            },
         };
         let budget = self.config.max_line_bytes;
         record::emit_record(UNPLANNED, text, budget, &self.style(), out);
@@ -686,4 +759,4 @@ fn style(config: &EngineConfig) -> EmitStyle<'_> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
