@@ -474,8 +474,14 @@ where
     let args = summary_implies_view(args);
     let reads = reads_logs(&args);
     let refuse = |e: clap::Error| match e.kind() {
-        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => e.exit(),
-        _ if reads => e.exit(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            crate::door::clap_message(&e);
+            std::process::exit(0)
+        }
+        _ if reads => {
+            crate::door::clap_message(&e);
+            std::process::exit(2)
+        }
         _ => Mode::Refused(e),
     };
     let matches = match Cli::command().try_get_matches_from(args) {

@@ -60,9 +60,9 @@ pub(super) fn parse_mcp(args: &[std::ffi::OsString]) -> Mode {
     let values = m.get_one::<PathBuf>("redact-values");
     if m.get_flag("redact") || values.is_some() {
         match secrets(values.map(PathBuf::as_path)) {
-            Ok(secrets) => crate::cut::redact::answers_on(&secrets),
+            Ok(secrets) => crate::door::open(&secrets),
             Err(e) => {
-                eprintln!("smart-tee mcp: {e}");
+                crate::say!("smart-tee mcp: {e}");
                 std::process::exit(2);
             }
         }

@@ -611,6 +611,7 @@ fn wait_for_log(
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods, reason = "test fixtures, not a surface")]
 mod tests {
     use super::*;
 

@@ -173,6 +173,7 @@ impl Summary {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods, reason = "test fixtures, not a surface")]
 mod tests {
     use super::*;
 

@@ -435,12 +435,9 @@ pub fn render_events(events: &[Vec<u8>], opts: &ViewOptions, out: &mut Vec<u8>) 
 /// Runs `--view`. Returns false when a file could not be read (reported, and the others
 /// shown).
 pub fn run(opts: &ViewOptions) -> Result<bool, Error> {
-    let problems = run_to(
-        opts,
-        crate::cut::redact::AnswerWriter::new(io::stdout().lock()),
-    )?;
+    let problems = run_to(opts, crate::door::stdout())?;
     for p in &problems {
-        eprintln!("smart-tee: {p}");
+        crate::say!("smart-tee: {p}");
     }
     Ok(problems.is_empty())
 }
