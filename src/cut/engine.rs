@@ -4,12 +4,9 @@
 //! over the budget is indexed (`scan.rs`), planned (`plan.rs`) and emitted (`emit.rs`); only a
 //! line that is not JSON becomes a record. All buffers are reused from line to line.
 
-use std::cell::Cell;
 use std::collections::HashMap;
 use std::mem::take;
-use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Once, OnceLock};
+use std::sync::Arc;
 
 use crate::cut::costs::{Costs, Sizes};
 use crate::cut::emit::{self, EmitStyle};
@@ -163,59 +160,6 @@ pub struct LineEngine {
     planner: Planner,
     /// Panics caught in this engine's lines (see [`LineEngine::panics`]).
     panics: u64,
-}
-
-/// Panics caught by every engine of the process (see [`caught_panics`]).
-static CAUGHT: AtomicU64 = AtomicU64::new(0);
-/// The first caught panic's message and place, for the one line that says so on stderr.
-static FIRST: OnceLock<String> = OnceLock::new();
-
-thread_local! {
-    /// True while a line (or a reduction) runs under [`guarded`]: a panic then is caught, and
-    /// the panic hook notes it instead of printing it.
-    static GUARDED: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Runs `f`, catching a panic (a bug) in it. The panic hook installed by the first
-/// [`LineEngine::new`] stays quiet for such a panic and keeps the first one's message
-/// ([`first_caught_panic`]): the count is said once, at the end of a run
-/// (`tee::stats::say_panics`), not one report per line. Every caught panic is counted
-/// ([`caught_panics`]).
-pub(crate) fn guarded<T>(f: impl FnOnce() -> T) -> std::thread::Result<T> {
-    let outer = GUARDED.with(|g| g.replace(true));
-    let done = panic::catch_unwind(AssertUnwindSafe(f));
-    GUARDED.with(|g| g.set(outer));
-    if done.is_err() {
-        CAUGHT.fetch_add(1, Ordering::Relaxed);
-    }
-    done
-}
-
-/// Panics caught (and so logged as records) by every engine of this process so far. A test
-/// harness asserts it is 0: one caught panic is a bug to fix.
-pub fn caught_panics() -> u64 {
-    CAUGHT.load(Ordering::Relaxed)
-}
-
-/// The message and place of the first panic caught, if any.
-pub fn first_caught_panic() -> Option<&'static str> {
-    FIRST.get().map(String::as_str)
-}
-
-/// Installs, once per process, a panic hook that notes a panic [`guarded`] catches instead of
-/// printing it, and hands any other panic to the hook that was there before.
-fn quiet_caught_panics() {
-    static INSTALL: Once = Once::new();
-    INSTALL.call_once(|| {
-        let previous = panic::take_hook();
-        panic::set_hook(Box::new(move |info| {
-            if GUARDED.with(Cell::get) {
-                let _ = FIRST.set(info.to_string());
-            } else {
-                previous(info);
-            }
-        }));
-    });
 }
 
 impl LineEngine {
@@ -551,55 +495,6 @@ impl LineEngine {
         outcome
     }
 
-    /// Adds what each cut value gave up (in input bytes) to the field it is in: the nearest
-    /// enclosing key.
-    #[cold]
-    fn count_savings(&mut self, json: &[u8]) {
-        let nodes = &self.nodes;
-        let sz = Sizes {
-            nodes,
-            elided: &self.elided,
-        };
-        let (state, kept) = (&self.planner.state, &self.planner.kept);
-        let mut i = 0;
-        while i < nodes.len() {
-            let nd = &nodes[i];
-            let saved = match (state[i], nd.kind) {
-                (State::Dropped | State::Collapsed, _) => sz.text_len(i),
-                (_, Kind::String) if kept[i] == DESCRIPTOR => sz.text_len(i) - 2,
-                (_, Kind::String) if kept[i] != WHOLE => sz.text_len(i) - 2 - kept[i] as usize,
-                _ => 0,
-            };
-            if saved > 0 {
-                let mut k = i;
-                while !nodes[k].has_key() && nodes[k].parent as usize != k {
-                    k = nodes[k].parent as usize;
-                }
-                let key = &json[nodes[k].key_start as usize..nodes[k].key_end as usize];
-                let name = key
-                    .get(1..key.len().saturating_sub(1))
-                    .unwrap_or(b"(top level)");
-                let name = if name.is_empty() {
-                    &b"(top level)"[..]
-                } else {
-                    name
-                };
-                // A key is written to --stats-json: redacted as the log is.
-                let mut redacted = Vec::new();
-                let name = match &self.redactor {
-                    Some(r) if r.redact(name, &mut redacted) => &redacted[..],
-                    _ => name,
-                };
-                *self.saved_by_field.entry(name.to_vec()).or_default() += saved as u64;
-            }
-            i = if matches!(state[i], State::Dropped | State::Collapsed) {
-                nd.next as usize
-            } else {
-                i + 1
-            };
-        }
-    }
-
     fn style(&self) -> EmitStyle<'_> {
         style(&self.config)
     }
@@ -758,5 +653,11 @@ fn style(config: &EngineConfig) -> EmitStyle<'_> {
     }
 }
 
+mod guard;
+mod savings;
 #[cfg(test)]
 pub(crate) mod tests;
+
+pub(crate) use guard::guarded;
+use guard::quiet_caught_panics;
+pub use guard::{caught_panics, first_caught_panic};
