@@ -584,10 +584,11 @@ impl Planner {
         // A cut-last string kept at its floor keeps its head (see `LAST_HEAD`): the structure
         // made room for it. Should the heads not fit after all, every string starts at its
         // marker.
-        let floor = &self.floor;
+        // (Its floor is above its least form, the marker, only while it keeps a head.)
+        let (floor, bare) = (&self.floor, &self.bare);
         let head = |c: u32, heads: bool| {
-            let l = len(c);
-            if heads && class(c) == FieldClass::CutLast && floor[c as usize] > costs.string(l, 0) {
+            let c = c as usize;
+            if heads && floor[c] > bare[c] && nodes[c].class == FieldClass::CutLast {
                 LAST_HEAD
             } else {
                 0
