@@ -88,7 +88,7 @@ fn main() -> ExitCode {
         }
         Mode::Man => {
             let mut page = Vec::new();
-            match clap_mangen::Man::new(cli::command()).render(&mut page) {
+            match cli::man_page(&mut page) {
                 Ok(()) => print_all("man", &page),
                 Err(e) => {
                     smart_tee::say!("smart-tee: man: {e}");

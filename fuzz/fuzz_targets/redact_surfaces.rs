@@ -104,14 +104,26 @@ fuzz_target!(|data: &[u8]| {
     let filler = String::from_utf8_lossy(filler);
     // Secrets at offsets the input chooses, each between spaces (a token starts at a word
     // boundary), on character boundaries.
-    let mut text = filler.into_owned();
-    for (i, (secret, _)) in SECRETS.iter().enumerate() {
-        let mut at = (places[i] as usize * 131) % (text.len() + 1);
-        while !text.is_char_boundary(at) {
-            at -= 1;
-        }
-        text.insert_str(at, &format!(" {secret} "));
+    let mut at: Vec<(usize, &str)> = SECRETS
+        .iter()
+        .enumerate()
+        .map(|(i, (secret, _))| {
+            let mut at = (places[i] as usize * 131) % (filler.len() + 1);
+            while !filler.is_char_boundary(at) {
+                at -= 1;
+            }
+            (at, *secret)
+        })
+        .collect();
+    at.sort();
+    let mut text = String::new();
+    let mut from = 0;
+    for (at, secret) in at {
+        text.push_str(&filler[from..at]);
+        text.push_str(&format!(" {secret} "));
+        from = at;
     }
+    text.push_str(&filler[from..]);
     let line = serde_json::json!({
         "type": "user",
         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": text}]},

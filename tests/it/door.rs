@@ -6,7 +6,7 @@
 //! every surface on the same log and archive (`SMART_TEE_DOOR_CASES` logs, 6 by default; `.ci/run`
 //! runs 300). A full, non-blocking stderr costs neither the stream nor a log.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use proptest::prelude::*;
@@ -221,7 +221,7 @@ fn run(secrets: &Secrets, args: &[&str], input: &[u8]) -> Output {
 /// One case's files: the `--redact-values` file, a log and archive written with `--redact`,
 /// and a raw log and archive written without it.
 struct Case {
-    dir: PathBuf,
+    dir: common::TestDir,
     secrets: Secrets,
     planted: Vec<Planted>,
     input: Vec<u8>,
@@ -482,7 +482,6 @@ proptest! {
         let case = Case::new(&format!("door-prop-{seed:x}"), seed, pad, long);
         let checked = every_surface(&case, budget, page);
         prop_assert!(checked > 20);
-        let _ = std::fs::remove_dir_all(&case.dir);
     }
 }
 

@@ -14,7 +14,7 @@ use proptest::prelude::*;
 use serde_json::Value;
 use smart_tee::read::view::{Format, ViewOptions, render_events};
 
-fn tempdir(name: &str) -> PathBuf {
+fn tempdir(name: &str) -> common::TestDir {
     common::tempdir(&format!("view-{name}"))
 }
 

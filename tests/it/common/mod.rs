@@ -130,12 +130,46 @@ pub fn run_fed(args: &[&str], log: &std::path::Path, input: &[u8]) -> std::proce
     run_cmd(bin().args(args).arg(log), input)
 }
 
-/// A fresh directory `name` under the target dir, removed and recreated.
-pub fn tempdir(name: &str) -> std::path::PathBuf {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+/// A test's own directory: `name` under a directory of this test process's own, so that two
+/// runs of the tests at once (an editor's beside a terminal's, two checkouts sharing a target
+/// directory) never share one. Removed when the test passes; kept, for a look, when it fails.
+pub struct TestDir(std::path::PathBuf);
+
+impl std::ops::Deref for TestDir {
+    type Target = std::path::PathBuf;
+    fn deref(&self) -> &std::path::PathBuf {
+        &self.0
+    }
+}
+
+impl AsRef<std::path::Path> for TestDir {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for TestDir {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+/// A fresh directory for test `name` ([`TestDir`]).
+pub fn tempdir(name: &str) -> TestDir {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("run-{}", std::process::id()))
+        .join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    TestDir(dir)
 }
 
 /// The chunk sizes every engine case is fed in (0 = the whole input at once).
