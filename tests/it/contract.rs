@@ -328,6 +328,7 @@ fn check_reduction_is_exact(line: &[u8], budget: usize, chunk: usize) {
         .expect("not blank");
     let mut streamed = Vec::new();
     LineEngine::new(plain(budget)).process_reduced(reduced, &mut streamed);
+    crate::common::assert_no_panic_in_process();
     assert!(
         whole == streamed,
         "\n whole: {}\nreduced: {}",
@@ -679,6 +680,7 @@ proptest! {
             let line = if crlf { [&line[..], b"\r"].concat() } else { line.clone() };
             engine.process(&line, &mut want);
         }
+        prop_assert_eq!(engine.panics(), 0, "a caught panic is a bug");
         for chunk in [0, 300] {
             let log = common::log_of(&input, &config, chunk);
             prop_assert!(log == want, "chunk {}:\n{}\n{}", chunk, common::show(&log), common::show(&want));
