@@ -17,8 +17,12 @@
 //!
 //! A log compressed with gzip or zstd (a rotated `agent.jsonl.1.gz`) is compacted the same way
 //! and written back compressed as it was (gzip level 6, zstd level 3); its sizes in the report
-//! are the compressed ones. A compressed stream that is damaged or cut short is refused, and a
-//! last line without a newline in it is compacted as a line.
+//! are the compressed ones. Every zstd frame and gzip member is read (`crate::tee::decompress`). A
+//! compressed stream that is damaged or truncated is refused, saying which, and a last line
+//! without a newline in it is compacted as a line.
+//!
+//! A compaction never shortens a log: the temporary file, read back through the same decoder,
+//! must hold as many lines as the decoded original (less its blank lines) before the rename.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
@@ -649,4 +653,31 @@ pub fn run(files: &[PathBuf], config: &EngineConfig, dry_run: bool) -> bool {
         }
     }
     ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_counted_with_an_unfinished_last_one() {
+        let count = |parts: &[&[u8]]| {
+            let mut c = LineCount::default();
+            for p in parts {
+                c.add(p);
+            }
+            c.lines()
+        };
+        assert_eq!(count(&[]), 0);
+        assert_eq!(count(&[b"", b""]), 0);
+        assert_eq!(count(&[b"a\nb", b"\n"]), 2);
+        assert_eq!(count(&[b"a\n", b"b"]), 2);
+        assert_eq!(count(&[b"a\n", b""]), 1);
+        assert_eq!(count(&[b"\n\n"]), 2);
+        let e = short(4, 2, "lines are in the compacted copy").to_string();
+        assert!(
+            e.contains("has 4 lines") && e.contains("not compacted"),
+            "{e}"
+        );
+    }
 }
