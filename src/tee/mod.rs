@@ -21,6 +21,7 @@
 //! stream never does.
 
 pub mod archive;
+pub mod decompress;
 pub mod fd;
 pub mod handoff;
 pub mod log;

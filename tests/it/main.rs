@@ -13,6 +13,7 @@ mod agent;
 mod archive;
 mod archive_pairs;
 mod cli;
+mod compressed;
 mod contract;
 mod corpus;
 mod door;
