@@ -385,6 +385,9 @@ impl LogWriter {
         if !self.active {
             return errors;
         }
+        if self.archive.is_some() {
+            self.follow_truncation();
+        }
         let mut lines = std::mem::take(&mut self.lines);
         let (mut at, mut cursor) = (0, 0);
         let mut text = ChunkText::default();
@@ -438,6 +441,30 @@ impl LogWriter {
             errors.extend(a.take_errors());
         }
         errors
+    }
+
+    /// With `--archive`: when its log was truncated under the writer since the last chunk
+    /// (logrotate's `copytruncate`), the archive numbers the next lines as the log now does,
+    /// and stderr says so ([`LogWriter::take_notice`]).
+    fn follow_truncation(&mut self) {
+        let (Some(a), Some(sink)) = (self.archive.as_mut(), self.sinks.first_mut()) else {
+            return;
+        };
+        if a.log() != Some(sink.path()) || !sink.was_truncated() {
+            return;
+        }
+        a.log_truncated();
+        let said = format!(
+            "log {:?} was truncated while smart-tee wrote it (logrotate's copytruncate?): its \
+             archive numbers the lines from the log's new start; lines logged in the moments \
+             before the truncation may have no original in the copy (rotating with create and \
+             SIGUSR1 keeps every one: docs/archive.md, Rotation)",
+            sink.path()
+        );
+        self.notice = Some(match self.notice.take() {
+            Some(before) => format!("{before}\nsmart-tee: {said}"),
+            None => said,
+        });
     }
 
     /// Whether runs of plain text are written without the engine ([`record::write_text_run`]):
