@@ -456,9 +456,9 @@ impl LogWriter {
         a.log_truncated();
         let said = format!(
             "log {:?} was truncated while smart-tee wrote it (logrotate's copytruncate?): its \
-             archive numbers the lines from the log's new start; lines logged in the moments \
-             before the truncation may have no original in the copy (rotating with create and \
-             SIGUSR1 keeps every one: docs/archive.md, Rotation)",
+             archive numbers the next lines from the log's new start; lines written between a \
+             copy and its truncation are in neither copy, and a line logged while the log was \
+             truncated may have no original (create and SIGUSR1 lose none: docs/archive.md)",
             sink.path()
         );
         self.notice = Some(match self.notice.take() {

@@ -11,7 +11,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use smart_tee::cut::engine::LineEngine;
 use smart_tee::tee::archive::reader::Archive;
+use smart_tee::tee::archive::writer::{ArchiveFeed, ArchiveOptions};
+use smart_tee::tee::log::LogWriter;
+use smart_tee::tee::sink::LogSink;
 
 use crate::common::{self, bin, run_cmd, tempdir};
 
@@ -223,4 +227,60 @@ fn copytruncate_numbers_the_archive_as_the_log() {
         assert_eq!(original(&archive, &log, n), Ok(want), "line {n}");
     }
     assert!(stderr.contains("was truncated"), "{stderr}");
+}
+
+/// `smart-tee --view --original --line N LOG`: the original, or the message on stderr.
+fn view_original(log: &Path, n: u64) -> Result<Vec<u8>, String> {
+    let out = run_cmd(
+        bin()
+            .args(["--view", "--original", "--line", &n.to_string()])
+            .arg(log),
+        b"",
+    );
+    match out.status.success() {
+        true => Ok(out
+            .stdout
+            .strip_suffix(b"\n")
+            .unwrap_or(&out.stdout)
+            .to_vec()),
+        false => Err(String::from_utf8_lossy(&out.stderr).into_owned()),
+    }
+}
+
+/// logrotate's copytruncate copies the archive while smart-tee still gathers the frame of the
+/// last lines logged (it lags the log by up to a frame): those lines are archived after the
+/// truncation, into the live archive, numbered as the copied log. A regression: their
+/// originals were in neither archive of the copied log. The reader looks in the archive rotated
+/// next to the one it found (each frame checked against the log), and the new log's lines are
+/// numbered from its new start.
+#[test]
+fn copytruncate_before_the_archive_caught_up_keeps_every_original() {
+    let dir = tempdir("rotate-copytruncate-lag");
+    let (log, archive) = (dir.join("run.jsonl"), dir.join("run.jsonl.orig.zst"));
+    let sink = LogSink::open(&log, false, 0o600).unwrap();
+    let feed = ArchiveFeed::start(ArchiveOptions {
+        log: Some(log.clone()),
+        ..ArchiveOptions::new(&archive)
+    })
+    .unwrap();
+    let mut w =
+        LogWriter::new(LineEngine::new(common::config(1024)), vec![sink]).with_archive(feed);
+    assert!(w.feed(&numbered(1, 5)).is_empty());
+    // The five lines are in the log, and still in the frame being gathered.
+    assert_eq!(log_lines(&log), 5);
+    assert_eq!(archived_lines(&archive), 0);
+    let old_log = copytruncate(&log, ".1");
+    copytruncate(&archive, ".1");
+    assert!(w.feed(&numbered(6, 8)).is_empty());
+    assert!(w.take_notice().is_some_and(|n| n.contains("was truncated")));
+    assert!(w.finish().is_empty());
+    for n in 1..=5 {
+        let want = format!("{{\"n\":{n}}}").into_bytes();
+        assert_eq!(view_original(&old_log, n), Ok(want), "old line {n}");
+    }
+    assert_eq!(log_lines(&log), 3);
+    for n in 1..=3 {
+        let want = format!("{{\"n\":{}}}", n + 5).into_bytes();
+        assert_eq!(view_original(&log, n), Ok(want), "new line {n}");
+    }
 }

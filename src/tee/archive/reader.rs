@@ -135,6 +135,10 @@ impl Archive {
         })
     }
 
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     pub fn records(&self) -> &[Record] {
         &self.records
     }
