@@ -284,3 +284,141 @@ fn copytruncate_before_the_archive_caught_up_keeps_every_original() {
         assert_eq!(view_original(&log, n), Ok(want), "new line {n}");
     }
 }
+
+/// Starts smart-tee with `args` then `log` and `--archive` beside it.
+fn start_with_archive(dir: &Path, args: &[&str], log: &Path) -> Tee {
+    let archive = format!("{}.orig.zst", log.display());
+    let mut all = args.to_vec();
+    all.extend(["--archive", &archive, log.to_str().unwrap()]);
+    Tee::start(dir, &all)
+}
+
+/// The long line stays open across two rotations (its records move twice) and a third SIGUSR1
+/// that finds the same files: it reads whole from the newest archive, each older pair holds
+/// exactly its lines, and the pairs decode to the input.
+#[test]
+fn a_long_line_open_across_two_rotations_reads_whole_from_the_newest_archive() {
+    let dir = tempdir("rotate-long-line-twice");
+    let (log, archive) = (dir.join("log"), dir.join("log.orig.zst"));
+    let mut tee = start_with_archive(&dir, &[], &log);
+    let start = long_line_start();
+    let (head, tail) = start.split_at(9 << 20);
+    tee.send(b"{\"n\":1}\n");
+    tee.send(head);
+    rename(&log, ".2");
+    rename(&archive, ".2");
+    tee.signal("-USR1");
+    wait_for("the first reopen", || log.exists() && archive.exists());
+    tee.send(&tail[..tail.len() / 2]);
+    rename(&log, ".1");
+    rename(&archive, ".1");
+    tee.signal("-USR1");
+    wait_for("the second reopen", || log.exists() && archive.exists());
+    tee.send(&tail[tail.len() / 2..]);
+    tee.signal("-USR1");
+    tee.send(b"\"}\n{\"n\":3}\n");
+    let stderr = tee.finish();
+    assert!(stderr.is_empty(), "{stderr}");
+    let suffixed = |p: &Path, s: &str| PathBuf::from(format!("{}{s}", p.display()));
+    let (log2, archive2) = (suffixed(&log, ".2"), suffixed(&archive, ".2"));
+    let (log1, archive1) = (suffixed(&log, ".1"), suffixed(&archive, ".1"));
+    assert_eq!(original(&archive2, &log2, 1).unwrap(), b"{\"n\":1}");
+    assert_eq!(decode(&archive2), b"{\"n\":1}\n");
+    assert_eq!(log_lines(&log1), 0);
+    assert_eq!(decode(&archive1), b"");
+    let mut line = start;
+    line.extend_from_slice(b"\"}");
+    let got = original(&archive, &log, 1).unwrap();
+    assert!(
+        got == line,
+        "the long line's original differs ({} bytes)",
+        got.len()
+    );
+    assert_eq!(original(&archive, &log, 2).unwrap(), b"{\"n\":3}");
+}
+
+/// Without an archive, the long line in progress at SIGUSR1 is logged whole to the new log,
+/// and nothing of it to the old one.
+#[test]
+fn without_an_archive_a_long_line_in_progress_at_sigusr1_goes_to_the_new_log() {
+    let dir = tempdir("rotate-long-line-no-archive");
+    let log = dir.join("log");
+    let mut tee = Tee::start(&dir, &[log.to_str().unwrap()]);
+    tee.send(b"{\"n\":1}\n");
+    tee.send(&long_line_start());
+    let old = rename(&log, ".1");
+    tee.signal("-USR1");
+    wait_for("the reopen", || log.exists());
+    tee.send(b"\"}\n{\"n\":3}\n");
+    let stderr = tee.finish();
+    assert!(stderr.is_empty(), "{stderr}");
+    assert_eq!(std::fs::read(&old).unwrap(), b"{\"n\":1}\n");
+    let new = std::fs::read(&log).unwrap();
+    let lines = common::lines(&new);
+    assert_eq!(lines.len(), 2);
+    assert!(lines[0].starts_with(b"{\"big\":\"abcdefg"));
+    assert_eq!(lines[1], b"{\"n\":3}");
+}
+
+/// `-a` onto a pair, then a rotation: the old pair numbers on from the first run's lines, the
+/// new pair from 1; a second log beside the first is numbered alike and reads through the same
+/// archive; logs renamed without a signal stay written, with their archive.
+#[test]
+fn appended_rotated_and_renamed_pairs_keep_every_original() {
+    let dir = tempdir("rotate-append");
+    let (log, archive) = (dir.join("log"), dir.join("log.orig.zst"));
+    let second = dir.join("second");
+    let mut cmd = bin();
+    let run = cmd
+        .args(["--archive", archive.to_str().unwrap()])
+        .arg(&log)
+        .arg(&second)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let out = run_cmd(run, &numbered(1, 2));
+    assert!(out.status.success());
+    let mut tee = Tee::start(
+        &dir,
+        &[
+            "-a",
+            "--archive",
+            archive.to_str().unwrap(),
+            log.to_str().unwrap(),
+            second.to_str().unwrap(),
+        ],
+    );
+    tee.send(&numbered(3, 4));
+    let (old_log, old_archive) = (rename(&log, ".1"), rename(&archive, ".1"));
+    let old_second = rename(&second, ".1");
+    tee.signal("-USR1");
+    wait_for("the reopen", || {
+        log.exists() && archive.exists() && second.exists()
+    });
+    tee.send(&numbered(5, 6));
+    // Renamed without a signal: smart-tee writes on into the renamed pair.
+    let (moved_log, moved_archive) = (rename(&log, ".moved"), rename(&archive, ".moved"));
+    tee.send(&numbered(7, 7));
+    let stderr = tee.finish();
+    assert!(stderr.is_empty(), "{stderr}");
+    let line = |n: u64| format!("{{\"n\":{n}}}").into_bytes();
+    for n in 1..=4 {
+        assert_eq!(original(&old_archive, &old_log, n), Ok(line(n)), "old {n}");
+        assert_eq!(
+            original(&old_archive, &old_second, n),
+            Ok(line(n)),
+            "second {n}"
+        );
+    }
+    for n in 1..=3 {
+        assert_eq!(
+            original(&moved_archive, &moved_log, n),
+            Ok(line(n + 4)),
+            "new {n}"
+        );
+    }
+    assert_eq!(
+        [decode(&old_archive), decode(&moved_archive)].concat(),
+        numbered(1, 7)
+    );
+}

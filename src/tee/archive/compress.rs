@@ -290,6 +290,23 @@ impl Output {
                 at += 8 + plen as u64 + entry.csize;
             }
             old.set_len(from)?;
+            if from == 0 {
+                // The old archive held nothing but the line: one empty frame, as for an empty
+                // input, so that `zstd -dc` reads it.
+                let mut zstd = zstd::bulk::Compressor::new(super::LEVEL)?;
+                zstd.include_checksum(true)?;
+                zstd.include_contentsize(true)?;
+                compress(
+                    &mut zstd,
+                    Entry {
+                        log_first: next_log,
+                        ..Entry::default()
+                    },
+                    &[],
+                    &mut record,
+                )?;
+                (&*old).write_all(&record)?;
+            }
             Ok(true)
         };
         let moved = moved();
