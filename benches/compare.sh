@@ -29,6 +29,7 @@
 # with and without --archive beside tee and the pipe floor, on the corpus and the million short
 # lines; the 256 MiB string line; the latency with and without --archive). ONLY=progress runs
 # smart-tee with and without --progress (on stderr, into a file), alternating, on the corpus alone.
+# ONLY=redact runs --redact, with 100 secrets, and --archive --redact beside the plain runs (corpus, short lines).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps="${1:-5}"; size="${2:-200M}"
@@ -88,6 +89,7 @@ run_set() {
     [ "${ONLY:-}" = archive ] && continue
     measure redact "$feed$T $st --redact $work/st.log $from | cat > /dev/null"
     measure redact-env "$feed$T env $(tr '\n' ' ' < $secrets) $st --redact $work/st.log $from | cat > /dev/null"
+    measure archive-redact "$feed$T env $(tr '\n' ' ' < $secrets) $st --redact --archive $work/st.zst $work/st.log $from | cat > /dev/null"
     if [ "$label" = corpus ] && command -v jq > /dev/null && [ "$i" -lt 2 ]; then
       # jq reads a FIFO as a job of its own, waited for: a process substitution
       # (`tee >(jq …)`) is not waited for, and would run on into the next measurement.
@@ -96,7 +98,7 @@ run_set() {
     fi
   done
   echo "== $label: $(du -h "$input" | cut -f1) input, $(wc -l < "$input") lines, $reps runs (jq: 2)"
-  for name in smart-tee progress archive archive-base redact redact-env tee pipe-floor jq; do
+  for name in smart-tee progress archive archive-base redact redact-env archive-redact tee pipe-floor jq; do
     [ -f "$work/$name.times" ] || continue
     sort -n "$work/$name.times" | awk -v n="$name" '{t[NR]=$1; r[NR]=$2} END {
       m = t[int((NR+1)/2)]; printf "%-11s median %.3f s   peak RSS %6.1f MiB\n", n, m, r[int((NR+1)/2)]/1024 }'
@@ -116,6 +118,7 @@ run_set() {
   if [ -f "$work/redact.times" ]; then
     echo "--redact/without: $(echo "scale=2; $(med redact) / $(med smart-tee)" | bc)" \
          " with 100 secrets in the environment/without: $(echo "scale=2; $(med redact-env) / $(med smart-tee)" | bc)"
+    echo "--archive --redact (100 secrets)/--archive: $(echo "scale=2; $(med archive-redact) / $(med archive)" | bc)"
   fi
   if [ "${label%%,*}" = tiny ]; then
     echo "lines per second through smart-tee: $(echo "1000000 / $(med smart-tee)" | bc)"
@@ -134,6 +137,8 @@ non_json() {
 }
 if [ "${ONLY:-}" = non-json ]; then non_json; exit; fi
 if [ "${ONLY:-}" = progress ]; then run_set "$corpus" corpus; run_set "$corpus" corpus piped; exit; fi
+# ONLY=redact: --redact, with 100 secrets, and with --archive, beside the plain runs (#46's costs).
+if [ "${ONLY:-}" = redact ]; then run_set "$corpus" corpus; run_set "$tiny" tiny; exit; fi
 if [ "${ONLY:-}" = archive ]; then
   run_set "$corpus" corpus
   run_set "$tiny" tiny

@@ -4,6 +4,11 @@
 //! tiny 300-byte lines; each also with `--redact`. The `non-json` group times lines that are not
 //! JSON (text with ANSI colours and accents, random bytes), written as records; `redact-scout`
 //! times `--redact`'s filters on the reading thread.
+#![allow(
+    clippy::disallowed_macros,
+    clippy::disallowed_methods,
+    reason = "a developer's tool, not a surface of smart-tee: the door is for the binary"
+)]
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 #[path = "support/synth.rs"]

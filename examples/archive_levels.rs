@@ -6,6 +6,11 @@
 //! cargo run --release --example archive_levels -- tests/data/real/*.jsonl
 //! ```
 //! `FRAMES=262144,1048576` tries other frame targets (bytes); `LEVELS=-3,1,2` other levels.
+#![allow(
+    clippy::disallowed_macros,
+    clippy::disallowed_methods,
+    reason = "a developer's tool, not a surface of smart-tee: the door is for the binary"
+)]
 
 use std::time::Instant;
 

@@ -14,6 +14,11 @@
 //! `benches/compare.sh` makes them; `text` and `binary`, lines that are not JSON (text with ANSI
 //! colour codes and accents, random bytes), as the bench's `non-json` group makes them. `REDACT=1` in the environment runs the engine with
 //! `--redact` (and the secrets of the environment, as smart-tee takes them).
+#![allow(
+    clippy::disallowed_macros,
+    clippy::disallowed_methods,
+    reason = "a developer's tool, not a surface of smart-tee: the door is for the binary"
+)]
 
 #[path = "../benches/support/synth.rs"]
 #[allow(dead_code)]

@@ -10,6 +10,11 @@
 //! ```
 //! SIZE takes K, M and G suffixes (1024-based); SEED defaults to 42. Giant line kinds: string,
 //! escapes, image, array, spaced, records, floats, integers, deltas, strings, nested.
+#![allow(
+    clippy::disallowed_macros,
+    clippy::disallowed_methods,
+    reason = "a developer's tool, not a surface of smart-tee: the door is for the binary"
+)]
 
 use std::io::Write;
 

@@ -7,6 +7,11 @@
 //! ```sh
 //! cargo build --release && cargo run --release --example latency -- target/release/smart-tee 200
 //! ```
+#![allow(
+    clippy::disallowed_macros,
+    clippy::disallowed_methods,
+    reason = "a developer's tool, not a surface of smart-tee: the door is for the binary"
+)]
 
 use std::io::{Read, Write};
 use std::path::PathBuf;

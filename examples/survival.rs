@@ -4,6 +4,11 @@
 //! ```sh
 //! cargo run --release --example survival -- tests/data/real 5120
 //! ```
+#![allow(
+    clippy::disallowed_macros,
+    clippy::disallowed_methods,
+    reason = "a developer's tool, not a surface of smart-tee: the door is for the binary"
+)]
 
 use serde_json::Value;
 use smart_tee::line::fields::FieldClasses;

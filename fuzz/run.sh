@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 secs="${1:-60}"; shift || true
-targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(engine_line validity stream reduce mcp_request)
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(engine_line validity stream reduce mcp_request redact_surfaces)
 corpus_src="${SMART_TEE_CORPUS:-../tests/data/real}"
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz
 for t in "${targets[@]}"; do

@@ -21,6 +21,7 @@
 //! - [`line`]: reading one line: where strings end (SIMD), strict validation, the flat index;
 //! - [`reduce`]: shrinking a line past 8 MiB while it is read;
 //! - [`cut`]: the line engine, the cut policy (`cut::plan`), records, redaction;
+//! - [`door`]: the one way out to stderr and to a reading mode's stdout, redacted with `--redact`;
 //! - [`tee`]: the threads, the hand-off queue, the sinks, the archive;
 //! - [`read`]: `--view`, gists, the summary, `--compact`, opening files beneath a root;
 //! - `mcp`: the MCP server (feature `mcp`); [`cli`]: flags into a checked configuration.
@@ -31,6 +32,7 @@
 
 pub mod cli;
 pub mod cut;
+pub mod door;
 pub mod early;
 pub mod error;
 pub mod line;

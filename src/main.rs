@@ -17,12 +17,12 @@ fn ignore_reopen_signal() {
 /// Writes `bytes` to stdout; a reader that went away (`| head`) is not an error.
 fn print_all(what: &str, bytes: &[u8]) -> ExitCode {
     use std::io::Write;
-    let mut out = std::io::stdout().lock();
+    let mut out = smart_tee::door::stdout();
     match out.write_all(bytes).and_then(|()| out.flush()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("smart-tee: {what}: writing standard output: {e}");
+            smart_tee::say!("smart-tee: {what}: writing standard output: {e}");
             ExitCode::from(1)
         }
     }
@@ -33,15 +33,16 @@ fn print_all(what: &str, bytes: &[u8]) -> ExitCode {
 /// Not from a terminal: there the user reads the message and types again. Status 2.
 fn refused(error: &clap::Error) -> ExitCode {
     use std::io::IsTerminal;
-    let _ = error.print();
-    let stdin = std::io::stdin();
-    if stdin.is_terminal() {
+    smart_tee::door::clap_message(error);
+    if std::io::stdin().is_terminal() {
         return ExitCode::from(2);
     }
-    eprintln!("smart-tee: no log is written; standard input is copied to standard output");
-    match std::io::copy(&mut stdin.lock(), &mut std::io::stdout().lock()) {
+    smart_tee::say!("smart-tee: no log is written; standard input is copied to standard output");
+    // The stream itself, as the tee writes it: unchanged, waiting on a non-blocking pipe.
+    let (mut stdin, mut stdout) = (smart_tee::tee::fd::Stdin, smart_tee::tee::fd::Stdout);
+    match std::io::copy(&mut stdin, &mut stdout) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            eprintln!("smart-tee: copying standard input to standard output: {e}");
+            smart_tee::say!("smart-tee: copying standard input to standard output: {e}");
         }
         _ => {}
     }
@@ -75,7 +76,7 @@ fn main() -> ExitCode {
         }),
         #[cfg(not(feature = "mcp"))]
         Mode::Mcp { .. } => {
-            eprintln!(
+            smart_tee::say!(
                 "smart-tee: mcp: this build has no MCP server (built without the mcp feature)"
             );
             ExitCode::from(2)
@@ -87,10 +88,10 @@ fn main() -> ExitCode {
         }
         Mode::Man => {
             let mut page = Vec::new();
-            match clap_mangen::Man::new(cli::command()).render(&mut page) {
+            match cli::man_page(&mut page) {
                 Ok(()) => print_all("man", &page),
                 Err(e) => {
-                    eprintln!("smart-tee: man: {e}");
+                    smart_tee::say!("smart-tee: man: {e}");
                     ExitCode::from(1)
                 }
             }
@@ -101,7 +102,7 @@ fn main() -> ExitCode {
             let spooled = match spool_stdin(&mut options.files) {
                 Ok(spooled) => spooled,
                 Err(e) => {
-                    eprintln!("smart-tee: reading standard input: {e}");
+                    smart_tee::say!("smart-tee: reading standard input: {e}");
                     return ExitCode::from(1);
                 }
             };
@@ -112,13 +113,13 @@ fn main() -> ExitCode {
             status
         }
         Mode::Original(req) => {
-            let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
+            let (mut out, mut err) = (smart_tee::door::stdout(), smart_tee::door::stderr());
             match smart_tee::tee::archive::original::run(&req, &mut out, &mut err) {
                 Ok(true) => ExitCode::SUCCESS,
                 Ok(false) => ExitCode::from(1),
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
                 Err(e) => {
-                    eprintln!("smart-tee: --original: writing standard output: {e}");
+                    smart_tee::say!("smart-tee: --original: writing standard output: {e}");
                     ExitCode::from(1)
                 }
             }
@@ -144,7 +145,7 @@ fn main() -> ExitCode {
                         .unwrap_or(false)
                 })
             {
-                eprintln!(
+                smart_tee::say!(
                     "smart-tee: --compact --archive: {} is compressed; archive its lines from a \
                      plain copy (zcat it to a file), or compact it without --archive",
                     log.display()
@@ -174,7 +175,7 @@ fn view(options: &smart_tee::read::view::ViewOptions) -> ExitCode {
         // A reader that went away (`| head`) is not an error.
         Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("smart-tee: {e}");
+            smart_tee::say!("smart-tee: {e}");
             ExitCode::from(1)
         }
     }
@@ -195,6 +196,10 @@ fn spool_stdin(files: &mut [std::path::PathBuf]) -> std::io::Result<Option<std::
         (std::path::PathBuf::from("/dev/stdin"), None)
     } else {
         let path = smart_tee::read::view::stdin_spool();
+        #[allow(
+            clippy::disallowed_methods,
+            reason = "a door (docs/redaction.md): a private copy of stdin, read back and removed"
+        )]
         let mut file = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)

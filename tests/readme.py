@@ -5,7 +5,7 @@ A ```sh block right after a `<!-- runnable -->` line is run with bash (errexit, 
 the repository's root, with target/release first on PATH (so `smart-tee` is the release build
 that `cargo run --release` makes). A ```text block right after an `<!-- output -->` line must
 equal the standard output of the runnable block before it, byte for byte. Files the blocks
-create are removed at the end. `cargo test --release` inside a block is not run again: .ci/run
+create are removed at the end. `cargo test --profile quick` inside a block is not run again: .ci/run
 runs it just before this script (say SMART_TEE_README_ALL=1 to run it anyway).
 SMART_TEE_BLESS=1 writes what the commands printed into the output blocks instead (review the
 diff).
@@ -57,7 +57,7 @@ try:
             script = body
             if not os.environ.get("SMART_TEE_README_ALL"):
                 script = "\n".join(
-                    ": skipped, run by .ci/run itself" if l.strip() == "cargo test --release" else l
+                    ": skipped, run by .ci/run itself" if l.strip() == "cargo test --profile quick" else l
                     for l in body.split("\n")
                 )
             r = subprocess.run(

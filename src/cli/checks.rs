@@ -104,21 +104,15 @@ impl Cli {
             (None, None) => None,
             (offset, limit) => Some((offset.unwrap_or(0), limit)),
         };
-        let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
+        let on_terminal = crate::door::stdout_terminal();
+        let terminal = on_terminal.is_some();
         let color = match self.color.as_str() {
             "always" => true,
             "never" => false,
             _ => terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
         };
-        let width = terminal
-            .then(|| rustix::termios::tcgetwinsize(rustix::stdio::stdout()).ok())
-            .flatten()
-            .map(|w| usize::from(w.ws_col))
-            .filter(|&w| w >= 20);
+        let width = on_terminal.flatten();
         let config = self.into_config()?;
-        if view && config.engine.redact {
-            crate::cut::redact::answers_on(&config.engine.secrets);
-        }
         if original {
             if config.files.len() != 1 {
                 return Err("--original reads one LOG".into());
@@ -200,6 +194,9 @@ impl Cli {
         };
         if engine.redact {
             engine.secrets = secrets(self.redact_values.as_deref())?;
+            // Everything else that leaves smart-tee (stderr, the read side's answers) is
+            // redacted with the same secrets.
+            crate::door::open(&engine.secrets);
         }
         if self.plain && self.omit_images {
             return Err("--omit-images needs value-aware cutting; drop --plain".into());

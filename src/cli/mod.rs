@@ -8,7 +8,7 @@ mod checks;
 mod subcommands;
 mod values;
 
-pub use self::subcommands::command;
+pub use self::subcommands::{command, man_page};
 use self::subcommands::{parse_completions, parse_mcp};
 pub use self::values::parse_size;
 use self::values::{
@@ -23,6 +23,65 @@ use clap::{CommandFactory, FromArgMatches, Parser};
 use crate::cut::engine::{DEFAULT_BUDGET, EngineConfig};
 use crate::line::marker::DEFAULT_MARKER;
 pub use crate::tee::{Config, OutputError};
+
+/// What `-h` adds after its few flags: three examples and the modes. `--help` has every flag.
+const SHORT_AFTER_HELP: &str = "Examples:\n  \
+    claude -p \"$P\" --output-format stream-json --verbose | smart-tee --add-timestamp logs/a.jsonl\n  \
+    smart-tee --view --tail 20 logs/a.jsonl     # read a log back, one line per event\n  \
+    smart-tee --summary logs/*.jsonl            # what happened, what it cost, how it ended\n\n\
+    Modes: --view (read logs: --tail, --grep, --errors, --format html, --original), --summary, \
+    --compact (rewrite old logs), smart-tee mcp (serve logs to agents), smart-tee completions \
+    SHELL, smart-tee man.\n\n\
+    Every flag, signals and exit status: smart-tee --help.";
+
+/// The flags `-h` shows (by id), each with a line of its own there; `--help` shows every flag
+/// with its whole text.
+const SHORT_HELP: &[(&str, &str)] = &[
+    (
+        "files",
+        "Log files to write (none: standard input is only copied to standard output)",
+    ),
+    ("append", ""),
+    (
+        "max_line_bytes",
+        "Budget of one log line in bytes (K and M suffixes; 0: no cut)",
+    ),
+    (
+        "add_timestamp",
+        "Give each event the time it arrived, when the agent gives none",
+    ),
+    (
+        "archive",
+        "Also keep the whole input in FILE, zstd-compressed (--view --original)",
+    ),
+    (
+        "redact",
+        "Replace secrets in every byte written or answered (never on stdout)",
+    ),
+    ("stats", ""),
+    ("help", ""),
+    ("version", ""),
+];
+
+/// The tee's command as the user meets it: `-h` with the few flags of [`SHORT_HELP`] and three
+/// examples, `--help` with every flag and the examples at the end.
+pub(crate) fn tee_command() -> clap::Command {
+    Cli::command().mut_args(|a| {
+        let short = SHORT_HELP.iter().find(|(id, _)| *id == a.get_id().as_str());
+        match short {
+            None => a.hide_short_help(true),
+            Some((_, "")) => a,
+            Some((_, line)) => {
+                let long = a.get_long_help().or(a.get_help()).cloned();
+                let a = a.help(*line);
+                match long {
+                    Some(long) => a.long_help(long),
+                    None => a,
+                }
+            }
+        }
+    })
+}
 
 #[derive(Parser, Debug)]
 #[command(
@@ -40,7 +99,8 @@ pub use crate::tee::{Config, OutputError};
                   their structure, ids, types, timestamps and errors while long strings are cut \
                   to head + marker + tail and long arrays keep their first and last elements; \
                   lines that are not JSON are logged as {\"type\":\"non_json\",\"text\":\"...\"}.",
-    after_help = "Subcommands: smart-tee mcp [--root DIR]... serves the logs over MCP; smart-tee \
+    after_help = SHORT_AFTER_HELP,
+    after_long_help = "Subcommands: smart-tee mcp [--root DIR]... serves the logs over MCP; smart-tee \
                   completions SHELL and smart-tee man print a completion script and the man page \
                   (a log named mcp, completions or man is written as ./mcp).\n\n\
                   Signals: SIGINT (unless -i), SIGTERM, SIGHUP and SIGQUIT log every line read, \
@@ -50,7 +110,15 @@ pub use crate::tee::{Config, OutputError};
                   could not be read, or stdout failed (closed, or a diagnosed error); 2 for bad \
                   flags or values (no log is written; unless stdin is a terminal, it is still \
                   copied to stdout); 128+N when ended by signal N (SIGHUP 129, SIGINT 130, \
-                  SIGQUIT 131, SIGTERM 143)."
+                  SIGQUIT 131, SIGTERM 143).\n\n\
+                  Examples:\n\
+                  \x20 claude -p \"$P\" --output-format stream-json --verbose | smart-tee --add-timestamp logs/a.jsonl\n\
+                  \x20 codex exec --json \"$PROMPT\" | smart-tee -a --archive logs/all.orig.zst logs/all.jsonl\n\
+                  \x20 smart-tee --view --tail 20 logs/run.jsonl        # the end of the run, readable\n\
+                  \x20 smart-tee --summary logs/*.jsonl                 # what happened, what it cost\n\
+                  \x20 smart-tee --view --original --line 6 logs/run.jsonl   # a cut line's original\n\
+                  \x20 smart-tee --compact -b 2K logs/old.jsonl          # rewrite an old log to the budget\n\
+                  \x20 smart-tee mcp --root logs                        # serve the logs to an agent"
 )]
 struct Cli {
     /// Log files to write. With none, standard input is only copied to standard output. A file
@@ -156,8 +224,9 @@ struct Cli {
     #[arg(long)]
     add_timestamp: bool,
 
-    /// Replace secrets in the logs, --stats, --stats-json and --view's output (never on stdout)
-    /// before cutting. By value, as [REDACTED:env:NAME]: the value of every environment variable whose
+    /// Replace secrets in everything smart-tee writes or answers (never on stdout): the logs, the
+    /// archive, stderr, --stats, --stats-json, --progress and every --view answer, each redacted whole
+    /// before it is cut or paged. By value, as [REDACTED:env:NAME]: the value of every environment variable whose
     /// name contains PASSWORD, PASSWD, SECRET, TOKEN or CREDENTIAL or ends in KEY (any case),
     /// when 8 bytes or more and not a flag, number or path, as written and JSON-escaped. By
     /// name, as [REDACTED:assignment]: the value after a name ending in password, passwd,
@@ -458,12 +527,42 @@ pub fn parse() -> Mode {
     parse_from(std::env::args_os())
 }
 
+/// With `--redact` or `--redact-values FILE` anywhere on the command line, redaction is on
+/// before clap reads it: a refused flag's message quotes its value, which may be a secret.
+fn open_door_early(args: &[std::ffi::OsString]) {
+    let mut values = None;
+    let mut redact = false;
+    for (i, a) in args.iter().enumerate().skip(1) {
+        let a = a.to_string_lossy();
+        if a == "--" {
+            break;
+        }
+        if a == "--redact" {
+            redact = true;
+        } else if a == "--redact-values" {
+            redact = true;
+            values = args.get(i + 1).map(std::path::PathBuf::from);
+        } else if let Some(v) = a.strip_prefix("--redact-values=") {
+            redact = true;
+            values = Some(std::path::PathBuf::from(v));
+        }
+    }
+    if redact {
+        // A values file that cannot be read is refused later, naming it; here the environment's
+        // secrets are enough.
+        let secrets =
+            checks::secrets(values.as_deref()).unwrap_or_else(|_| crate::cut::redact::from_env());
+        crate::door::open(&secrets);
+    }
+}
+
 pub fn parse_from<I, T>(args: I) -> Mode
 where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
     let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    open_door_early(&args);
     // Subcommands come first; a log named like one is written as `./mcp`.
     match args.get(1).and_then(|a| a.to_str()) {
         Some("mcp") => return parse_mcp(&args[1..]),
@@ -474,11 +573,17 @@ where
     let args = summary_implies_view(args);
     let reads = reads_logs(&args);
     let refuse = |e: clap::Error| match e.kind() {
-        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => e.exit(),
-        _ if reads => e.exit(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            crate::door::clap_message(&e);
+            std::process::exit(0)
+        }
+        _ if reads => {
+            crate::door::clap_message(&e);
+            std::process::exit(2)
+        }
         _ => Mode::Refused(e),
     };
-    let matches = match Cli::command().try_get_matches_from(args) {
+    let matches = match tee_command().try_get_matches_from(args) {
         Ok(m) => m,
         Err(e) => return refuse(e),
     };
@@ -490,7 +595,7 @@ where
         matches.value_source("max_line_bytes") == Some(clap::parser::ValueSource::DefaultValue);
     match cli.into_mode() {
         Ok(mode) => mode,
-        Err(msg) => refuse(Cli::command().error(ErrorKind::ValueValidation, msg)),
+        Err(msg) => refuse(tee_command().error(ErrorKind::ValueValidation, msg)),
     }
 }
 

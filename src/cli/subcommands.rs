@@ -3,10 +3,8 @@
 
 use std::path::PathBuf;
 
-use clap::CommandFactory;
-
+use super::Mode;
 use super::checks::secrets;
-use super::{Cli, Mode};
 
 /// `smart-tee mcp [--root DIR]... [--hidden] [--hard-links] [--redact] [--redact-values FILE]`.
 fn mcp_command() -> clap::Command {
@@ -60,9 +58,9 @@ pub(super) fn parse_mcp(args: &[std::ffi::OsString]) -> Mode {
     let values = m.get_one::<PathBuf>("redact-values");
     if m.get_flag("redact") || values.is_some() {
         match secrets(values.map(PathBuf::as_path)) {
-            Ok(secrets) => crate::cut::redact::answers_on(&secrets),
+            Ok(secrets) => crate::door::open(&secrets),
             Err(e) => {
-                eprintln!("smart-tee mcp: {e}");
+                crate::say!("smart-tee mcp: {e}");
                 std::process::exit(2);
             }
         }
@@ -101,7 +99,7 @@ pub(super) fn parse_completions(args: &[std::ffi::OsString]) -> Mode {
 /// The command's definition, for completions and the man page: the tee's flags, the FILEs
 /// (any number), and the subcommands, which `parse_from` handles before clap sees the rest.
 pub fn command() -> clap::Command {
-    Cli::command()
+    super::tee_command()
         // clap_mangen writes a positional's value name without clap's `...`.
         .mut_arg("files", |a| {
             a.value_name("FILE...")
@@ -113,3 +111,53 @@ pub fn command() -> clap::Command {
         .args_conflicts_with_subcommands(true)
         .disable_help_subcommand(true)
 }
+
+/// The man page: clap's sections for the flags, then the modes, the examples and a SEE ALSO
+/// that names only pages that exist (the subcommands are sections of this page, not pages of
+/// their own).
+pub fn man_page(out: &mut Vec<u8>) -> std::io::Result<()> {
+    // The examples of --help's end are a section of their own here.
+    let mut cmd = command();
+    if let Some(after) = cmd.get_after_long_help().map(|a| a.to_string())
+        && let Some((before, _)) = after.split_once("\n\nExamples:\n")
+    {
+        cmd = cmd.after_long_help(before.to_owned());
+    }
+    let man = clap_mangen::Man::new(cmd);
+    man.render_title(out)?;
+    man.render_name_section(out)?;
+    man.render_synopsis_section(out)?;
+    man.render_description_section(out)?;
+    man.render_options_section(out)?;
+    out.extend_from_slice(MAN_MODES.as_bytes());
+    man.render_extra_section(out)?;
+    out.extend_from_slice(MAN_EXAMPLES.as_bytes());
+    man.render_version_section(out)?;
+    Ok(())
+}
+
+const MAN_MODES: &str = r#".SH MODES
+.TP
+\fBsmart\-tee mcp\fR [\-\-root DIR]... [\-\-redact]
+Serve the logs under the roots to MCP clients over stdio, read\-only: tools list_logs, read_log, log_summary, wait_for_log and read_original.
+.TP
+\fBsmart\-tee completions\fR SHELL
+Print the completion script of SHELL (bash, zsh, fish, elvish, powershell).
+.TP
+\fBsmart\-tee man\fR
+Print this page.
+"#;
+
+const MAN_EXAMPLES: &str = r#".SH EXAMPLES
+.nf
+claude \-p "$P" \-\-output\-format stream\-json \-\-verbose | smart\-tee \-\-add\-timestamp logs/a.jsonl
+codex exec \-\-json "$P" | smart\-tee \-a \-\-archive logs/all.orig.zst logs/all.jsonl
+smart\-tee \-\-view \-\-tail 20 logs/a.jsonl
+smart\-tee \-\-summary logs/*.jsonl
+smart\-tee \-\-view \-\-original \-\-line 6 logs/a.jsonl
+smart\-tee \-\-compact \-b 2K logs/old.jsonl
+smart\-tee mcp \-\-root logs
+.fi
+.SH "SEE ALSO"
+\fBtee\fR(1), \fBzstd\fR(1), \fBlogrotate\fR(8), \fBjq\fR(1)
+"#;

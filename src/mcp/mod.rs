@@ -18,6 +18,7 @@
 //! [`Server::handle_line`] answers one request line in the calling thread (the fuzz target
 //! drives it).
 
+mod listing;
 mod logs;
 mod tools;
 
@@ -227,11 +228,8 @@ impl Server {
     pub fn run_call(&self, id: &Value, call: Call) -> String {
         // With --redact, every answer passes the same redaction as the logs.
         let (content, is_error) = match call.run(&self.cx) {
-            Ok(blocks) => (
-                blocks.into_iter().map(crate::cut::redact::answer).collect(),
-                false,
-            ),
-            Err(message) => (vec![crate::cut::redact::answer(message)], true),
+            Ok(blocks) => (blocks.into_iter().map(crate::door::text).collect(), false),
+            Err(message) => (vec![crate::door::text(message)], true),
         };
         let content: Vec<Value> = content
             .into_iter()
@@ -329,7 +327,7 @@ fn pool(
 /// gone).
 fn writer(answers: Receiver<String>, done: SyncSender<()>) {
     std::thread::spawn(move || {
-        let mut out = io::stdout().lock();
+        let mut out = crate::door::stdout();
         for a in answers {
             let ok = out
                 .write_all(a.as_bytes())
@@ -348,7 +346,7 @@ pub fn run(opts: McpOptions) -> ExitCode {
     let server = match Server::new(&opts) {
         Ok(s) => Arc::new(s),
         Err(e) => {
-            eprintln!("smart-tee: mcp {e}");
+            crate::say!("smart-tee: mcp {e}");
             return ExitCode::from(2);
         }
     };
@@ -364,7 +362,7 @@ pub fn run(opts: McpOptions) -> ExitCode {
         let answer = match next_request(&mut input, &mut buf) {
             Ok(Request::End) => break ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("smart-tee: mcp: reading standard input: {e}");
+                crate::say!("smart-tee: mcp: reading standard input: {e}");
                 break ExitCode::from(1);
             }
             Ok(Request::TooLong) => Some(error(

@@ -11,9 +11,9 @@ use serde_json::{Map, Value, json};
 
 use std::os::unix::fs::MetadataExt;
 
-use super::logs::{MAX_LISTED, OpenedLog, Roots, reopen};
+use super::logs::{OpenedLog, Roots, reopen};
 use crate::read::summary::{Health, STALL_AFTER, State, Summary};
-use crate::read::view::{DecompressLimit, Format, ViewOptions, inert_json};
+use crate::read::view::{DecompressLimit, Format, ViewOptions};
 
 /// The token budget of a response when the caller gives none: MCP tool results are capped at
 /// 25,000 tokens by common clients.
@@ -51,7 +51,12 @@ pub fn list() -> Value {
     let path = json!({"type": "string", "description": "The log's path, relative to a root (as list_logs gives it)."});
     let max_tokens = json!({"type": "integer", "minimum": MIN_TOKENS, "maximum": MAX_TOKENS, "description": "The response's budget in tokens (bytes / 3); default 25000."});
     let stall = json!({"type": "integer", "minimum": 0, "description": "Seconds without an event (heartbeats aside) after which a run whose writer is alive reads stalled; default 120."});
-    let tool = |name: &str, description: &str, input: Value| json!({"name": name, "description": description, "inputSchema": input});
+    // Every schema is closed: an argument it does not name is refused (Call::new), so that a
+    // misspelt filter (`errors` for `errors_only`) is never taken for no filter.
+    let tool = |name: &str, description: &str, mut input: Value| {
+        input["additionalProperties"] = Value::Bool(false);
+        json!({"name": name, "description": description, "inputSchema": input})
+    };
     json!([
         tool(
             "list_logs",
@@ -253,9 +258,26 @@ pub enum Call {
     },
 }
 
+/// The arguments tool `name` takes: its schema's properties.
+fn known_arguments(name: &str) -> Vec<String> {
+    list()
+        .as_array()
+        .and_then(|tools| tools.iter().find(|t| t["name"] == name))
+        .and_then(|t| t["inputSchema"]["properties"].as_object())
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
 impl Call {
     /// Checks `name`'s arguments.
     pub fn new(name: &str, args: &Map<String, Value>) -> Result<Call, InvalidParams> {
+        let known = known_arguments(name);
+        if let Some(unknown) = args.keys().find(|k| !known.contains(k)) {
+            return Err(InvalidParams(format!(
+                "unknown argument {unknown:?} for {name}; its arguments are: {}",
+                known.join(", ")
+            )));
+        }
         let a = Args(args);
         Ok(match name {
             "list_logs" => Call::List {
@@ -343,7 +365,7 @@ impl Call {
     /// Runs the call.
     pub fn run(self, cx: &Context) -> Answer {
         match self {
-            Call::List { budget } => Ok(vec![list_logs(cx, budget)]),
+            Call::List { budget } => Ok(vec![super::listing::list_logs(cx, budget)]),
             Call::Read { path, opts, budget } => {
                 let log = cx.roots.open_log(&path)?;
                 let archived = cx.roots.open_archive_of(&log).is_ok();
@@ -441,6 +463,9 @@ fn view(log: OpenedLog, mut opts: ViewOptions, budget: usize) -> Answer {
     if let Some(p) = problems.into_iter().next() {
         return Err(crate::read::view::escape_controls(&p));
     }
+    if out.trim_ascii().is_empty() {
+        out = nothing_shown(&opts).into_bytes();
+    }
     let mut blocks = vec![String::from_utf8_lossy(&out).into_owned()];
     if opts.decompress.hit.load(Ordering::Relaxed) {
         blocks.push(format!(
@@ -452,93 +477,42 @@ fn view(log: OpenedLog, mut opts: ViewOptions, budget: usize) -> Answer {
     Ok(blocks)
 }
 
-/// What `list_logs` says of one log: the fields of its summary (the same code as
-/// `log_summary`) that tell where the run stands.
-fn describe(log: OpenedLog) -> Value {
-    let modified = log
-        .file
-        .metadata()
-        .ok()
-        .and_then(|m| m.modified().ok())
-        .map(crate::cut::stamp::rfc3339_millis);
-    let limit = DecompressLimit {
-        bytes: Some(MAX_DECOMPRESSED),
-        ..DecompressLimit::default()
-    };
-    let first = log.file.try_clone().ok().and_then(|f| {
-        let mut first = None;
-        let _ = crate::read::view::for_each_line_in(f, &limit, |l| {
-            first = serde_json::from_slice::<Value>(l).ok();
-            false
+/// Why an answer holds no event: `0 of 1,204 events matched grep 'x'`.
+fn nothing_shown(opts: &ViewOptions) -> String {
+    let mut events = 0u64;
+    if let Some(f) = opts.opened.first().and_then(|f| f.try_clone().ok()) {
+        let _ = crate::read::view::for_each_line_in(f, &opts.decompress, |l| {
+            events += u64::from(!l.trim_ascii().is_empty());
+            true
         });
-        first
-    });
-    let (summary, lines) =
-        crate::read::summary::of_log(&log.file, &limit, STALL_AFTER, |_| true).unwrap_or_default();
-    let s = summary.to_json();
-    let mut d = json!({
-        "path": log.rel.to_string_lossy(),
-        "size": log.size,
-        "lines": lines,
-        "first_event": s["first_event"],
-        "last_event": s["last_event"],
-        "format": first.as_ref().map(|v| format!("{:?}", crate::read::gist::format_of(v))),
-        "state": s["state"],
-        "ok": s["ok"],
-        "finished": s["state"] == "finished",
-        "last_write": modified,
-    });
-    if limit.hit.load(Ordering::Relaxed) {
-        d["cut"] = json!(format!(
-            "read the first {} MiB decompressed only",
-            MAX_DECOMPRESSED >> 20
-        ));
     }
-    d
-}
-
-/// One JSON value as inert text.
-fn json_text(v: &Value) -> String {
-    let s = v.to_string();
-    String::from_utf8_lossy(&inert_json(s.as_bytes())).into_owned()
-}
-
-fn list_logs(cx: &Context, budget: usize) -> String {
-    let (candidates, more) = cx.roots.candidates();
-    let mut logs: Vec<Value> = Vec::new();
-    let mut used = 80;
-    let mut left_out = 0;
-    let mut full = false;
-    for (i, rel) in &candidates {
-        if full {
-            left_out += 1;
-            continue;
-        }
-        let Some(log) = cx.roots.open_candidate(*i, rel) else {
-            continue; // not plainly a log
-        };
-        let d = describe(log);
-        let len = json_text(&d).len() + 1;
-        if used + len > budget {
-            // The budget is spent: the rest are counted, not read.
-            full = true;
-            left_out += 1;
-            continue;
-        }
-        used += len;
-        logs.push(d);
+    let mut filters = Vec::new();
+    if let Some(g) = &opts.grep {
+        filters.push(format!("grep {:?}", g.as_str()));
     }
-    let mut answer = json!({"logs": logs, "left_out": left_out});
-    if more {
-        answer["more_not_looked_at"] = json!(format!(
-            "the listing stops at {MAX_LISTED} logs or 100000 directory entries"
-        ));
+    if !opts.types.is_empty() {
+        filters.push(format!("type {}", opts.types.join(", ")));
     }
-    json_text(&answer)
+    if !opts.exclude_types.is_empty() {
+        filters.push(format!("not type {}", opts.exclude_types.join(", ")));
+    }
+    if opts.errors {
+        filters.push("errors_only".into());
+    }
+    let events = crate::read::view::grouped(events);
+    if !filters.is_empty() {
+        return format!("0 of {events} events matched {}\n", filters.join(" and "));
+    }
+    let limit = match (opts.head, opts.tail) {
+        (Some(n), _) => format!(" (head {n})"),
+        (_, Some(n)) => format!(" (tail {n})"),
+        _ => String::new(),
+    };
+    format!("0 of {events} events shown{limit}\n")
 }
 
 /// Where the run stands: the log's summary read once, then its health at each look.
-fn summary_of(log: &OpenedLog, stall_after: Duration) -> Summary {
+pub(super) fn summary_of(log: &OpenedLog, stall_after: Duration) -> Summary {
     let limit = DecompressLimit {
         bytes: Some(MAX_DECOMPRESSED),
         ..DecompressLimit::default()
@@ -611,6 +585,7 @@ fn wait_for_log(
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods, reason = "test fixtures, not a surface")]
 mod tests {
     use super::*;
 

@@ -160,6 +160,7 @@ pub fn open_regular(dir: BorrowedFd<'_>, rel: &Path) -> io::Result<(File, Kind)>
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods, reason = "test fixtures, not a surface")]
 mod tests {
     use super::*;
     use std::io::Read;

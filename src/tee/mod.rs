@@ -107,12 +107,12 @@ fn diagnose(mode: OutputError, err: &Error, ok: &mut bool) -> bool {
     match reaction(mode, err) {
         Reaction::Drop => false,
         Reaction::Warn => {
-            eprintln!("smart-tee: {err}");
+            crate::say!("smart-tee: {err}");
             *ok = false;
             false
         }
         Reaction::Exit => {
-            eprintln!("smart-tee: {err}");
+            crate::say!("smart-tee: {err}");
             *ok = false;
             true
         }
@@ -137,19 +137,19 @@ pub fn run(mut config: Config, render: Option<progress::MakeRender>) -> ExitCode
     let signals = match Signals::new([SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1]) {
         Ok(s) => Some(s),
         Err(source) => {
-            eprintln!("smart-tee: {}", Error::Signals { source });
+            crate::say!("smart-tee: {}", Error::Signals { source });
             None
         }
     };
     let _ = signal_hook::flag::register(SIGXFSZ, Arc::new(AtomicBool::new(false)));
     let mut failed = signals.is_none();
     for warning in config.warnings.drain(..) {
-        eprintln!("smart-tee: {warning}");
+        crate::say!("smart-tee: {warning}");
     }
     // The tee path before the logs: stdin and stdout are used as they are (no descriptor of
     // their own), so no log can take what the stream needs.
     let closed = crate::early::stdout_was_closed()
-        || rustix::io::fcntl_getfd(rustix::stdio::stdout()).is_err();
+        || rustix::io::fcntl_getfd(crate::tee::fd::stdout_fd()).is_err();
     let stdout = if closed {
         // A closed stdout (`>&-`): an error on an output, as GNU tee reports it.
         let source = io::Error::from_raw_os_error(9); // EBADF, as a write to it would fail
@@ -164,17 +164,21 @@ pub fn run(mut config: Config, render: Option<progress::MakeRender>) -> ExitCode
     };
     // Without a cap, a pipe on stdout is fed inside the kernel.
     let splice = match (&stdout, config.stdout_max_line_bytes) {
-        (Some(_), None) => Splice::new(rustix::stdio::stdin(), rustix::stdio::stdout()),
+        (Some(_), None) => Splice::new(rustix::stdio::stdin(), crate::tee::fd::stdout_fd()),
         _ => None,
     };
     if let Some(path) = config.stats.json.clone() {
         // Said now, not at exit: the stream goes on, the status will be 1.
+        #[allow(
+            clippy::disallowed_methods,
+            reason = "a door (docs/redaction.md): opened to check, nothing written"
+        )]
         let writable = std::fs::OpenOptions::new()
             .append(true)
             .create(true)
             .open(&path);
         if let Err(source) = writable {
-            eprintln!(
+            crate::say!(
                 "smart-tee: --stats-json: {}",
                 Error::WriteStats { path, source }
             );
@@ -187,7 +191,7 @@ pub fn run(mut config: Config, render: Option<progress::MakeRender>) -> ExitCode
         match LogSink::open(path, config.append, config.file_mode) {
             Ok(sink) => sinks.push(sink),
             Err(e) => {
-                eprintln!("smart-tee: {e}");
+                crate::say!("smart-tee: {e}");
                 failed = true;
                 if matches!(
                     config.output_error,
@@ -387,7 +391,7 @@ fn read_loop<R: Read, W: Write>(
                     continue;
                 }
                 Err(splice::Failed::Input(source)) => {
-                    eprintln!("smart-tee: {}", Error::ReadStdin { source });
+                    crate::say!("smart-tee: {}", Error::ReadStdin { source });
                     ok = false;
                     break;
                 }
@@ -417,7 +421,7 @@ fn read_loop<R: Read, W: Write>(
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(source) => {
-                    eprintln!("smart-tee: {}", Error::ReadStdin { source });
+                    crate::say!("smart-tee: {}", Error::ReadStdin { source });
                     ok = false;
                     break;
                 }
@@ -481,7 +485,7 @@ fn log_worker(
         if stats.human || stats.json.is_some() {
             let by_field = log.engine().saved_by_field();
             if let Err(e) = stats::report(&log.stats(), by_field, log.drift(), &stats) {
-                eprintln!("smart-tee: {e}");
+                crate::say!("smart-tee: {e}");
                 return false;
             }
         }
@@ -517,7 +521,7 @@ fn log_worker(
                     return Finish::Stopped(1);
                 }
                 if let Some(notice) = log.take_notice() {
-                    eprintln!("smart-tee: {notice}");
+                    crate::say!("smart-tee: {notice}");
                 }
                 alive.store(log.has_live_sinks(), Ordering::Relaxed);
                 handoff.recycle(buf);

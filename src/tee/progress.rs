@@ -184,23 +184,33 @@ fn show(
 ) {
     match to {
         ProgressTo::Stderr => {
-            let stderr = std::io::stderr();
-            let terminal = stderr.is_terminal().then(|| width_of(&stderr));
+            let terminal = crate::door::stderr_terminal();
             show_on(
-                stderr, terminal, None, make, batches, give_back, queued, written,
+                crate::door::stderr(),
+                terminal,
+                None,
+                make,
+                batches,
+                give_back,
+                queued,
+                written,
             );
         }
         ProgressTo::File(path) => {
             let name = format!("--progress={}", path.display());
-            match std::fs::OpenOptions::new()
+            #[allow(
+                clippy::disallowed_methods,
+                reason = "a door (docs/redaction.md): written through crate::door::Answer"
+            )]
+            let file = std::fs::OpenOptions::new()
                 .append(true)
                 .create(true)
-                .open(&path)
-            {
+                .open(&path);
+            match file {
                 Ok(f) => {
                     let terminal = f.is_terminal().then(|| width_of(&f));
                     show_on(
-                        f,
+                        crate::door::Answer::new(f),
                         terminal,
                         Some(&name),
                         make,
@@ -210,7 +220,7 @@ fn show(
                         written,
                     );
                 }
-                Err(e) => eprintln!("smart-tee: {name}: {e}; no progress is shown"),
+                Err(e) => crate::say!("smart-tee: {name}: {e}; no progress is shown"),
             }
         }
     }
@@ -261,7 +271,7 @@ fn show_on(
         if let Err(e) = out.write_all(&text).and_then(|()| out.flush()) {
             // Said on standard error, unless that is what failed.
             if let Some(name) = name {
-                eprintln!("smart-tee: {name}: {e}; no more progress is shown");
+                crate::say!("smart-tee: {name}: {e}; no more progress is shown");
             }
             return;
         }

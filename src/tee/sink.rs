@@ -141,7 +141,7 @@ impl LogSink {
                 if truncate {
                     empty(&file)?;
                 } else if readable && let Some(said) = repair_tail(&file)? {
-                    eprintln!("smart-tee: log {:?}: {said}", self.path);
+                    crate::say!("smart-tee: log {:?}: {said}", self.path);
                 }
             }
             // Held by other writers only (shared locks), not by a compaction.
@@ -150,7 +150,7 @@ impl LogSink {
                 || sole && file.lock_shared().is_ok()
                 || lock_shared_within(&file, LOCK_WAIT);
             if !locked {
-                eprintln!(
+                crate::say!(
                     "smart-tee: log {:?}: still locked by another process (a --compact?) after \
                      {} s; writing without the lock",
                     self.path,
@@ -163,7 +163,7 @@ impl LogSink {
             }
             if writers && truncate {
                 // Truncating would destroy the lines a running smart-tee wrote and writes.
-                eprintln!(
+                crate::say!(
                     "smart-tee: log {:?}: another smart-tee is writing it; appending instead of \
                      truncating",
                     self.path
@@ -282,6 +282,10 @@ fn empty(file: &File) -> io::Result<()> {
     Ok(())
 }
 
+#[allow(
+    clippy::disallowed_methods,
+    reason = "a door (docs/redaction.md): the log, every record made by the redacting engine"
+)]
 fn open_file(path: &Path, mode: u32, read: bool) -> io::Result<File> {
     OpenOptions::new()
         .read(read)
@@ -458,9 +462,17 @@ pub fn repair_tail(file: &File) -> io::Result<Option<String>> {
             "its last line had no newline; it is complete JSON: kept, and ended with one".into(),
         ));
     }
-    let text = String::from_utf8_lossy(&tail);
-    let mut record = serde_json::to_vec(&serde_json::json!({"type": "torn", "text": text}))
+    // With --redact the record leaves through the door like every other byte: the torn text
+    // loses the run of bytes at its torn end (where a secret cut by the tear would show a
+    // part of itself), and the record is redacted whole.
+    let kept = match crate::door::redactor() {
+        Some(r) => &tail[..r.inner_end(&tail, true)],
+        None => &tail[..],
+    };
+    let text = String::from_utf8_lossy(kept);
+    let record = serde_json::to_vec(&serde_json::json!({"type": "torn", "text": text}))
         .map_err(io::Error::other)?;
+    let mut record = crate::door::bytes(&record).into_owned();
     record.push(b'\n');
     file.set_len(whole)?;
     crate::tee::fd::write_all(file.as_fd(), &record)?;

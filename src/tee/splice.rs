@@ -149,6 +149,7 @@ fn grow(fd: BorrowedFd<'_>) {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods, reason = "test fixtures, not a surface")]
 mod tests {
     use super::*;
     use std::io::{Read, Write};

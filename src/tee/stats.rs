@@ -54,7 +54,7 @@ pub fn report(
     let saved = stats.bytes_in.saturating_sub(stats.bytes_logged);
     let fields = ranked(by_field);
     if to.human {
-        eprintln!(
+        crate::say!(
             "smart-tee: {} lines in: {} logged whole, {} cut, {} not JSON, {} blank; {} in, {} logged, {} saved",
             stats.lines_in(),
             stats.lines_verbatim,
@@ -71,10 +71,10 @@ pub fn report(
                 .take(10)
                 .map(|(k, n)| format!("{k} {}", mib(*n)))
                 .collect();
-            eprintln!("smart-tee: saved by field: {}", top.join(", "));
+            crate::say!("smart-tee: saved by field: {}", top.join(", "));
         }
         if let Some(text) = drift.and_then(Drift::text) {
-            eprintln!("smart-tee: agent {text}");
+            crate::say!("smart-tee: agent {text}");
         }
     }
     if let Some(path) = &to.json {
@@ -89,6 +89,8 @@ pub fn report(
             ("bytes_in", stats.bytes_in),
             ("bytes_logged", stats.bytes_logged),
             ("bytes_saved", saved),
+            // Diagnostics a full, non-blocking stderr made smart-tee drop (crate::door).
+            ("diagnostics_dropped", crate::door::dropped()),
         ]
         .into_iter()
         .enumerate()
@@ -113,8 +115,12 @@ pub fn report(
             drift_json(d, &mut out);
         }
         out.extend_from_slice(b"}\n");
-        std::fs::File::create(path)
-            .and_then(|mut f| f.write_all(&out))
+        #[allow(
+            clippy::disallowed_methods,
+            reason = "a door (docs/redaction.md): --stats-json, passed through crate::door::bytes"
+        )]
+        let file = std::fs::File::create(path);
+        file.and_then(|mut f| f.write_all(&crate::door::bytes(&out)))
             .map_err(|source| Error::WriteStats {
                 path: path.clone(),
                 source,

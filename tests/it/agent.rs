@@ -3,14 +3,14 @@
 
 use crate::common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 
 use crate::common::{corpus_files, lines, strict_parse};
 use serde_json::Value;
 use smart_tee::{EngineConfig, LineEngine};
 
-fn tempdir(name: &str) -> PathBuf {
+fn tempdir(name: &str) -> common::TestDir {
     common::tempdir(&format!("agent-{name}"))
 }
 

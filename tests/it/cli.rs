@@ -732,7 +732,8 @@ fn completions_offer_the_subcommands_and_the_man_page_any_number_of_files() {
 fn completions_and_man_page() {
     let bash = run(bin().args(["completions", "bash"]), b"");
     assert!(bash.status.success());
-    let script = common::tempdir("completions").join("smart-tee.bash");
+    let dir = common::tempdir("completions");
+    let script = dir.join("smart-tee.bash");
     std::fs::write(&script, &bash.stdout).unwrap();
     let parsed = run(Command::new("bash").arg("-n").arg(&script), b"");
     assert!(parsed.status.success(), "bash -n: {}", stderr(&parsed));
@@ -753,7 +754,8 @@ fn completions_and_man_page() {
     for flag in ["max\\-line\\-bytes", "view", "compact", "redact", "summary"] {
         assert!(page.contains(flag), "man page lacks {flag}");
     }
-    let page_file = common::tempdir("man").join("smart-tee.1");
+    let man_dir = common::tempdir("man");
+    let page_file = man_dir.join("smart-tee.1");
     std::fs::write(&page_file, &page).unwrap();
     let on_path = |name: &str| {
         std::env::var_os("PATH")
@@ -942,4 +944,50 @@ fn a_flag_given_twice_is_accepted_as_tee_accepts_it() {
     );
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(std::fs::read(&log).unwrap().len() <= 201);
+}
+
+/// #50: `-h` fits one screen (the usage, the most used flags, three examples, the modes);
+/// `--help` keeps every flag and ends with its examples; the man page has them too, and its SEE
+/// ALSO names only pages that exist (no `smart-tee-mcp(1)`).
+#[test]
+fn short_help_fits_a_screen_and_every_help_has_examples() {
+    let short = run(bin().arg("-h"), b"");
+    assert!(short.status.success());
+    let short = String::from_utf8_lossy(&short.stdout);
+    assert!(
+        short.lines().count() <= 40,
+        "-h is {} lines",
+        short.lines().count()
+    );
+    for word in [
+        "Examples:",
+        "--view",
+        "--summary",
+        "--compact",
+        "mcp",
+        "completions",
+        "man",
+        "--max-line-bytes",
+        "--redact",
+        "--archive",
+    ] {
+        assert!(short.contains(word), "-h lacks {word}");
+    }
+    assert!(
+        !short.contains("--stdout-max-line-bytes"),
+        "-h shows every flag"
+    );
+    let long = run(bin().arg("--help"), b"");
+    let long = String::from_utf8_lossy(&long.stdout);
+    assert!(long.lines().count() > 150, "--help keeps every flag");
+    assert!(long.contains("--stdout-max-line-bytes"));
+    let examples = long.rfind("Examples:").expect("--help has examples");
+    assert!(
+        long[examples..].contains("smart-tee mcp --root"),
+        "the examples end --help"
+    );
+    let man = run(bin().arg("man"), b"");
+    let man = String::from_utf8_lossy(&man.stdout);
+    assert!(man.contains(".SH EXAMPLES") && man.contains(".SH \"SEE ALSO\""));
+    assert!(!man.contains("smart\\-tee\\-mcp(1)") && !man.contains("smart-tee-mcp(1)"));
 }

@@ -4,12 +4,11 @@
 use crate::common;
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use crate::common::{bin, check_contract, lines, strict_parse};
 
-fn tempdir(name: &str) -> PathBuf {
+fn tempdir(name: &str) -> common::TestDir {
     common::tempdir(&format!("faults-{name}"))
 }
 
@@ -364,7 +363,8 @@ fn budget_floor_and_huge_budgets() {
 
 /// Runs the binary with `args` on `input`, checks stdout got every byte, returns the log.
 fn run_logged(args: &[&str], input: &[u8]) -> Vec<u8> {
-    let log = tempdir("cap").join("l");
+    let dir = tempdir("cap");
+    let log = dir.join("l");
     let out = common::run_fed(args, &log, input);
     assert!(out.status.success());
     assert!(out.stdout == input, "stdout still gets every byte");

@@ -3,7 +3,7 @@
 //! that log). `about.md` says which rule the case shows. One table-driven test runs them all.
 //!
 //! To regenerate the expected files after an intended change, run
-//! `SMART_TEE_BLESS=1 cargo test --release golden` and review `git diff tests/golden`.
+//! `SMART_TEE_BLESS=1 cargo test --profile quick golden` and review `git diff tests/golden`.
 
 use crate::common;
 

@@ -10,6 +10,7 @@ const PHASES: &[(&str, &[&str])] = &[
     ("reading a line", &["line"]),
     ("reducing a giant line", &["reduce"]),
     ("cutting a line", &["cut"]),
+    ("the door out", &["door"]),
     ("the tee path", &["tee"]),
     ("reading logs back", &["read"]),
     ("serving logs over MCP", &["mcp"]),
@@ -109,4 +110,80 @@ fn no_module_is_over_700_lines() {
         })
         .collect();
     assert!(long.is_empty(), "split by job: {}", long.join(", "));
+}
+
+/// The one door out (src/door/mod.rs, docs/redaction.md): clippy.toml disallows every other
+/// way to standard output, standard error and a written file, so a surface that bypassed the
+/// redaction would not build under `cargo clippy -D warnings`. An `allow` of those lints is
+/// the only way round, and this test holds each one to its reason: the door itself, the tee's
+/// raw stream, a test fixture, or a file door that docs/redaction.md names.
+#[test]
+fn only_the_door_reaches_stdout_stderr_and_files() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let clippy = std::fs::read_to_string(root.join("clippy.toml")).unwrap();
+    for banned in [
+        "std::eprintln",
+        "std::println",
+        "std::io::stdout",
+        "std::io::stderr",
+        "rustix::stdio::stdout",
+        "rustix::stdio::stderr",
+        "std::fs::OpenOptions::write",
+        "std::fs::OpenOptions::append",
+        "std::fs::File::create",
+        "std::fs::write",
+    ] {
+        assert!(
+            clippy.contains(&format!("\"{banned}\"")),
+            "clippy.toml no longer disallows {banned}"
+        );
+    }
+    let doc = std::fs::read_to_string(root.join("docs/redaction.md")).unwrap();
+    let mut wrong = Vec::new();
+    let mut files: Vec<PathBuf> = all_sources().into_iter().map(|(_, p)| p).collect();
+    files.push(root.join("src/main.rs"));
+    for path in &files {
+        let text = std::fs::read_to_string(path).unwrap();
+        let rel = path.strip_prefix(root).unwrap().display().to_string();
+        for (i, _) in text.match_indices("clippy::disallowed_") {
+            let reason = text[i..]
+                .split_once("reason = \"")
+                .map_or("", |(_, r)| r.split('"').next().unwrap_or(""));
+            let ok = match rel.as_str() {
+                "src/door/mod.rs" => true,
+                "src/tee/fd.rs" => reason.starts_with("standard output is the stream itself"),
+                "src/early.rs" => reason.contains("writes nothing"),
+                _ if reason.starts_with("test fixtures") => {
+                    text[..i].trim_end().ends_with("#[cfg(test)]\n#[allow(")
+                        || text[..i].ends_with("#[cfg(test)]\n#[allow(")
+                }
+                _ if reason.starts_with("a door (docs/redaction.md)") => {
+                    doc.contains(&format!("`{rel}`"))
+                }
+                _ => false,
+            };
+            if !ok {
+                wrong.push(format!("{rel}: allows {reason:?}"));
+            }
+        }
+    }
+    // The tee's raw stream (descriptor 1, never redacted) is the tee's alone: a reading
+    // surface that took it would bypass the door with a safe call.
+    for path in &files {
+        let rel = path.strip_prefix(root).unwrap().display().to_string();
+        let text = std::fs::read_to_string(path).unwrap();
+        if !rel.starts_with("src/tee/")
+            && rel != "src/main.rs"
+            && ["fd::Stdout", "stdout_fd", "fd::write_all"]
+                .iter()
+                .any(|raw| text.contains(raw))
+        {
+            wrong.push(format!("{rel}: uses the tee's raw stdout"));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "a way out that bypasses the door (or a file door docs/redaction.md does not name):\n{}",
+        wrong.join("\n")
+    );
 }

@@ -181,3 +181,81 @@ fn help_points_at_what_a_user_has() {
     assert_eq!(original(&["--offset", "100"]), line6 - 100);
     assert_eq!(original(&["--limit", "50"]), 50);
 }
+
+/// JSON-RPC calls to `smart-tee mcp --root DIR` over its stdin: the answers, parsed.
+#[cfg(feature = "mcp")]
+fn mcp_calls(
+    root: &std::path::Path,
+    calls: &[(&str, serde_json::Value)],
+) -> Vec<serde_json::Value> {
+    let mut input = String::new();
+    for (i, (tool, args)) in calls.iter().enumerate() {
+        let req = serde_json::json!({"jsonrpc":"2.0","id":i + 1,"method":"tools/call","params":{"name":tool,"arguments":args}});
+        input.push_str(&format!("{req}\n"));
+    }
+    let out = run_cmd(bin().arg("mcp").arg("--root").arg(root), input.as_bytes());
+    text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// #50: MCP answers that said nothing. A misspelt argument (`errors` for `errors_only`,
+/// `timeout_s`) was accepted and the whole log returned; a grep with no match returned 0
+/// bytes; `list_logs` under a small budget returned no path at all.
+#[cfg(feature = "mcp")]
+#[test]
+fn mcp_answers_say_what_they_did() {
+    use serde_json::json;
+    let dir = common::tempdir("newcomer-mcp-answers");
+    std::fs::write(dir.join("a.jsonl"), sample()).unwrap();
+    std::fs::write(dir.join("b.jsonl"), "{\"type\":\"system\"}\n").unwrap();
+    let a = mcp_calls(
+        &dir,
+        &[
+            ("read_log", json!({"path": "a.jsonl", "errors": true})),
+            ("wait_for_log", json!({"path": "a.jsonl", "timeout_s": 1})),
+            ("read_log", json!({"path": "a.jsonl", "bogus": 1})),
+            (
+                "read_log",
+                json!({"path": "a.jsonl", "grep": "zzz-no-such-text"}),
+            ),
+            ("list_logs", json!({"max_tokens": 100})),
+        ],
+    );
+    for (k, name) in [(0, "errors"), (1, "timeout_s"), (2, "bogus")] {
+        let message = a[k]["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(&format!("{name:?}")), "{}", a[k]);
+        assert!(message.contains("its arguments are"), "{}", a[k]);
+    }
+    assert!(
+        a[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("errors_only")
+    );
+    let nothing = a[3]["result"]["content"][0]["text"].as_str().unwrap();
+    assert_eq!(
+        nothing,
+        "0 of 144 events matched grep \"zzz-no-such-text\"\n"
+    );
+    let listed: serde_json::Value =
+        serde_json::from_str(a[4]["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(listed["logs"].as_array().unwrap().len(), 1, "{listed}");
+    assert!(
+        listed["logs"][0]["path"]
+            .as_str()
+            .unwrap()
+            .ends_with(".jsonl")
+    );
+    assert_eq!(listed["left_out"], 1, "{listed}");
+    // The schemas say so too.
+    let out = run_cmd(
+        bin().arg("mcp").arg("--root").arg(&*dir),
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}\n",
+    );
+    let tools: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for t in tools["result"]["tools"].as_array().unwrap() {
+        assert_eq!(t["inputSchema"]["additionalProperties"], false, "{t}");
+    }
+}

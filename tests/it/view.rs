@@ -14,7 +14,7 @@ use proptest::prelude::*;
 use serde_json::Value;
 use smart_tee::read::view::{Format, ViewOptions, render_events};
 
-fn tempdir(name: &str) -> PathBuf {
+fn tempdir(name: &str) -> common::TestDir {
     common::tempdir(&format!("view-{name}"))
 }
 
@@ -1135,4 +1135,42 @@ fn one_line_cut_to_a_small_budget_is_shown_not_omitted() {
     assert!(out.len() <= 193, "{out}");
     assert!(out.contains(r#""type":"non_json""#), "{out}");
     assert!(!out.contains("omitted"), "{out}");
+}
+
+/// #50: `--type function_call_output` on a Codex rollout printed nothing: only the top-level
+/// `response_item` matched, though the view prints `response_item/function_call_output`. Any
+/// level of the printed type matches now, in the CLI and in MCP `read_log`.
+#[test]
+fn type_matches_any_level_of_the_type_the_view_prints() {
+    let dir = tempdir("type-levels");
+    let log = dir.join("rollout.jsonl");
+    std::fs::write(
+        &log,
+        concat!(
+            r#"{"timestamp":"2026-01-02T10:00:00Z","type":"session_meta","payload":{"id":"r1","cwd":"/w","originator":"codex_cli_rs","cli_version":"0.46.0"}}"#,
+            "\n",
+            r#"{"timestamp":"2026-01-02T10:00:01Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"ls\"]}","call_id":"c1"}}"#,
+            "\n",
+            r#"{"timestamp":"2026-01-02T10:00:02Z","type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"a.txt"}}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let shown = |t: &str| {
+        let out = common::run_cmd(bin().args(["--view", "--type", t]).arg(&log), b"");
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stdout).lines().count()
+    };
+    assert_eq!(shown("function_call_output"), 1);
+    assert_eq!(shown("response_item/function_call_output"), 1);
+    assert_eq!(shown("response_item"), 2);
+    assert_eq!(shown("function_call"), 1);
+    assert_eq!(shown("function"), 0, "a level is matched whole");
+    let out = common::run_cmd(
+        bin()
+            .args(["--view", "--exclude-type", "function_call_output"])
+            .arg(&log),
+        b"",
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 2);
 }

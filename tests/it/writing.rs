@@ -5,7 +5,7 @@
 
 use std::io::{Read, Write};
 use std::os::fd::OwnedFd;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -13,7 +13,7 @@ use rustix::fs::OFlags;
 
 use crate::common::{self, bin, lines, strict_parse};
 
-fn tempdir(name: &str) -> PathBuf {
+fn tempdir(name: &str) -> common::TestDir {
     common::tempdir(&format!("writing-{name}"))
 }
 

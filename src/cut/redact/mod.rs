@@ -21,10 +21,9 @@
 //!
 //! For a line over the budget the engine searches only what its log line keeps, with
 //! [`Redactor::finds`] and the text [`Redactor::around_cut`] each cut point, and redacts the
-//! whole line only when something shows. The read side (`--view`, the MCP answers) calls
-//! [`answers`].
+//! whole line only when something shows. Everything else that leaves smart-tee (stderr, the
+//! read side's answers) passes [`crate::door`], with a redactor built from the same secrets.
 
-mod answers;
 mod patterns;
 mod scout;
 mod values;
@@ -41,7 +40,6 @@ use regex::bytes::Regex;
 use regex_automata::{Anchored, Input, meta};
 
 use crate::line::strings::Trigrams;
-pub use answers::{AnswerWriter, answer, answers_on};
 pub use patterns::PATTERNS;
 use patterns::{
     ASSIGNED_VALUE, OTHER_STARTS, SECRET_WORDS, TELEGRAM, TOKEN_STARTS, URL_CREDENTIALS,
@@ -50,7 +48,8 @@ use patterns::{
 pub use scout::Scouted;
 use values::ValueSet;
 pub use values::{
-    MIN_VALUE_LEN, Secret, from_dotenv, from_env, plainly_not_secret, says_secret, secrets_of,
+    MIN_VALUE_LEN, Secret, from_dotenv, from_env, looks_generated, plainly_not_secret, says_secret,
+    secrets_of,
 };
 
 /// Whether `line[..at]` ends with a JSON escape (`\n`, `\t`, `\r`, `\b`, `\f`, `\uXXXX`) or a
@@ -182,16 +181,21 @@ fn is_placeholder(value: &[u8]) -> bool {
             b"false",
             b"undefined",
             b"[redacted",
+            b"[truncated",
         ]
         .iter()
         .any(|w| value.len() >= w.len() && value[..w.len()].eq_ignore_ascii_case(w))
 }
 
-/// A name, `:` and words, as in a prompt or in docs (`Password: Enter the password for…`): the
-/// value after a `:` is letters only and another word follows it.
+/// A name, `:` and words, as in a prompt or in docs (`Password: Enter the password for…`,
+/// `password: (enter it when asked)`): the value after a `:` is letters only, maybe after an
+/// opening parenthesis, and another word follows it.
 fn is_prose(line: &[u8], name_end: usize, v_start: usize, v_end: usize) -> bool {
+    let value = &line[v_start..v_end];
+    let word = value.strip_prefix(b"(").unwrap_or(value);
     line[name_end..v_start].contains(&b':')
-        && line[v_start..v_end].iter().all(u8::is_ascii_alphabetic)
+        && !word.is_empty()
+        && word.iter().all(u8::is_ascii_alphabetic)
         && line.get(v_end) == Some(&b' ')
         && line.get(v_end + 1).is_some_and(u8::is_ascii_alphabetic)
 }

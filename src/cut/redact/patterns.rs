@@ -51,9 +51,11 @@ pub const PATTERNS: &[(&str, &str)] = &[
         "twilio_key",
         r#"((?:twilio|Twilio|TWILIO)[A-Za-z0-9_.-]{0,32}(?:\\*["'])?\s*[:=]\s*(?:\\*["'])?)(?:SK|AC)[0-9a-fA-F]{32}\b"#,
     ),
+    // A storage account key (88 base64 characters) in a connection string, a config file or
+    // JSON, its name in any of the cases tools write it, a `/` maybe escaped as `\/`.
     (
         "azure_storage_key",
-        r"(\bAccountKey=)[A-Za-z0-9+/]{40,}={0,2}",
+        r#"(\b(?:AccountKey|accountKey|accountkey|ACCOUNTKEY|account_key|ACCOUNT_KEY)(?:\\*["'])?\s*[:=]\s*(?:\\*["'])?)(?:[A-Za-z0-9+]|\\?/){40,}={0,2}"#,
     ),
     (
         "azure_sas_signature",
@@ -213,7 +215,12 @@ pub(super) const TOKEN_STARTS: &[&str] = &[
     "twilio",
     "Twilio",
     "TWILIO",
-    "AccountKey=",
+    "AccountKey",
+    "accountKey",
+    "accountkey",
+    "ACCOUNTKEY",
+    "account_key",
+    "ACCOUNT_KEY",
     "sig=",
     "Bot ",
     "SG.",

@@ -500,3 +500,31 @@ fn an_assigned_value_with_escaped_slashes_is_redacted_whole() {
         r#"{"a":"DB_PASSWORD=[REDACTED:assignment] x"}"#
     );
 }
+
+/// #46: a dotenv value whose name says nothing is taken when it has a key's shape; the
+/// file's ordinary settings are not.
+#[test]
+fn a_dotenv_value_with_a_keys_shape_is_taken_whatever_its_name() {
+    for key in [
+        "Vx93kq2LmPz81Rtw",
+        "sk_live_51HxAbCdEfGhIjKlMn0p",
+        "0123456789abcdef0123456789abcdef01234567",
+        "9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B",
+    ] {
+        assert!(looks_generated(key.as_bytes()), "{key}");
+    }
+    for setting in [
+        "8080",
+        "production",
+        "true",
+        "/usr/local/bin",
+        "https://example.com",
+        "my-app-production-2024",
+        "en_US.UTF-8",
+        "Europe/Berlin",
+        "postgres://user:pw@db/app",
+        "two words Here 42 and more",
+    ] {
+        assert!(!looks_generated(setting.as_bytes()), "{setting}");
+    }
+}

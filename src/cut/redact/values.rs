@@ -119,13 +119,31 @@ where
         .collect()
 }
 
+/// Whether a value has the shape of a generated key, whatever its variable's name: 16 bytes or
+/// more, no space, not a path or a URL, and either upper case, lower case and digits mixed
+/// (`Vx93kq2LmPz81Rtw`, `sk_live_51Hx…`) or 32 hex digits or more (a 40-character key). Taken
+/// from a `--redact-values` file only: a dotenv file names the secrets the user chose to hide,
+/// where the environment holds `LS_COLORS` and build ids. Ordinary settings stay (`8080`,
+/// `production`, `true`, `/usr/local/bin`, `https://example.com`, `my-app-2024`).
+pub fn looks_generated(value: &[u8]) -> bool {
+    let v = value.trim_ascii();
+    let has = |f: fn(&u8) -> bool| v.iter().any(f);
+    v.len() >= 16
+        && !v.iter().any(u8::is_ascii_whitespace)
+        && memchr::memmem::find(v, b"://").is_none()
+        && !plainly_not_secret(v)
+        && ((has(u8::is_ascii_uppercase) && has(u8::is_ascii_lowercase) && has(u8::is_ascii_digit))
+            || (v.len() >= 32 && v.iter().all(u8::is_ascii_hexdigit)))
+}
+
 /// The secrets of smart-tee's own environment.
 pub fn from_env() -> Vec<Secret> {
     secrets_of(std::env::vars_os())
 }
 
-/// The secrets of the dotenv file at `path`, taken as from the environment. The error names
-/// the file and the line, never a value.
+/// The secrets of the dotenv file at `path`: those the environment's rules take, and every
+/// value with a key's shape whatever its name ([`looks_generated`]). The error names the file
+/// and the line, never a value.
 pub fn from_dotenv(path: &Path) -> Result<Vec<Secret>, String> {
     let text = std::fs::read(path).map_err(|e| format!("reading {:?}: {e}", path.display()))?;
     let vars = parse_dotenv(&text).map_err(|line| {
@@ -134,13 +152,16 @@ pub fn from_dotenv(path: &Path) -> Result<Vec<Secret>, String> {
             path.display()
         )
     })?;
-    Ok(secrets_of(vars.iter().map(|(n, v)| {
-        use std::os::unix::ffi::OsStrExt;
-        (
-            std::ffi::OsStr::from_bytes(n),
-            std::ffi::OsStr::from_bytes(v),
-        )
-    })))
+    // A value whose name says nothing is taken when it has a key's shape (looks_generated).
+    Ok(vars
+        .iter()
+        .filter_map(|(name, value)| {
+            let name = String::from_utf8_lossy(name);
+            let taken =
+                (says_secret(&name) && !plainly_not_secret(value)) || looks_generated(value);
+            taken.then(|| Secret::new(&name, value))
+        })
+        .collect())
 }
 
 /// A variable's name and value, as bytes.

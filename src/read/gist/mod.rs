@@ -37,6 +37,36 @@ pub fn type_and_gist(v: &Value) -> (Option<String>, String, String) {
     let mut parts: Vec<String> = Vec::new();
     let kind = v.get("type").and_then(Value::as_str).unwrap_or("?");
     let format = format_of(v);
+    let label = type_label(v);
+    match format {
+        Format::Cursor if cursor(v, kind, &mut parts) => {}
+        Format::Claude | Format::Cursor => claude(v, kind, &mut parts),
+        Format::CodexExec => codex_exec(v, kind, &mut parts),
+        Format::CodexSession => codex_session(v, &mut parts),
+        Format::Gemini => gemini(v, kind, &mut parts),
+        Format::OpenCode => opencode(v, kind, &mut parts),
+        Format::Goose => goose(v, kind, &mut parts),
+    }
+    parts.retain(|p| !p.is_empty());
+    (time_of(v), label, parts.join(" "))
+}
+
+/// Whether `wanted` (a `--type` or MCP `type`) names the event whose type the view prints as
+/// `label`: the whole label, any of its levels (`function_call_output` of
+/// `response_item/function_call_output`), or its first levels (`event_msg/item_completed`).
+pub fn type_matches(wanted: &str, label: &str) -> bool {
+    label == wanted
+        || label.split('/').any(|level| level == wanted)
+        || label
+            .strip_prefix(wanted)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// The type the view prints for an event: `type`, `type/subtype`, or a rollout's
+/// `event_msg/item_completed/AgentMessage`.
+pub fn type_label(v: &Value) -> String {
+    let kind = v.get("type").and_then(Value::as_str).unwrap_or("?");
+    let format = format_of(v);
     let sub = match format {
         Format::CodexExec => v.pointer("/item/type").and_then(Value::as_str),
         Format::CodexSession => v.pointer("/payload/type").and_then(Value::as_str),
@@ -49,22 +79,11 @@ pub fn type_and_gist(v: &Value) -> (Option<String>, String, String) {
         }
         _ => None,
     };
-    let label = match (sub, item) {
+    match (sub, item) {
         (Some(sub), Some(item)) => format!("{kind}/{sub}/{item}"),
         (Some(sub), None) => format!("{kind}/{sub}"),
         (None, _) => kind.to_string(),
-    };
-    match format {
-        Format::Cursor if cursor(v, kind, &mut parts) => {}
-        Format::Claude | Format::Cursor => claude(v, kind, &mut parts),
-        Format::CodexExec => codex_exec(v, kind, &mut parts),
-        Format::CodexSession => codex_session(v, &mut parts),
-        Format::Gemini => gemini(v, kind, &mut parts),
-        Format::OpenCode => opencode(v, kind, &mut parts),
-        Format::Goose => goose(v, kind, &mut parts),
     }
-    parts.retain(|p| !p.is_empty());
-    (time_of(v), label, parts.join(" "))
 }
 
 /// The event's time, as `YYYY-MM-DD HH:MM:SS`: an RFC 3339 `timestamp` (its offset kept when

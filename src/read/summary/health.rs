@@ -137,8 +137,10 @@ impl Summary {
 
     /// How the run stands, when its health is known: finished when its last event is a final
     /// one; else running or stalled while a writer holds the log, else ended without a final
-    /// event. The stall clock is the last event's time (heartbeats aside), or the log's
-    /// modification time when no event carries a time.
+    /// event. The stall clock is when the last event (heartbeats aside) arrived, not the time
+    /// it carries (a replayed log's events are dated months ago while they arrive now): the
+    /// log's modification time, less the time its events say passed between that event and
+    /// the last heartbeat after it.
     pub fn state(&self) -> Option<State> {
         let h = self.health?;
         if let Some(ok) = self.finished
@@ -149,7 +151,14 @@ impl Summary {
         if !h.writer {
             return Some(State::Ended);
         }
-        let last = self.last_progress.or(h.modified);
+        let heartbeats = match (self.last_progress, self.last_any) {
+            (Some(p), Some(a)) => (a.0 - p.0).max(0),
+            _ => 0,
+        };
+        let last = h
+            .modified
+            .map(|m| Instant(m.0 - heartbeats))
+            .or(self.last_progress);
         let idle = last.map_or(0, |l| ((h.now.0 - l.0).max(0) / 1_000_000_000) as u64);
         Some(if idle >= h.stall_after.as_secs() {
             State::Stalled(idle)
@@ -173,6 +182,7 @@ impl Summary {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods, reason = "test fixtures, not a surface")]
 mod tests {
     use super::*;
 
@@ -215,5 +225,39 @@ mod tests {
             Err(std::fs::TryLockError::WouldBlock)
         ));
         let _ = std::fs::remove_file(&path);
+    }
+
+    /// #50: liveness came from the times events carry: a replayed log whose events are dated
+    /// months ago, arriving now, read stalled (idle_seconds 17,357,926). It comes from when
+    /// they arrived; heartbeats after the last event still count for nothing.
+    #[test]
+    fn a_replayed_log_arriving_now_is_running_and_heartbeats_do_not_count() {
+        let at = |s: &str| crate::read::when::event_instant(&json!({"timestamp": s})).unwrap();
+        let now = at("2026-11-28T07:00:00Z");
+        let health = |modified: &str| Health {
+            writer: true,
+            now,
+            modified: Some(at(modified)),
+            stall_after: Duration::from_secs(120),
+        };
+        let mut replay = Summary::default();
+        replay.add(br#"{"type":"assistant","timestamp":"2026-02-11T21:41:41Z"}"#);
+        replay.set_health(health("2026-11-28T06:59:59Z"));
+        assert_eq!(replay.state(), Some(State::Running));
+        // The last event, then ten minutes of heartbeats up to the last write: stalled.
+        let mut beating = Summary::default();
+        beating.add(br#"{"type":"assistant","timestamp":"2026-02-11T21:41:41Z"}"#);
+        beating.add(br#"{"type":"keep_alive","timestamp":"2026-02-11T21:51:41Z"}"#);
+        beating.set_health(health("2026-11-28T06:59:59Z"));
+        assert!(
+            matches!(beating.state(), Some(State::Stalled(n)) if n >= 600),
+            "{:?}",
+            beating.state()
+        );
+        // Nothing written for ten minutes: stalled.
+        let mut quiet = Summary::default();
+        quiet.add(br#"{"type":"assistant","timestamp":"2026-02-11T21:41:41Z"}"#);
+        quiet.set_health(health("2026-11-28T06:50:00Z"));
+        assert!(matches!(quiet.state(), Some(State::Stalled(_))));
     }
 }

@@ -88,6 +88,10 @@ pub struct Summary {
     after_final: bool,
     /// The instant of the last event that is not a heartbeat, and whether any event had one.
     last_progress: Option<Instant>,
+    /// The latest instant any event carries, heartbeats included.
+    last_any: Option<Instant>,
+    /// A new file begins: its first event starts a conversation.
+    file_start: bool,
     counts: Counts,
     /// Tokens and cost per model: `(session, model)` to the last values reported (results are
     /// cumulative per session); from assistant messages when no result reports them.
@@ -206,6 +210,7 @@ impl Summary {
     ) -> io::Result<()> {
         let mut f = file.try_clone()?;
         io::Seek::seek(&mut f, io::SeekFrom::Start(0))?;
+        self.file_start = true;
         for_each_line_in(f, limit, |line| {
             self.lines += 1;
             if wants(line) {

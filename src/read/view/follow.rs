@@ -110,6 +110,7 @@ pub(super) fn follow_files<W: Write>(
                 while let Some(piece) = f.pending.next(&block[..n], &mut at) {
                     // A line past the cap while following is left out, like a torn one.
                     if let Piece::Line(line) = piece {
+                        let line = &*crate::door::line_in(line);
                         f.lines += 1;
                         if opts.on_line(f.lines) && opts.wants(line) {
                             r.number = Some(f.lines);
@@ -123,7 +124,7 @@ pub(super) fn follow_files<W: Write>(
                 printer.out.flush().map_err(write_err)?;
             }
         }
-        if stdout_gone() {
+        if crate::door::stdout_gone() {
             return Ok(());
         }
         std::thread::sleep(Duration::from_millis(200));
@@ -148,17 +149,5 @@ fn skip_lines(f: &File, n: u64) -> io::Result<u64> {
             }
         }
         pos += k as u64;
-    }
-}
-
-/// True when stdout is a pipe or socket whose reader has gone (`--follow | head -1`), seen
-/// without writing: poll reports an error or hang-up on it.
-fn stdout_gone() -> bool {
-    use rustix::event::{PollFd, PollFlags, poll};
-    let stdout = rustix::stdio::stdout();
-    let mut fds = [PollFd::new(&stdout, PollFlags::OUT)];
-    match poll(&mut fds, Some(&rustix::event::Timespec::default())) {
-        Ok(_) => fds[0].revents().intersects(PollFlags::ERR | PollFlags::HUP),
-        Err(_) => false,
     }
 }

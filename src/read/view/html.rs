@@ -542,12 +542,14 @@ fn embed_originals(opts: &ViewOptions, archives: &[bool], room: usize, t: &mut T
             let Ok(loc) = archive.locate(path, row.at.1) else {
                 continue;
             };
-            let mut bytes = Vec::new();
-            if archive.read(loc, 0, cap as u64, &mut bytes).is_err() {
+            // Redacted whole, then cut to its excerpt (with --redact).
+            let Ok((bytes, len)) =
+                crate::tee::archive::original::page_of(&mut archive, loc, 0, cap as u64)
+            else {
                 continue;
-            }
+            };
             let text = String::from_utf8_lossy(&bytes);
-            page::original_html(&text, loc.len, bytes.len(), &mut row.original);
+            page::original_html(&text, len, bytes.len(), &mut row.original);
         }
     }
 }

@@ -278,7 +278,7 @@ fn tools_chart(tools: Option<&Value>, out: &mut String) {
 }
 
 /// `29121851` as `29,121,851`.
-fn grouped(n: u64) -> String {
+pub fn grouped(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {

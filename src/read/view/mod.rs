@@ -34,6 +34,7 @@ use crate::error::Error;
 pub use crate::read::gist::gist;
 use crate::read::when::Instant;
 use follow::{Followed, follow_files};
+pub use html_page::grouped;
 use read::read_error;
 pub use read::{
     Compression, DecompressLimit, ReverseLines, for_each_line, for_each_line_in, is_compressed,
@@ -181,12 +182,17 @@ impl ViewOptions {
             return true;
         }
         let v: Value = serde_json::from_slice(line).unwrap_or(Value::Null);
-        let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
-        if !self.types.is_empty() && !self.types.iter().any(|t| t == kind) {
-            return false;
-        }
-        if self.exclude_types.iter().any(|t| t == kind) {
-            return false;
+        if !self.types.is_empty() || !self.exclude_types.is_empty() {
+            // Any level of the type the view prints (#50): `response_item`,
+            // `function_call_output`, or `response_item/function_call_output`.
+            let label = crate::read::gist::type_label(&v);
+            let named = |t: &String| crate::read::gist::type_matches(t, &label);
+            if !self.types.is_empty() && !self.types.iter().any(named) {
+                return false;
+            }
+            if self.exclude_types.iter().any(named) {
+                return false;
+            }
         }
         if self.errors && !is_error_event(&v) {
             return false;
@@ -435,12 +441,9 @@ pub fn render_events(events: &[Vec<u8>], opts: &ViewOptions, out: &mut Vec<u8>) 
 /// Runs `--view`. Returns false when a file could not be read (reported, and the others
 /// shown).
 pub fn run(opts: &ViewOptions) -> Result<bool, Error> {
-    let problems = run_to(
-        opts,
-        crate::cut::redact::AnswerWriter::new(io::stdout().lock()),
-    )?;
+    let problems = run_to(opts, crate::door::stdout())?;
     for p in &problems {
-        eprintln!("smart-tee: {p}");
+        crate::say!("smart-tee: {p}");
     }
     Ok(problems.is_empty())
 }

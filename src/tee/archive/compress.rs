@@ -352,6 +352,10 @@ pub fn open(path: &Path, append: bool, mode: u32) -> Result<(File, u64), Error> 
         path: path.to_owned(),
         source,
     };
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "a door (docs/redaction.md): the archive, redacted by ArchiveFeed's redactor"
+    )]
     let file = OpenOptions::new()
         .read(true)
         .append(true)

@@ -6,6 +6,54 @@ use std::path::{Path, PathBuf};
 
 use super::reader::{Archive, Located};
 
+/// The longest original that `--redact` reads whole to redact it before paging; a longer one
+/// is refused under `--redact` rather than shown with a secret cut at a page's edge.
+pub const REDACT_WHOLE_MAX: u64 = 256 << 20;
+
+/// A page of an original as every reading surface shows it (`--original`, MCP
+/// `read_original`, the report): at most `limit` bytes from `offset`, and the length the
+/// offsets count in. With `--redact` ([`crate::door`]) the whole original is redacted first and
+/// the page is taken from the redacted text, so that no page ends inside a secret the whole
+/// line would have redacted; offsets and lengths then count redacted bytes. Without it, the
+/// archive's bytes as they are.
+pub fn page_of(
+    archive: &mut Archive,
+    loc: Located,
+    offset: u64,
+    limit: u64,
+) -> io::Result<(Vec<u8>, u64)> {
+    let mut page = Vec::new();
+    if crate::door::redactor().is_none() {
+        archive.read(loc, offset, limit, &mut page)?;
+        return Ok((page, loc.len));
+    }
+    if loc.len > REDACT_WHOLE_MAX {
+        return Err(io::Error::other(format!(
+            "its original is {} bytes, more than the {} MiB that --redact reads whole to \
+             redact it; read it without --redact",
+            loc.len,
+            REDACT_WHOLE_MAX >> 20
+        )));
+    }
+    let mut whole = Vec::new();
+    archive.read(loc, 0, u64::MAX, &mut whole)?;
+    let whole = crate::door::bytes(&whole);
+    let len = whole.len() as u64;
+    let from = offset.min(len) as usize;
+    let to = offset.saturating_add(limit).min(len) as usize;
+    page.extend_from_slice(&whole[from..to]);
+    Ok((page, len))
+}
+
+/// How a page's offsets count, said beside the page when `--redact` is on.
+fn counted() -> &'static str {
+    if crate::door::redactor().is_some() {
+        " (of the redacted original: offsets count redacted bytes)"
+    } else {
+        ""
+    }
+}
+
 /// What `--view --original` was asked for.
 #[derive(Clone, Debug)]
 pub struct OriginalRequest {
@@ -135,8 +183,17 @@ pub fn run(req: &OriginalRequest, out: &mut dyn Write, note: &mut dyn Write) -> 
                 Some((offset, limit)) => (offset, limit.unwrap_or(u64::MAX)),
                 None => (0, u64::MAX),
             };
-            let got = archive.read(loc, offset, limit, out);
-            let got = match got {
+            let got = if crate::door::redactor().is_some() {
+                page_of(archive, loc, offset, limit).and_then(|(page, len)| {
+                    out.write_all(&page)?;
+                    Ok((page.len() as u64, len))
+                })
+            } else {
+                archive
+                    .read(loc, offset, limit, out)
+                    .map(|got| (got, loc.len))
+            };
+            let (got, len) = match got {
                 Ok(got) => got,
                 Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Err(e),
                 Err(e) => {
@@ -149,19 +206,19 @@ pub fn run(req: &OriginalRequest, out: &mut dyn Write, note: &mut dyn Write) -> 
                 out.write_all(b"\n")?;
                 continue;
             }
-            let from = offset.min(loc.len);
+            let from = offset.min(len);
             let to = from + got;
-            if to < loc.len {
+            let counted = counted();
+            if to < len {
                 writeln!(
                     note,
-                    "smart-tee: line {n}: bytes {from}..{to} of {}; next page: --offset {to}",
-                    loc.len
+                    "smart-tee: line {n}: bytes {from}..{to} of {len}{counted}; next page: \
+                     --offset {to}"
                 )?;
             } else {
                 writeln!(
                     note,
-                    "smart-tee: line {n}: bytes {from}..{to} of {}; end of line",
-                    loc.len
+                    "smart-tee: line {n}: bytes {from}..{to} of {len}{counted}; end of line"
                 )?;
             }
         }
@@ -187,12 +244,10 @@ pub fn read_page(
     let mut archive = open_for(log, Some(archive))?;
     let loc = archive.locate(log, line)?;
     let room = (budget.saturating_sub(300) as u64).max(64);
-    let mut page = Vec::new();
-    archive
-        .read(loc, offset, limit.min(room), &mut page)
-        .map_err(|e| format!("reading archive {}: {e}", path.display()))?;
-    let from = offset.min(loc.len);
-    if from + (page.len() as u64) < loc.len {
+    let (mut page, len) = page_of(&mut archive, loc, offset, limit.min(room))
+        .map_err(|e| format!("reading archive {}: line {line}: {e}", path.display()))?;
+    let from = offset.min(len);
+    if from + (page.len() as u64) < len {
         // Keep a character whole for the next page.
         if let Err(e) = std::str::from_utf8(&page)
             && e.error_len().is_none()
@@ -201,14 +256,14 @@ pub fn read_page(
         }
     }
     let to = from + page.len() as u64;
-    let next = if to < loc.len {
+    let next = if to < len {
         format!("more: call read_original with offset {to}")
     } else {
         "end of line".into()
     };
     Ok(format!(
-        "line {line} original, bytes {from}..{to} of {}; {next}\n{}",
-        loc.len,
+        "line {line} original, bytes {from}..{to} of {len}{}; {next}\n{}",
+        counted(),
         String::from_utf8_lossy(&page)
     ))
 }

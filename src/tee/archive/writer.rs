@@ -41,8 +41,10 @@ pub struct ArchiveOptions {
     pub mode: u32,
     /// The log whose line numbers the archive records (the first log), if any.
     pub log: Option<PathBuf>,
-    /// `--redact`: the archive gets the same redaction as the log.
+    /// `--redact`: the archive gets the same redaction as the log, with the same secrets
+    /// (`secrets`: the environment's and `--redact-values`', as the engine has them).
     pub redact: bool,
+    pub secrets: Vec<crate::cut::redact::Secret>,
     /// Frame sizes ([`FRAME_TARGET`], [`FRAME_MAX`]); tests make them tiny.
     pub frame_target: usize,
     pub frame_max: usize,
@@ -59,6 +61,7 @@ impl ArchiveOptions {
             mode: crate::tee::sink::DEFAULT_MODE,
             log: None,
             redact: false,
+            secrets: Vec::new(),
             frame_target: FRAME_TARGET,
             frame_max: FRAME_MAX,
             workers: WORKERS,
@@ -147,7 +150,7 @@ impl ArchiveFeed {
             ),
             threads,
             errors,
-            redactor: opts.redact.then(Redactor::new),
+            redactor: opts.redact.then(|| Redactor::with_secrets(&opts.secrets)),
             redacted: Vec::new(),
             held: Vec::new(),
             log: opts.log,
@@ -287,12 +290,13 @@ pub fn attach(
         mode: config.file_mode,
         log: config.files.first().cloned(),
         redact: config.engine.redact,
+        secrets: config.engine.secrets.clone(),
         ..ArchiveOptions::new(&path)
     };
     match ArchiveFeed::start(opts) {
         Ok(feed) => log.with_archive(feed),
         Err(e) => {
-            eprintln!("smart-tee: {e}");
+            crate::say!("smart-tee: {e}");
             *failed = true;
             log
         }
@@ -310,7 +314,7 @@ fn log_lines(log: Option<&Path>) -> u64 {
 /// the compacted log will number them, before it is rewritten. Says what failed; false then.
 pub fn archive_logs(files: &[PathBuf], path: &Path, engine: &crate::EngineConfig) -> bool {
     let [log] = files else {
-        eprintln!("smart-tee: --compact --archive FILE compacts one log at a time");
+        crate::say!("smart-tee: --compact --archive FILE compacts one log at a time");
         return false;
     };
     let run = || -> Result<(), Error> {
@@ -322,6 +326,7 @@ pub fn archive_logs(files: &[PathBuf], path: &Path, engine: &crate::EngineConfig
         let whole = crate::tee::sink::whole_lines_len(&file).map_err(read_err)?;
         let feed = ArchiveFeed::start(ArchiveOptions {
             redact: engine.redact,
+            secrets: engine.secrets.clone(),
             ..ArchiveOptions::new(path)
         })?;
         let mut writer = crate::LogWriter::new(crate::LineEngine::new(engine.clone()), Vec::new())
@@ -347,7 +352,7 @@ pub fn archive_logs(files: &[PathBuf], path: &Path, engine: &crate::EngineConfig
     match run() {
         Ok(()) => true,
         Err(e) => {
-            eprintln!(
+            crate::say!(
                 "smart-tee: --compact --archive: {e}; {} was not compacted",
                 log.display()
             );

@@ -11,8 +11,12 @@ use smart_tee::tee::sink::LogSink;
 use std::io::{self, Write};
 
 /// The binary under test, with the budget variable of the caller's environment removed.
+/// `SMART_TEE_TEST_BIN=path` runs the black-box tests against another build (an older one, to
+/// see a regression test fail where the bug is).
 pub fn bin() -> std::process::Command {
-    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_smart-tee"));
+    let path = std::env::var_os("SMART_TEE_TEST_BIN")
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_smart-tee").into());
+    let mut c = std::process::Command::new(path);
     c.env_remove("SMART_TEE_MAX_LINE_BYTES");
     c
 }
@@ -103,12 +107,46 @@ pub fn run_fed(args: &[&str], log: &std::path::Path, input: &[u8]) -> std::proce
     run_cmd(bin().args(args).arg(log), input)
 }
 
-/// A fresh directory `name` under the target dir, removed and recreated.
-pub fn tempdir(name: &str) -> std::path::PathBuf {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+/// A test's own directory: `name` under a directory of this test process's own, so that two
+/// runs of the tests at once (an editor's beside a terminal's, two checkouts sharing a target
+/// directory) never share one. Removed when the test passes; kept, for a look, when it fails.
+pub struct TestDir(std::path::PathBuf);
+
+impl std::ops::Deref for TestDir {
+    type Target = std::path::PathBuf;
+    fn deref(&self) -> &std::path::PathBuf {
+        &self.0
+    }
+}
+
+impl AsRef<std::path::Path> for TestDir {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for TestDir {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+/// A fresh directory for test `name` ([`TestDir`]).
+pub fn tempdir(name: &str) -> TestDir {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("run-{}", std::process::id()))
+        .join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    TestDir(dir)
 }
 
 /// The chunk sizes every engine case is fed in (0 = the whole input at once).
