@@ -395,6 +395,9 @@ impl LogWriter {
         if !self.active {
             return errors;
         }
+        if self.archive.is_some() {
+            self.follow_truncation();
+        }
         let mut lines = std::mem::take(&mut self.lines);
         let (mut at, mut cursor) = (0, 0);
         let mut text = ChunkText::default();
@@ -448,6 +451,30 @@ impl LogWriter {
             errors.extend(a.take_errors());
         }
         errors
+    }
+
+    /// With `--archive`: when its log was truncated under the writer since the last chunk
+    /// (logrotate's `copytruncate`), the archive numbers the next lines as the log now does,
+    /// and stderr says so ([`LogWriter::take_notice`]).
+    fn follow_truncation(&mut self) {
+        let (Some(a), Some(sink)) = (self.archive.as_mut(), self.sinks.first_mut()) else {
+            return;
+        };
+        if a.log() != Some(sink.path()) || !sink.was_truncated() {
+            return;
+        }
+        a.log_truncated();
+        let said = format!(
+            "log {:?} was truncated while smart-tee wrote it (logrotate's copytruncate?): its \
+             archive numbers the next lines from the log's new start; lines written between a \
+             copy and its truncation are in neither copy, and a line logged while the log was \
+             truncated may have no original (create and SIGUSR1 lose none: docs/archive.md)",
+            sink.path()
+        );
+        self.notice = Some(match self.notice.take() {
+            Some(before) => format!("{before}\nsmart-tee: {said}"),
+            None => said,
+        });
     }
 
     /// Whether runs of plain text are written without the engine ([`record::write_text_run`]):

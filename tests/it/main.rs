@@ -31,6 +31,7 @@ mod reading;
 mod redact;
 mod report;
 mod retracted;
+mod rotation;
 mod synth;
 mod types;
 mod view;

@@ -138,6 +138,10 @@ impl Archive {
         })
     }
 
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     pub fn records(&self) -> &[Record] {
         &self.records
     }
