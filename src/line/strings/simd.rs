@@ -1,6 +1,13 @@
 //! The masks of [`super::masks`] compiled for SSE2 (part of every x86_64 target), AVX2 and
-//! AVX-512BW, and the loops of [`super`] compiled with them. Each function here is unsafe to call
-//! only because of the instruction set it is compiled for; its callers check the CPU first.
+//! AVX-512BW, and the loops of [`super`] compiled with them.
+//!
+//! The entry points the dispatch calls (`run_block_loop`, `run_string_loop`, `content_end`,
+//! `squeeze`) are `unsafe fn`s with `#[target_feature]`: unsafe to call only because of the
+//! instruction set they are compiled for, and called only after the CPU was checked
+//! ([`super::Simd`], [`super::Squeeze`]). The helpers they share (the mask functions, `load`)
+//! are safe `#[target_feature]` functions, which the language lets only code compiled for the
+//! same instructions call without `unsafe`, and which coerce to no safe function pointer. The
+//! SSE2 module exists only where the target enables SSE2 (`cfg`), so every CPU it runs on has it.
 
 #[cfg(all(
     any(target_arch = "x86_64", target_arch = "x86"),
@@ -141,6 +148,10 @@ pub(super) mod sse2 {
 }
 
 #[cfg(target_arch = "x86_64")]
+#[allow(
+    unsafe_code,
+    reason = "unsafe fns compiled for instructions the CPU may lack"
+)]
 pub(super) mod avx2 {
     use crate::line::strings::{
         self, BlockLoop, Invalid, Masks, StringLoop, StringMasks, TextMasks, UMasks,
@@ -148,7 +159,10 @@ pub(super) mod avx2 {
     use std::arch::x86_64::*;
 
     #[target_feature(enable = "avx2")]
-    pub fn run_block_loop<L: BlockLoop>(body: L, squeeze: Option<strings::Squeeze>) -> L::Out {
+    pub unsafe fn run_block_loop<L: BlockLoop>(
+        body: L,
+        squeeze: Option<strings::Squeeze>,
+    ) -> L::Out {
         body.run(
             |block| masks64(block),
             |block| text_masks64(block),
@@ -158,7 +172,7 @@ pub(super) mod avx2 {
     }
 
     #[target_feature(enable = "avx2")]
-    pub fn run_string_loop<L: StringLoop>(body: L) -> L::Out {
+    pub unsafe fn run_string_loop<L: StringLoop>(body: L) -> L::Out {
         body.run(|block| string_masks64(block))
     }
 
@@ -260,7 +274,7 @@ pub(super) mod avx2 {
     /// (two bits), each four bytes' entry of [`SPELL`] and the bytes the shuffles take their
     /// bytes from are made thirty-two bytes at a time.
     #[target_feature(enable = "avx2")]
-    pub fn squeeze(block: &[u8; 64], spelling: strings::Spelling, out: &mut Vec<u8>) {
+    pub unsafe fn squeeze(block: &[u8; 64], spelling: strings::Spelling, out: &mut Vec<u8>) {
         let copy = !(spelling.escape | spelling.replace | spelling.drop);
         let (low, high) = (spelling.replace | copy, spelling.replace | spelling.escape);
         // The backslash and U+FFFD, in the high half of each shuffle's source.
@@ -362,7 +376,7 @@ pub(super) mod avx2 {
     }
 
     #[target_feature(enable = "avx2")]
-    pub fn content_end(s: &[u8], at: usize) -> Result<usize, Invalid> {
+    pub unsafe fn content_end(s: &[u8], at: usize) -> Result<usize, Invalid> {
         strings::content_end_with(s, at, |block| masks64(block), |block| u_masks64(block))
     }
 
@@ -408,6 +422,10 @@ pub(super) mod avx2 {
 }
 
 #[cfg(target_arch = "x86_64")]
+#[allow(
+    unsafe_code,
+    reason = "unsafe fns compiled for instructions the CPU may lack"
+)]
 pub(super) mod avx512 {
     use crate::line::strings::{
         self, BlockLoop, Invalid, Masks, Spelling, Squeeze, TextMasks, UMasks,
@@ -415,7 +433,7 @@ pub(super) mod avx512 {
     use std::arch::x86_64::*;
 
     #[target_feature(enable = "avx512bw")]
-    pub fn run_block_loop<L: BlockLoop>(body: L, squeeze: Option<Squeeze>) -> L::Out {
+    pub unsafe fn run_block_loop<L: BlockLoop>(body: L, squeeze: Option<Squeeze>) -> L::Out {
         body.run(
             |block| masks64(block),
             |block| text_masks64(block),
@@ -484,7 +502,7 @@ pub(super) mod avx512 {
     /// backslash and its letter; U+FFFD's three bytes), spread from two planes by one permute a
     /// quarter, and the slots its width asks for are compressed together and stored at once.
     #[target_feature(enable = "avx512bw,avx512vbmi,avx512vbmi2")]
-    pub fn squeeze(block: &[u8; 64], spelling: Spelling, out: &mut Vec<u8>) {
+    pub unsafe fn squeeze(block: &[u8; 64], spelling: Spelling, out: &mut Vec<u8>) {
         let v = vector!(block);
         let Spelling {
             escape,
@@ -525,7 +543,7 @@ pub(super) mod avx512 {
     }
 
     #[target_feature(enable = "avx512bw")]
-    pub fn content_end(s: &[u8], at: usize) -> Result<usize, Invalid> {
+    pub unsafe fn content_end(s: &[u8], at: usize) -> Result<usize, Invalid> {
         strings::content_end_with(s, at, |block| masks64(block), |block| u_masks64(block))
     }
 

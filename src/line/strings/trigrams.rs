@@ -35,13 +35,34 @@ pub struct Trigrams {
     simd: Simd,
 }
 
-/// The instructions the filter runs on.
+/// The instructions the filter runs on: made only by [`Simd::on`], which checks the CPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Simd {
     /// None: nothing is ruled out.
     Off,
     Avx2,
     Vbmi,
+}
+
+impl Simd {
+    /// The filter of a path, as far as this CPU has it: AVX-512 VBMI's on the AVX-512 path
+    /// where the CPU has VBMI (else AVX2's), AVX2's on the AVX2 path, none below.
+    fn on(path: super::Simd) -> Simd {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if path == super::Simd::Avx512
+                && is_x86_feature_detected!("avx512bw")
+                && is_x86_feature_detected!("avx512vbmi")
+            {
+                return Simd::Vbmi;
+            }
+            if path >= super::Simd::Avx2 && is_x86_feature_detected!("avx2") {
+                return Simd::Avx2;
+            }
+        }
+        let _ = path;
+        Simd::Off
+    }
 }
 
 const GROUPS: u8 = 8;
@@ -60,17 +81,7 @@ impl Trigrams {
                 "a literal of the trigram filter starts with three ASCII bytes"
             );
         }
-        #[cfg(target_arch = "x86_64")]
-        let simd = if is_x86_feature_detected!("avx512bw") && is_x86_feature_detected!("avx512vbmi")
-        {
-            Simd::Vbmi
-        } else if is_x86_feature_detected!("avx2") {
-            Simd::Avx2
-        } else {
-            Simd::Off
-        };
-        #[cfg(not(target_arch = "x86_64"))]
-        let simd = Simd::Off;
+        let simd = Simd::on(super::Simd::pick(super::dispatch::default::TRIGRAMS));
         let mut prefixes: Vec<&[u8]> = literals.iter().map(|l| &l[..l.len().min(EXACT)]).collect();
         prefixes.sort_unstable();
         prefixes.dedup();
@@ -178,7 +189,7 @@ impl Trigrams {
         match self.simd {
             #[allow(unsafe_code)]
             // SAFETY: `vbmi::rules_out` is unsafe to call only because it is compiled for
-            // AVX-512BW and VBMI, and `Simd::Vbmi` says the CPU has both (checked in `new`).
+            // AVX-512BW and VBMI, and `Simd::Vbmi` says the CPU has both (`Simd::on` checked).
             Simd::Vbmi => return unsafe { vbmi::rules_out(self, text) },
             #[allow(unsafe_code)]
             // SAFETY: as above, for AVX2.
@@ -196,6 +207,10 @@ impl Trigrams {
 }
 
 #[cfg(target_arch = "x86_64")]
+#[allow(
+    unsafe_code,
+    reason = "unsafe fns compiled for instructions the CPU may lack"
+)]
 mod avx2 {
     use std::arch::x86_64::*;
 
@@ -214,7 +229,7 @@ mod avx2 {
     }
 
     #[target_feature(enable = "avx2")]
-    pub fn rules_out(filter: &Trigrams, text: &[u8]) -> bool {
+    pub unsafe fn rules_out(filter: &Trigrams, text: &[u8]) -> bool {
         // Closures are not compiled for AVX2: the work is in macros, as in `vbmi`.
         let n = &filter.nibbles;
         let lows = [vector!(&n[0][0]), vector!(&n[1][0]), vector!(&n[2][0])];
@@ -265,6 +280,10 @@ mod avx2 {
 }
 
 #[cfg(target_arch = "x86_64")]
+#[allow(
+    unsafe_code,
+    reason = "unsafe fns compiled for instructions the CPU may lack"
+)]
 mod vbmi {
     use std::arch::x86_64::*;
 
@@ -301,7 +320,7 @@ mod vbmi {
     }
 
     #[target_feature(enable = "avx512bw,avx512vbmi")]
-    pub fn rules_out(filter: &Trigrams, text: &[u8]) -> bool {
+    pub unsafe fn rules_out(filter: &Trigrams, text: &[u8]) -> bool {
         let tables = &filter.groups;
         let halves = |t: &[u8; 128]| {
             let (lo, hi) = t.split_at(64);
@@ -362,6 +381,16 @@ mod tests {
 
     const LITERALS: &[&[u8]] = &[b"sk-", b"token", b"Bearer", b"://", b":AA", b"eyJ", b"xox"];
 
+    /// The SIMD filters of every path this CPU has.
+    fn filters() -> Vec<Simd> {
+        let mut filters: Vec<Simd> = crate::line::strings::Simd::offered()
+            .map(Simd::on)
+            .filter(|&s| s != Simd::Off)
+            .collect();
+        filters.dedup();
+        filters
+    }
+
     #[test]
     fn a_literal_anywhere_is_never_ruled_out() {
         let filter = Trigrams::new(LITERALS);
@@ -373,6 +402,16 @@ mod tests {
                     text.splice(at..at, literal.iter().copied());
                     assert!(!filter.rules_out(&text), "{literal:?} @ {at} of {len}");
                     assert!(!filter.rules_out_slowly(&text));
+                    for simd in filters() {
+                        let each = Trigrams {
+                            simd,
+                            ..filter.clone()
+                        };
+                        assert!(
+                            !each.rules_out(&text),
+                            "{simd:?}: {literal:?} @ {at} of {len}"
+                        );
+                    }
                 }
             }
         }
@@ -422,10 +461,9 @@ mod tests {
             } else {
                 prop_assert!(!filter.rules_out(&text));
             }
-            #[cfg(target_arch = "x86_64")]
-            if is_x86_feature_detected!("avx2") {
-                let avx2 = Trigrams { simd: Simd::Avx2, ..filter.clone() };
-                prop_assert_eq!(avx2.rules_out(&text), slow);
+            for simd in filters() {
+                let each = Trigrams { simd, ..filter.clone() };
+                prop_assert_eq!(each.rules_out(&text), slow, "{:?}", simd);
             }
             // Ruled out only when no literal is there.
             let has = LITERALS.iter().any(|l| text.windows(l.len()).any(|w| w == *l));
@@ -453,10 +491,9 @@ mod tests {
             let slow = filter.rules_out_slowly(&text);
             let has = MANY.iter().any(|l| text.windows(l.len()).any(|w| w == *l));
             prop_assert!(!(slow && has));
-            #[cfg(target_arch = "x86_64")]
-            if is_x86_feature_detected!("avx2") {
-                let avx2 = Trigrams { simd: Simd::Avx2, ..filter.clone() };
-                prop_assert_eq!(avx2.rules_out(&text), slow);
+            for simd in filters() {
+                let each = Trigrams { simd, ..filter.clone() };
+                prop_assert_eq!(each.rules_out(&text), slow, "{:?}", simd);
             }
         }
     }
