@@ -30,6 +30,7 @@ mod reading;
 mod redact;
 mod report;
 mod retracted;
+mod simd;
 mod synth;
 mod types;
 mod view;

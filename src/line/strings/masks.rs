@@ -7,7 +7,7 @@
 
 use super::dispatch::{Simd, default};
 #[cfg(target_arch = "x86_64")]
-use super::simd::{avx2, avx512};
+use super::simd::avx2;
 
 /// Which bytes of a block are `"`, `\`, `n` or `t` (the usual escape letters: an escaped byte
 /// that is one of these four needs no further check), and below 0x20: bit `k` for byte `k`.
@@ -56,12 +56,9 @@ fn masks64_each_way(block: &[u8; 64]) -> Vec<(Masks<u64>, UMasks<u64>)> {
             Simd::Portable => (portable_masks64(block), portable_u_masks64(block)),
             #[cfg(target_arch = "x86_64")]
             #[allow(unsafe_code)]
-            // SAFETY: the CPU has AVX2 (`Simd::offered` lists the paths it has).
-            Simd::Avx2 => unsafe { (avx2::masks64(block), avx2::u_masks64(block)) },
-            #[cfg(target_arch = "x86_64")]
-            #[allow(unsafe_code)]
-            // SAFETY: as above, for AVX-512BW.
-            Simd::Avx512 => unsafe { (avx512::masks64(block), avx512::u_masks64(block)) },
+            // SAFETY: the CPU has AVX2 (`Simd::offered` lists the paths it has; AVX-512 runs
+            // the AVX2 code).
+            Simd::Avx2 | Simd::Avx512 => unsafe { (avx2::masks64(block), avx2::u_masks64(block)) },
             _ => (masks64(block), u_masks64(block)),
         })
         .collect()
@@ -83,12 +80,9 @@ fn escapes64_each_way(block: &[u8; 64]) -> Vec<u64> {
             Simd::Portable => portable_escapes64(block),
             #[cfg(target_arch = "x86_64")]
             #[allow(unsafe_code)]
-            // SAFETY: the CPU has AVX2 (`Simd::offered` lists the paths it has).
-            Simd::Avx2 => unsafe { avx2::escapes64(block) },
-            #[cfg(target_arch = "x86_64")]
-            #[allow(unsafe_code)]
-            // SAFETY: as above, for AVX-512BW.
-            Simd::Avx512 => unsafe { avx512::escapes64(block) },
+            // SAFETY: the CPU has AVX2 (`Simd::offered` lists the paths it has; AVX-512 runs
+            // the AVX2 code).
+            Simd::Avx2 | Simd::Avx512 => unsafe { avx2::escapes64(block) },
             _ => escapes64(block),
         })
         .collect()
@@ -211,9 +205,8 @@ pub struct Spelling {
 }
 
 /// Appends the bytes of a block as its [`Spelling`] says, all at once (no branch per byte): a
-/// function compiled for SIMD instructions, made only by [`Squeeze::avx2`] and
-/// [`Squeeze::vbmi2`], which check that the CPU has them first (the field is private, so no
-/// other code can make one).
+/// function compiled for SIMD instructions, made only by [`Squeeze::avx2`], which checks that
+/// the CPU has them first (the field is private, so no other code can make one).
 #[derive(Clone, Copy, Debug)]
 pub struct Squeeze(unsafe fn(&[u8; 64], Spelling, &mut Vec<u8>));
 
@@ -227,26 +220,13 @@ impl Squeeze {
         None
     }
 
-    /// The AVX-512 VBMI2 writer ([`avx512::squeeze`]), when this CPU has AVX-512BW, VBMI and
-    /// VBMI2.
-    pub fn vbmi2() -> Option<Squeeze> {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx512bw")
-            && std::arch::is_x86_feature_detected!("avx512vbmi")
-            && std::arch::is_x86_feature_detected!("avx512vbmi2")
-        {
-            return Some(Squeeze(avx512::squeeze));
-        }
-        None
-    }
-
     /// Appends `block` to `out` as `spelling` says.
     #[inline(always)]
     pub fn write(self, block: &[u8; 64], spelling: Spelling, out: &mut Vec<u8>) {
         #[allow(unsafe_code)]
         // SAFETY: the function is unsafe to call only because it is compiled for instructions
-        // the CPU may lack; a `Squeeze` is made only by `avx2` and `vbmi2`, after they found
-        // the CPU has them.
+        // the CPU may lack; a `Squeeze` is made only by `avx2`, after it found the CPU has
+        // them.
         unsafe {
             (self.0)(block, spelling, out)
         }
@@ -258,7 +238,7 @@ impl Squeeze {
 pub trait BlockLoop {
     type Out;
     /// Runs the loop with these mask functions, and `squeeze` when this path can write a block
-    /// of text that is not UTF-8 all at once (AVX2, AVX-512 VBMI2). Should be
+    /// of text that is not UTF-8 all at once (AVX2). Should be
     /// `#[inline(always)]`, so that it is compiled into each instruction set's caller.
     fn run(
         self,
@@ -269,33 +249,34 @@ pub trait BlockLoop {
     ) -> Self::Out;
 }
 
-/// Runs `body` on the block writers' path ([`Simd::pick`]).
+/// Runs `body` on the block writers' path ([`Simd::pick`]) and its [`Squeeze`] (both found
+/// once).
 pub fn run_block_loop<L: BlockLoop>(body: L) -> L::Out {
-    let path = Simd::pick(default::BLOCK_WRITER);
-    run_block_loop_on(path, body, squeeze_on(path))
+    static WAY: std::sync::OnceLock<(Simd, Option<Squeeze>)> = std::sync::OnceLock::new();
+    let &(path, squeeze) = WAY.get_or_init(|| {
+        let path = Simd::pick(default::BLOCK_WRITER);
+        (path, squeeze_on(path))
+    });
+    run_block_loop_on(path, body, squeeze)
 }
 
-/// The [`Squeeze`] of a path: AVX-512 VBMI2's where the CPU has it, else AVX2's.
+/// The [`Squeeze`] of a path: AVX2's from AVX2 on.
 fn squeeze_on(path: Simd) -> Option<Squeeze> {
     match path {
-        Simd::Avx512 => Squeeze::vbmi2().or_else(Squeeze::avx2),
-        Simd::Avx2 => Squeeze::avx2(),
+        Simd::Avx2 | Simd::Avx512 => Squeeze::avx2(),
         Simd::Portable | Simd::Sse2 => None,
     }
 }
 
-/// Runs `body` with the masks of `path`, at most the widest this CPU has, and `squeeze`.
+/// Runs `body` with the masks of `path`, at most the widest this CPU has (AVX-512 runs the
+/// AVX2 code), and `squeeze`.
 fn run_block_loop_on<L: BlockLoop>(path: Simd, body: L, squeeze: Option<Squeeze>) -> L::Out {
     match path.min(Simd::widest()) {
         #[cfg(target_arch = "x86_64")]
         #[allow(unsafe_code)]
-        // SAFETY: `avx512::run_block_loop` is unsafe to call only because it is compiled for
-        // AVX-512BW, and the CPU has it (`Simd::widest`).
-        Simd::Avx512 => unsafe { avx512::run_block_loop(body, squeeze) },
-        #[cfg(target_arch = "x86_64")]
-        #[allow(unsafe_code)]
-        // SAFETY: as above, for AVX2.
-        Simd::Avx2 => unsafe { avx2::run_block_loop(body, squeeze) },
+        // SAFETY: `avx2::run_block_loop` is unsafe to call only because it is compiled for
+        // AVX2, and the CPU has it (`Simd::widest` is AVX2 or wider).
+        Simd::Avx2 | Simd::Avx512 => unsafe { avx2::run_block_loop(body, squeeze) },
         Simd::Portable => body.run(
             portable_masks64,
             portable_text_masks64,
@@ -306,44 +287,27 @@ fn run_block_loop_on<L: BlockLoop>(path: Simd, body: L, squeeze: Option<Squeeze>
     }
 }
 
-/// [`run_block_loop`] on each path this CPU has (the portable one first), each with and
-/// without every [`Squeeze`] it has (for tests).
+/// The block loops tests run: each code path this CPU has (portable, SSE2, AVX2; AVX-512 runs
+/// the AVX2 code), the portable one first, AVX2's with and without its [`Squeeze`].
 #[cfg(test)]
-pub(crate) fn run_block_loop_each_way<L: BlockLoop + Clone>(body: L) -> Vec<L::Out> {
-    let mut outs = Vec::new();
-    for path in Simd::offered() {
-        outs.push(run_block_loop_on(path, body.clone(), None));
-        if path >= Simd::Avx2 {
-            for squeeze in [Squeeze::avx2(), Squeeze::vbmi2()].into_iter().flatten() {
-                outs.push(run_block_loop_on(path, body.clone(), Some(squeeze)));
-            }
+fn block_loop_ways() -> Vec<(Simd, Option<Squeeze>)> {
+    let mut ways = Vec::new();
+    for path in Simd::offered().filter(|&p| p <= Simd::Avx2) {
+        ways.push((path, None));
+        if let Some(squeeze) = squeeze_on(path) {
+            ways.push((path, Some(squeeze)));
         }
     }
-    outs
+    ways
 }
 
-/// The paths [`run_block_loop_each_way`] runs, by name, and the ones this CPU lacks (for the
-/// tests to report).
+/// [`run_block_loop`] each way of [`block_loop_ways`] (for tests).
 #[cfg(test)]
-pub(crate) fn block_loop_ways() -> (Vec<String>, Vec<&'static str>) {
-    let mut ways = Vec::new();
-    for path in Simd::offered() {
-        ways.push(path.name().to_string());
-        if path >= Simd::Avx2 {
-            for (name, squeeze) in [("avx2", Squeeze::avx2()), ("vbmi2", Squeeze::vbmi2())] {
-                if squeeze.is_some() {
-                    ways.push(format!("{} + {name} squeeze", path.name()));
-                }
-            }
-        }
-    }
-    let lacking = Simd::ALL
+pub(crate) fn run_block_loop_each_way<L: BlockLoop + Clone>(body: L) -> Vec<L::Out> {
+    block_loop_ways()
         .into_iter()
-        .filter(|&p| p > Simd::widest())
-        .map(Simd::name)
-        .chain(Squeeze::vbmi2().is_none().then_some("vbmi2 squeeze"))
-        .collect();
-    (ways, lacking)
+        .map(|(path, squeeze)| run_block_loop_on(path, body.clone(), squeeze))
+        .collect()
 }
 
 /// [`text_masks64`] on each path this CPU has, the portable one first (for tests).
@@ -354,12 +318,9 @@ fn text_masks64_each_way(block: &[u8; 64]) -> Vec<TextMasks<u64>> {
             Simd::Portable => portable_text_masks64(block),
             #[cfg(target_arch = "x86_64")]
             #[allow(unsafe_code)]
-            // SAFETY: the CPU has AVX2 (`Simd::offered` lists the paths it has).
-            Simd::Avx2 => unsafe { avx2::text_masks64(block) },
-            #[cfg(target_arch = "x86_64")]
-            #[allow(unsafe_code)]
-            // SAFETY: as above, for AVX-512BW.
-            Simd::Avx512 => unsafe { avx512::text_masks64(block) },
+            // SAFETY: the CPU has AVX2 (`Simd::offered` lists the paths it has; AVX-512 runs
+            // the AVX2 code).
+            Simd::Avx2 | Simd::Avx512 => unsafe { avx2::text_masks64(block) },
             _ => text_masks64(block),
         })
         .collect()
@@ -630,21 +591,38 @@ mod tests {
         }
     }
 
-    /// The writers' tests run every block loop this CPU has (`run_block_loop_each_way`): the
-    /// AVX-512 VBMI2 writer among them where the CPU has it. A path it lacks is said, not
-    /// passed in silence.
+    /// The writers' tests run every block loop this CPU has (`run_block_loop_each_way`). A
+    /// path it lacks is said, not passed in silence.
     #[test]
+    #[allow(
+        clippy::disallowed_macros,
+        reason = "a test says what it ran on stderr"
+    )]
     fn every_block_writer_this_cpu_has_is_run() {
-        let (ways, lacking) = block_loop_ways();
-        eprintln!("block writers run: {}", ways.join(", "));
+        let ways = block_loop_ways();
+        let names: Vec<String> = ways
+            .iter()
+            .map(|(p, s)| {
+                format!(
+                    "{}{}",
+                    p.name(),
+                    if s.is_some() { " + squeeze" } else { "" }
+                )
+            })
+            .collect();
+        eprintln!("block writers run: {}", names.join(", "));
+        let lacking: Vec<&str> = [Simd::Sse2, Simd::Avx2]
+            .into_iter()
+            .filter(|&p| p > Simd::widest())
+            .map(Simd::name)
+            .collect();
         if !lacking.is_empty() {
             eprintln!("NOT run, this CPU lacks them: {}", lacking.join(", "));
         }
         assert_eq!(ways.len(), run_block_loop_each_way(Count).len());
-        assert!(ways.iter().any(|w| w == "portable"));
-        #[cfg(target_arch = "x86_64")]
-        if Squeeze::vbmi2().is_some() {
-            assert!(ways.iter().any(|w| w == "avx512 + vbmi2 squeeze"));
+        assert!(matches!(ways[0], (Simd::Portable, None)));
+        if Simd::widest() >= Simd::Avx2 {
+            assert!(ways.iter().any(|(p, s)| *p == Simd::Avx2 && s.is_some()));
         }
     }
 

@@ -1,12 +1,10 @@
 //! The masks of a block of a binary line, for writing it as `strings` prints it
 //! (`record/binary.rs`): which bytes are printable (a string's), which of them JSON escapes, and
-//! which bytes text never holds. Sixteen or sixty-four at a time by SSE2 or AVX2 (the path
-//! [`Simd::pick`] gives the string writer), or without SIMD; tests check each against a
-//! byte-at-a-time reference on every byte value in every lane, on every path this CPU has.
+//! which bytes text never holds. Sixteen at a time by SSE2 (an AVX2 version was measured no
+//! faster end to end on random bytes and deleted), or without SIMD (the portable path); tests
+//! check each against a byte-at-a-time reference on every byte value in every lane.
 
 use super::dispatch::{Simd, default};
-#[cfg(target_arch = "x86_64")]
-use super::simd::avx2;
 
 /// Which bytes of a block are what, for writing a binary line as `strings` prints it
 /// (`record.rs`): bit `k` for byte `k`.
@@ -94,45 +92,39 @@ pub trait StringLoop {
     fn run(self, string_masks64: impl Fn(&[u8; 64]) -> StringMasks<u64> + Copy) -> Self::Out;
 }
 
-/// Runs `body` on the string writer's path ([`Simd::pick`]).
+/// Runs `body` on the string writer's path ([`Simd::pick`], found once).
 pub fn run_string_loop<L: StringLoop>(body: L) -> L::Out {
-    run_string_loop_on(Simd::pick(default::STRING_WRITER), body)
+    static PATH: std::sync::OnceLock<Simd> = std::sync::OnceLock::new();
+    let path = *PATH.get_or_init(|| Simd::pick(default::STRING_WRITER));
+    run_string_loop_on(path, body)
 }
 
-/// Runs `body` with the string masks of `path`, at most the widest this CPU has (AVX-512 runs
-/// AVX2's: there is no wider one).
+/// Runs `body` with the string masks of `path`: the portable ones, or SSE2's (portable on a
+/// target without SSE2) from SSE2 on.
 fn run_string_loop_on<L: StringLoop>(path: Simd, body: L) -> L::Out {
-    match path.min(Simd::widest()) {
-        #[cfg(target_arch = "x86_64")]
-        #[allow(unsafe_code)]
-        // SAFETY: `avx2::run_string_loop` is unsafe to call only because it is compiled for
-        // AVX2, and the CPU has it (`Simd::widest` is AVX2 or wider).
-        Simd::Avx2 | Simd::Avx512 => unsafe { avx2::run_string_loop(body) },
+    match path {
         Simd::Portable => body.run(portable_string_masks64),
         _ => body.run(string_masks64),
     }
 }
 
-/// [`run_string_loop`] on each path this CPU has up to AVX2, the portable one first (for
-/// tests).
+/// [`run_string_loop`] on each code path this CPU has (portable, SSE2), the portable one first
+/// (for tests).
 #[cfg(test)]
 pub(crate) fn run_string_loop_each_way<L: StringLoop + Clone>(body: L) -> Vec<L::Out> {
     Simd::offered()
-        .filter(|&p| p <= Simd::Avx2)
+        .filter(|&p| p <= Simd::Sse2)
         .map(|path| run_string_loop_on(path, body.clone()))
         .collect()
 }
 
-/// [`string_masks64`] on each path this CPU has up to AVX2, the portable one first (for tests).
+/// [`string_masks64`] on each code path this CPU has, the portable one first (for tests).
 #[cfg(test)]
 fn string_masks64_each_way(block: &[u8; 64]) -> Vec<StringMasks<u64>> {
     Simd::offered()
+        .filter(|&p| p <= Simd::Sse2)
         .map(|path| match path {
             Simd::Portable => portable_string_masks64(block),
-            #[cfg(target_arch = "x86_64")]
-            #[allow(unsafe_code)]
-            // SAFETY: the CPU has AVX2 (`Simd::offered` lists the paths it has).
-            Simd::Avx2 | Simd::Avx512 => unsafe { avx2::string_masks64(block) },
             _ => string_masks64(block),
         })
         .collect()
