@@ -911,3 +911,77 @@ fn a_finished_run_reads_finished_with_ok_from_its_final_event() {
     );
     m.close();
 }
+
+/// #48: a loop script's `=== Iteration N ===` line after each result (a `non_json` record in
+/// smart-tee's log) reopened the finished run, which then read "ended without a final event";
+/// and `--summary a b` merged the runs of two files. Each run keeps its own ending, and a file
+/// boundary always starts a conversation.
+#[test]
+fn runs_keep_their_endings_across_text_lines_and_files() {
+    let dir = tempdir("reading-run-endings");
+    let run = |s: &str, sub: &str, err: bool| {
+        format!(
+            "{{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"{s}\",\"model\":\"claude-sonnet-4-5\"}}\n\
+             {{\"type\":\"result\",\"subtype\":\"{sub}\",\"is_error\":{err},\"num_turns\":1,\"session_id\":\"{s}\"}}\n"
+        )
+    };
+    let stream = format!(
+        "{}=== Iteration 2 ===\n{}=== Iteration 3 ===\n{}=== done ===\n",
+        run("s1", "success", false),
+        run("s2", "error_max_turns", true),
+        run("s3", "success", false)
+    );
+    let log = dir.join("loop.jsonl");
+    let out = common::run_cmd(bin().arg(&log), stream.as_bytes());
+    assert!(out.status.success());
+    let s = summary_json(&log, &[]);
+    let states: Vec<String> = s["conversations"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{s}"))
+        .iter()
+        .map(|c| c["state"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(states, ["finished", "finished", "finished"], "{s}");
+    let oks: Vec<Value> = s["conversations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["ok"].clone())
+        .collect();
+    assert_eq!(oks, [json!(true), json!(false), json!(true)], "{s}");
+    // Two files, the same session id in both: two conversations all the same.
+    let (a, b) = (dir.join("a.jsonl"), dir.join("b.jsonl"));
+    std::fs::write(&a, run("s", "success", false)).unwrap();
+    std::fs::write(
+        &b,
+        run("s", "error_max_turns", true).replace("\"subtype\":\"init\",", ""),
+    )
+    .unwrap();
+    let out = common::run_cmd(
+        bin()
+            .args(["--summary", "--format", "json"])
+            .arg(&a)
+            .arg(&b),
+        b"",
+    );
+    let s: Value = strict_parse(out.stdout.trim_ascii_end()).unwrap();
+    assert_eq!(s["conversations"].as_array().map(Vec::len), Some(2), "{s}");
+}
+
+/// #48: the `model` line read `<synthetic>`, Claude Code's placeholder on its own error
+/// messages, where the init's model did the work.
+#[test]
+fn the_model_is_never_the_synthetic_placeholder() {
+    let dir = tempdir("reading-synthetic");
+    let log = write(
+        &dir.join("a.jsonl"),
+        concat!(
+            r#"{"type":"system","subtype":"init","session_id":"s1","model":"claude-sonnet-4-5"}"#,
+            "\n",
+            r#"{"type":"assistant","message":{"model":"<synthetic>","content":[{"type":"text","text":"API Error: 529"}]},"session_id":"s1"}"#,
+            "\n"
+        ),
+    );
+    let s = summary_json(&log, &[]);
+    assert_eq!(s["model"], "claude-sonnet-4-5", "{s}");
+}

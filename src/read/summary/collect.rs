@@ -15,6 +15,13 @@ use crate::read::gist::{first_line, gist, time_of};
 use crate::read::view::is_error_event;
 use crate::read::when::event_instant;
 
+/// True for a line that says nothing of the run: a record smart-tee wrote itself (`non_json`,
+/// as a loop script's `=== Iteration N ===` line between runs becomes; `torn`) or a heartbeat.
+/// After a final event it does not reopen the finished run (#48).
+fn said_nothing(v: &Value, kind: &str) -> bool {
+    matches!(kind, "non_json" | "torn") || is_heartbeat(v, kind)
+}
+
 impl Summary {
     /// Takes one event (a log line).
     pub fn add(&mut self, line: &[u8]) {
@@ -25,7 +32,11 @@ impl Summary {
 
     /// Adds an event already parsed from a whole line.
     pub fn add_event(&mut self, v: &Value) {
-        if self.starts_conversation(v) {
+        // A file's first event starts a conversation of its own (#48): runs of two files never
+        // merge, whatever their events.
+        let file_start =
+            std::mem::take(&mut self.file_start) && self.parts.last().is_some_and(|p| p.events > 0);
+        if file_start || self.starts_conversation(v) {
             if let Some(p) = self.parts.last() {
                 self.closed.get_or_insert_with(Closed::default).add(p);
             }
@@ -100,9 +111,12 @@ impl Summary {
             .iter()
             .find_map(|p| s(v, p));
         }
+        // `<synthetic>` is Claude Code's placeholder on its own error messages, not a model
+        // that did the work (#48).
         if let Some(m) = ["/model", "/message/model", "/payload/model"]
             .iter()
             .find_map(|p| s(v, p))
+            .filter(|m| m != "<synthetic>")
         {
             self.model = Some(m);
         }
@@ -119,7 +133,7 @@ impl Summary {
             .filter(|t| t == "task_complete" || t == "turn_aborted");
         if is_final(kind) || rollout_end.is_some() {
             self.after_final = false;
-        } else if self.finished.is_some() {
+        } else if self.finished.is_some() && !said_nothing(v, kind) {
             self.after_final = true;
         }
         self.tools_and_files(v, kind);

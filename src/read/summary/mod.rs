@@ -90,6 +90,8 @@ pub struct Summary {
     last_progress: Option<Instant>,
     /// The latest instant any event carries, heartbeats included.
     last_any: Option<Instant>,
+    /// A new file begins: its first event starts a conversation.
+    file_start: bool,
     counts: Counts,
     /// Tokens and cost per model: `(session, model)` to the last values reported (results are
     /// cumulative per session); from assistant messages when no result reports them.
@@ -208,6 +210,7 @@ impl Summary {
     ) -> io::Result<()> {
         let mut f = file.try_clone()?;
         io::Seek::seek(&mut f, io::SeekFrom::Start(0))?;
+        self.file_start = true;
         for_each_line_in(f, limit, |line| {
             self.lines += 1;
             if wants(line) {
