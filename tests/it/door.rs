@@ -4,7 +4,7 @@
 //! text and JSON, the HTML page and every MCP tool. Each leak once found has a test named after
 //! it; one property test puts secrets of every kind at every offset of long strings and runs
 //! every surface on the same log and archive (`SMART_TEE_DOOR_CASES` logs, 3 by default; `.ci/run`
-//! runs 200). A full, non-blocking stderr costs neither the stream nor a log.
+//! runs 60). A full, non-blocking stderr costs neither the stream nor a log.
 
 use std::path::Path;
 use std::process::{Command, Output};
