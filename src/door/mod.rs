@@ -260,7 +260,8 @@ pub fn stderr_terminal() -> Option<Option<usize>> {
     terminal(rustix::stdio::stderr())
 }
 
-fn terminal(fd: std::os::fd::BorrowedFd<'_>) -> Option<Option<usize>> {
+/// As [`stdout_terminal`], for any descriptor (a `--progress=FILE` that is a terminal).
+pub fn terminal(fd: std::os::fd::BorrowedFd<'_>) -> Option<Option<usize>> {
     rustix::termios::isatty(fd).then(|| {
         rustix::termios::tcgetwinsize(fd)
             .ok()

@@ -14,8 +14,8 @@ pub struct LinesIn {
     ready: Vec<u8>,
     at: usize,
     done: bool,
-    /// How much is read from `inner` at a time.
-    chunk: usize,
+    /// What is read from `inner` at a time.
+    chunk: Vec<u8>,
 }
 
 impl LinesIn {
@@ -26,7 +26,7 @@ impl LinesIn {
             ready: Vec::new(),
             at: 0,
             done: false,
-            chunk,
+            chunk: vec![0u8; chunk],
         }
     }
 
@@ -54,10 +54,9 @@ impl Read for LinesIn {
             if self.done {
                 return Ok(0);
             }
-            let mut chunk = vec![0u8; self.chunk];
-            let n = self.inner.read(&mut chunk)?;
+            let n = self.inner.read(&mut self.chunk)?;
             self.done = n == 0;
-            self.line.extend_from_slice(&chunk[..n]);
+            self.line.extend_from_slice(&self.chunk[..n]);
             self.settle();
         }
         let n = buf.len().min(self.ready.len() - self.at);

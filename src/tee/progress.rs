@@ -11,7 +11,7 @@
 //! progress, and gives up after [`STUCK`] without a line written (a destination that no longer
 //! reads).
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -208,7 +208,7 @@ fn show(
                 .open(&path);
             match file {
                 Ok(f) => {
-                    let terminal = f.is_terminal().then(|| width_of(&f));
+                    let terminal = crate::door::terminal(std::os::fd::AsFd::as_fd(&f));
                     show_on(
                         crate::door::Answer::new(f),
                         terminal,
@@ -224,14 +224,6 @@ fn show(
             }
         }
     }
-}
-
-/// The columns of a terminal, when it says.
-fn width_of(fd: &impl std::os::fd::AsFd) -> Option<usize> {
-    rustix::termios::tcgetwinsize(fd)
-        .ok()
-        .map(|w| usize::from(w.ws_col))
-        .filter(|&w| w >= 20)
 }
 
 /// Renders and writes every batch until the queue ends; `terminal`: the destination is one

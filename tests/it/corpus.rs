@@ -59,34 +59,21 @@ fn corpus_honours_the_contract_at_every_budget() {
 #[test]
 fn corpus_keeps_types_and_usage_at_1024_2048_5120() {
     let mut echoes = 0;
-    for file in corpus_files() {
-        let input = std::fs::read(&file).expect("read corpus file");
-        let name = file.file_name().unwrap().to_string_lossy().into_owned();
-        for budget in [1024, 2048, 5120] {
-            let log = check_contract(&input, budget);
-            for (n, (inp, out)) in input_lines(&input).iter().zip(lines(&log)).enumerate() {
-                let orig = strict_parse(inp).expect("corpus lines are JSON");
-                let cut = strict_parse(out).expect("log lines are JSON");
-                if let Err(e) = keeps_types(&orig, &cut) {
-                    panic!("{name} line {} at {budget}: {e}", n + 1);
-                }
-                for lost in usage_losses(&orig, &cut) {
-                    let echo = budget == 1024
-                        && match orig["type"].as_str() {
-                            Some("progress") => lost == "$.data.message.message",
-                            Some("user") => lost == "$.toolUseResult",
-                            _ => false,
-                        };
-                    assert!(
-                        echo,
-                        "{name} line {} at {budget}: usage lost at {lost}",
-                        n + 1
-                    );
-                    echoes += 1;
-                }
-            }
+    each_corpus_line_cut(|at, budget, orig, cut| {
+        if let Err(e) = keeps_types(orig, cut) {
+            panic!("{at}: {e}");
         }
-    }
+        for lost in usage_losses(orig, cut) {
+            let echo = budget == 1024
+                && match orig["type"].as_str() {
+                    Some("progress") => lost == "$.data.message.message",
+                    Some("user") => lost == "$.toolUseResult",
+                    _ => false,
+                };
+            assert!(echo, "{at}: usage lost at {lost}");
+            echoes += 1;
+        }
+    });
     assert!(
         echoes <= 20,
         "{echoes} sub-agent echoes lost their usage at 1024"
@@ -112,57 +99,69 @@ const WHOLE: [&str; 2] = ["usage", "modelUsage"];
 /// docs/cut-policy.md, "What typed readers get").
 #[test]
 fn corpus_keeps_key_sets_ids_and_usage_at_1024_2048_5120() {
+    each_corpus_line_cut(|at, _, orig, cut| {
+        let (Value::Object(o), Value::Object(c)) = (orig, cut) else {
+            return;
+        };
+        assert!(o.keys().eq(c.keys()), "{at}: top-level keys changed");
+        for obj in [Some((o, c)), message(o).zip(message(c))]
+            .into_iter()
+            .flatten()
+        {
+            for field in IDS.iter().chain(&WHOLE) {
+                assert_eq!(
+                    obj.0.get(*field),
+                    obj.1.get(*field),
+                    "{at}: {field} changed"
+                );
+            }
+            assert_eq!(obj.0.get("id"), obj.1.get("id"), "{at}: id changed");
+        }
+        let (Some(o), Some(c)) = (message(o), message(c)) else {
+            return;
+        };
+        let (Some(Value::Array(blocks)), Some(Value::Array(kept))) =
+            (o.get("content"), c.get("content"))
+        else {
+            return;
+        };
+        let id = |b: &Value| b.get("id").or_else(|| b.get("tool_use_id")).cloned();
+        for block in kept {
+            let Some(bid) = id(block) else { continue };
+            let orig = blocks
+                .iter()
+                .find(|b| id(b).as_ref() == Some(&bid))
+                .unwrap_or_else(|| panic!("{at}: block {bid} is not in the input"));
+            let (Value::Object(ob), Value::Object(kb)) = (orig, block) else {
+                panic!("{at}: block {bid} changed type");
+            };
+            assert!(
+                ob.keys().eq(kb.keys()),
+                "{at}: block {bid} keys changed: {:?} vs {:?}",
+                ob.keys().collect::<Vec<_>>(),
+                kb.keys().collect::<Vec<_>>()
+            );
+        }
+    });
+}
+
+/// Calls `check(at, budget, input line, log line)` for every line of every corpus file, cut
+/// at 1024, 2048 and 5120 (each file's log checked against the contract).
+fn each_corpus_line_cut(mut check: impl FnMut(&str, usize, &Value, &Value)) {
     for file in corpus_files() {
         let input = std::fs::read(&file).expect("read corpus file");
         let name = file.file_name().unwrap().to_string_lossy().into_owned();
         for budget in [1024, 2048, 5120] {
             let log = check_contract(&input, budget);
             for (n, (inp, out)) in input_lines(&input).iter().zip(lines(&log)).enumerate() {
-                let at = format!("{name} line {} at {budget}", n + 1);
                 let orig = strict_parse(inp).expect("corpus lines are JSON");
                 let cut = strict_parse(out).expect("log lines are JSON");
-                let (Value::Object(o), Value::Object(c)) = (&orig, &cut) else {
-                    continue;
-                };
-                assert!(o.keys().eq(c.keys()), "{at}: top-level keys changed");
-                for obj in [Some((o, c)), message(o).zip(message(c))]
-                    .into_iter()
-                    .flatten()
-                {
-                    for field in IDS.iter().chain(&WHOLE) {
-                        assert_eq!(
-                            obj.0.get(*field),
-                            obj.1.get(*field),
-                            "{at}: {field} changed"
-                        );
-                    }
-                    assert_eq!(obj.0.get("id"), obj.1.get("id"), "{at}: id changed");
-                }
-                let (Some(o), Some(c)) = (message(o), message(c)) else {
-                    continue;
-                };
-                let (Some(Value::Array(blocks)), Some(Value::Array(kept))) =
-                    (o.get("content"), c.get("content"))
-                else {
-                    continue;
-                };
-                let id = |b: &Value| b.get("id").or_else(|| b.get("tool_use_id")).cloned();
-                for block in kept {
-                    let Some(bid) = id(block) else { continue };
-                    let orig = blocks
-                        .iter()
-                        .find(|b| id(b).as_ref() == Some(&bid))
-                        .unwrap_or_else(|| panic!("{at}: block {bid} is not in the input"));
-                    let (Value::Object(ob), Value::Object(kb)) = (orig, block) else {
-                        panic!("{at}: block {bid} changed type");
-                    };
-                    assert!(
-                        ob.keys().eq(kb.keys()),
-                        "{at}: block {bid} keys changed: {:?} vs {:?}",
-                        ob.keys().collect::<Vec<_>>(),
-                        kb.keys().collect::<Vec<_>>()
-                    );
-                }
+                check(
+                    &format!("{name} line {} at {budget}", n + 1),
+                    budget,
+                    &orig,
+                    &cut,
+                );
             }
         }
     }
