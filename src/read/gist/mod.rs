@@ -14,6 +14,7 @@ use serde_json::Value;
 
 pub use crate::line::agents::Format;
 use crate::line::agents::Head;
+pub use codex::{call_output_failed, rollout_failure};
 
 /// Which agent's stream an event is from, by its `type` and the fields beside it.
 pub fn format_of(v: &Value) -> Format {

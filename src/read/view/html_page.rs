@@ -133,11 +133,8 @@ pub(super) fn header(
         .get("cost_usd")
         .and_then(Value::as_f64)
         .map(|c| format!("${c:.4}"));
-    let tokens = format!(
-        "in {} · out {}",
-        grouped(num("input_tokens").unwrap_or(0)),
-        grouped(num("output_tokens").unwrap_or(0))
-    );
+    // The summary's own words: `in 1,769,237 (uncached 10,552, cache read …, write …) out 12,944`.
+    let tokens = crate::read::summary::Tokens::from_json(s).text();
     let calls = num("tool_calls")
         .filter(|&c| c > 0)
         .map(|c| format!("{c}, failed {}", num("tool_failures").unwrap_or(0)));

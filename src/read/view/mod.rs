@@ -232,6 +232,9 @@ pub fn is_error_event(v: &Value) -> bool {
     if matches!(kind, "error" | "turn.failed") || sub.starts_with("error") {
         return true;
     }
+    if crate::read::gist::rollout_failure(v) {
+        return true;
+    }
     let inner = [
         Some(v),
         v.get("item"),
