@@ -1190,3 +1190,63 @@ fn type_matches_any_level_of_the_type_the_view_prints() {
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 2);
 }
+
+/// #48: the summary of smart-tee's log of a stream said other things than the stream's own:
+/// the loop script's text lines between runs counted as events, and an error's size counted a
+/// cut string's escaped bytes but an uncut one's decoded bytes. At the default budget the log
+/// and its original give the same summary, in text and JSON, for every real log and every
+/// agent fixture (the three files of format-three-files in one call too).
+#[test]
+fn a_log_and_its_original_give_the_same_summary() {
+    let dir = common::tempdir("view-same-summary");
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let mut sets: Vec<Vec<PathBuf>> = corpus_files().into_iter().map(|f| vec![f]).collect();
+    for entry in std::fs::read_dir(&golden).unwrap() {
+        let case = entry.unwrap().path();
+        if case
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("format-")
+        {
+            let mut set = vec![case.join("input.jsonl")];
+            let mut also: Vec<PathBuf> = std::fs::read_dir(&case)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| {
+                    p.file_name()
+                        .unwrap()
+                        .to_string_lossy()
+                        .starts_with("also-")
+                })
+                .collect();
+            also.sort();
+            set.extend(also);
+            sets.push(set);
+        }
+    }
+    assert!(sets.len() > 20, "{} sets", sets.len());
+    for (k, set) in sets.iter().enumerate() {
+        let logs: Vec<PathBuf> = set
+            .iter()
+            .enumerate()
+            .map(|(j, input)| {
+                let log = dir.join(format!("{k}-{j}.jsonl"));
+                let out = common::run_cmd(bin().arg(&log), &std::fs::read(input).unwrap());
+                assert!(out.status.success());
+                log
+            })
+            .collect();
+        for format in ["text", "json"] {
+            let summary = |files: &[PathBuf]| {
+                let out = common::run_cmd(
+                    bin().args(["--summary", "--format", format]).args(files),
+                    b"",
+                );
+                assert!(out.status.success());
+                String::from_utf8(out.stdout).unwrap()
+            };
+            assert_eq!(summary(set), summary(&logs), "{set:?} ({format})");
+        }
+    }
+}

@@ -31,8 +31,15 @@ impl Summary {
         }
     }
 
-    /// Adds an event already parsed from a whole line.
+    /// Adds an event already parsed from a whole line. smart-tee's own records (`non_json`,
+    /// `torn`) are no events of the run: the log of a stream says what the stream does.
     pub fn add_event(&mut self, v: &Value) {
+        if matches!(
+            v.get("type").and_then(Value::as_str),
+            Some("non_json" | "torn")
+        ) {
+            return;
+        }
         // A file's first event starts a conversation of its own (#48): runs of two files never
         // merge, whatever their events.
         let file_start =
@@ -457,6 +464,10 @@ impl Summary {
                     }
                 }
                 Some("web_search") => self.tool("web_search"),
+                // A spawned agent, a message to one: calls too (their failures count).
+                Some("collab_tool_call") => {
+                    self.tool(&s(v, "/item/tool").unwrap_or_else(|| "collab_tool_call".into()))
+                }
                 _ => {}
             },
             "event_msg"

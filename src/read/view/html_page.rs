@@ -193,8 +193,9 @@ pub(super) fn header(
     out.push_str("</div></header>\n");
 }
 
-/// The most bytes of a summary value shown in the header (before escaping).
-const VALUE_CAP: usize = 120;
+/// The most bytes of a summary value shown in the header (before escaping): the tokens' line
+/// at its longest (five 20-digit counts, grouped) fits.
+const VALUE_CAP: usize = 200;
 
 /// Chart size.
 const W: f64 = 420.0;
