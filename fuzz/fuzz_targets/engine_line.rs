@@ -49,6 +49,8 @@ fuzz_target!(|data: &[u8]| {
     });
     let mut out = Vec::new();
     let outcome = engine.process(line, &mut out);
+    // A caught panic is a bug, not a record to write (#47.5).
+    assert_eq!(engine.panics(), 0, "{:?}", smart_tee::cut::engine::first_caught_panic());
     if outcome == Outcome::Blank {
         assert!(out.is_empty());
         return;

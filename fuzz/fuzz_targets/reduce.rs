@@ -59,6 +59,9 @@ fuzz_target!(|data: &[u8]| {
                     String::from_utf8_lossy(&whole)
                 );
             }
+            // A caught panic is a bug, not a record to write (#47.5).
+            let panics = smart_tee::cut::engine::caught_panics();
+            assert_eq!(panics, 0, "{:?}", smart_tee::cut::engine::first_caught_panic());
         }
     }
 });

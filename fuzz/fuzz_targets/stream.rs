@@ -61,6 +61,9 @@ fuzz_target!(|data: &[u8]| {
     let (stdout, log) = run(data, sizes, budget);
     assert_eq!(stdout, data);
     let (_, whole) = run(data, vec![usize::MAX], budget);
+    // A caught panic is a bug, not a record to write (#47.5).
+    let panics = smart_tee::cut::engine::caught_panics();
+    assert_eq!(panics, 0, "{:?}", smart_tee::cut::engine::first_caught_panic());
     assert_eq!(log, whole, "the log depends on chunking");
     let want = data
         .split(|&b| b == b'\n')

@@ -165,18 +165,30 @@ pub(super) fn has_ids(nodes: &[Node], line: &[u8], children: &[u32], named: bool
     while c < rec.next as usize {
         let m = &nodes[c];
         let key = &line[m.key_start as usize + 1..m.key_end as usize - 1];
-        let id = |k: &[u8]| {
-            k == b"id" || k.ends_with(b"_id") || k.ends_with(b"Id") || k.ends_with(b"ID")
-        };
         if m.class == FieldClass::Preserved
             && !crate::line::fields::key_is(key, b"type")
-            && (!named || id(key))
+            && (!named || is_id_name(key))
         {
             return true;
         }
         c = m.next as usize;
     }
     false
+}
+
+/// Whether a key's text (without its quotes) names an id: `id`, or a name ending in `_id`, `Id`
+/// or `ID` (`tool_use_id`, `callID`), or `uuid` (`parentUuid`).
+fn is_id_name(k: &[u8]) -> bool {
+    k == b"id"
+        || k == b"uuid"
+        || [&b"_id"[..], b"Id", b"ID", b"Uuid"]
+            .iter()
+            .any(|end| k.ends_with(end))
+}
+
+/// Whether a member's key, quotes included, names an id (see [`is_id_name`]).
+pub fn named_as_id(key: &[u8]) -> bool {
+    key.len() >= 2 && is_id_name(&key[1..key.len() - 1])
 }
 
 /// The media type of a payload: its own, for a `data:` URL, or the one next to it

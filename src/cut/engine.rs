@@ -6,7 +6,6 @@
 
 use std::collections::HashMap;
 use std::mem::take;
-use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 
 use crate::cut::costs::{Costs, Sizes};
@@ -159,10 +158,13 @@ pub struct LineEngine {
     /// The same, one entry per node once the line is indexed.
     elided: Vec<Elided>,
     planner: Planner,
+    /// Panics caught in this engine's lines (see [`LineEngine::panics`]).
+    panics: u64,
 }
 
 impl LineEngine {
     pub fn new(config: EngineConfig) -> LineEngine {
+        quiet_caught_panics();
         LineEngine {
             redactor: config
                 .redact
@@ -181,7 +183,20 @@ impl LineEngine {
             reduction: Vec::new(),
             elided: Vec::new(),
             planner: Planner::default(),
+            panics: 0,
         }
+    }
+
+    /// Panics caught in this engine's lines so far, each line logged as a `truncated` record
+    /// of its text (see [`LineEngine::process`]); `--stats` counts them and stderr says so once.
+    /// Each is a bug: the test harnesses and fuzz targets assert there are none.
+    pub fn panics(&self) -> u64 {
+        self.panics
+    }
+
+    /// Counts `n` panics caught on this engine's behalf (a reduction's, `tee::log::BigLine`).
+    pub(crate) fn count_panics(&mut self, n: u64) {
+        self.panics += n;
     }
 
     /// `--redact`'s redactor, for the reading thread to look at chunks ahead
@@ -226,13 +241,14 @@ impl LineEngine {
     /// panic is caught here and the line is logged as a `truncated` record of its text.
     pub fn process(&mut self, line: &[u8], out: &mut Vec<u8>) -> Outcome {
         let start = out.len();
-        let done = panic::catch_unwind(AssertUnwindSafe(|| self.process_unguarded(line, out)));
+        let done = guarded(|| self.process_unguarded(line, out));
         done.unwrap_or_else(|_| self.failed(line, start, out))
     }
 
     /// The record of a line whose processing panicked (see [`LineEngine::process`]).
     #[cold]
     fn failed(&mut self, line: &[u8], start: usize, out: &mut Vec<u8>) -> Outcome {
+        self.panics += 1;
         out.truncate(start);
         self.reduction.clear();
         self.search_log = Search::Off;
@@ -242,13 +258,14 @@ impl LineEngine {
         let mut redacted = Vec::new();
         let text = match &self.redactor {
             None => text,
-            Some(r) => {
-                match panic::catch_unwind(AssertUnwindSafe(|| r.redact(text, &mut redacted))) {
-                    Ok(true) => &redacted[..],
-                    Ok(false) => text,
-                    Err(_) => b"[TEXT WITHHELD: redaction failed]",
+            Some(r) => match guarded(|| r.redact(text, &mut redacted)) {
+                Ok(true) => &redacted[..],
+                Ok(false) => text,
+                Err(_) => {
+                    self.panics += 1;
+                    b"[TEXT WITHHELD: redaction failed]"
                 }
-            }
+            },
         };
         let budget = self.config.max_line_bytes;
         record::emit_record(UNPLANNED, text, budget, &self.style(), out);
@@ -478,55 +495,6 @@ impl LineEngine {
         outcome
     }
 
-    /// Adds what each cut value gave up (in input bytes) to the field it is in: the nearest
-    /// enclosing key.
-    #[cold]
-    fn count_savings(&mut self, json: &[u8]) {
-        let nodes = &self.nodes;
-        let sz = Sizes {
-            nodes,
-            elided: &self.elided,
-        };
-        let (state, kept) = (&self.planner.state, &self.planner.kept);
-        let mut i = 0;
-        while i < nodes.len() {
-            let nd = &nodes[i];
-            let saved = match (state[i], nd.kind) {
-                (State::Dropped | State::Collapsed, _) => sz.text_len(i),
-                (_, Kind::String) if kept[i] == DESCRIPTOR => sz.text_len(i) - 2,
-                (_, Kind::String) if kept[i] != WHOLE => sz.text_len(i) - 2 - kept[i] as usize,
-                _ => 0,
-            };
-            if saved > 0 {
-                let mut k = i;
-                while !nodes[k].has_key() && nodes[k].parent as usize != k {
-                    k = nodes[k].parent as usize;
-                }
-                let key = &json[nodes[k].key_start as usize..nodes[k].key_end as usize];
-                let name = key
-                    .get(1..key.len().saturating_sub(1))
-                    .unwrap_or(b"(top level)");
-                let name = if name.is_empty() {
-                    &b"(top level)"[..]
-                } else {
-                    name
-                };
-                // A key is written to --stats-json: redacted as the log is.
-                let mut redacted = Vec::new();
-                let name = match &self.redactor {
-                    Some(r) if r.redact(name, &mut redacted) => &redacted[..],
-                    _ => name,
-                };
-                *self.saved_by_field.entry(name.to_vec()).or_default() += saved as u64;
-            }
-            i = if matches!(state[i], State::Dropped | State::Collapsed) {
-                nd.next as usize
-            } else {
-                i + 1
-            };
-        }
-    }
-
     fn style(&self) -> EmitStyle<'_> {
         style(&self.config)
     }
@@ -685,5 +653,11 @@ fn style(config: &EngineConfig) -> EmitStyle<'_> {
     }
 }
 
+mod guard;
+mod savings;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
+
+pub(crate) use guard::guarded;
+use guard::quiet_caught_panics;
+pub use guard::{caught_panics, first_caught_panic};

@@ -2,10 +2,12 @@
 //!
 //! Two passes, neither recursive:
 //!
-//! 1. **Structure, top down.** Every value has three costs in output bytes: `full` (kept whole),
-//!    `floor` (its least form: a long string reduced to its marker; an object keeping its short
-//!    ids, numbers, usage and container members in their least forms, or at worst only its
-//!    marker member; an array keeping its records at their floors, or only its marker element)
+//! 1. **Structure, top down.** Every value has four costs in output bytes: `full` (kept whole),
+//!    `floor` (a long string reduced to its marker, a cut-last one to a head and its marker; an
+//!    object keeping its short ids, numbers, usage and container members at their floors, or
+//!    at worst only its marker member; an array keeping its records at their floors, or only
+//!    its marker element), `bare` (its least form: an object with every member in its least
+//!    form, so its key set, when that takes at most half the budget; an array as its marker)
 //!    and `pref` (what it would cost if every long string in it kept a fair share, 1/8 of the
 //!    budget). A container never becomes a string: it keeps its JSON type (the type rule; only
 //!    containers nested deeper than [`MAX_LOG_DEPTH`] become a marker string). Objects of
@@ -13,10 +15,13 @@
 //!    out. The root gets the whole budget; a container whose `pref` does not fit hands its
 //!    budget down to its children by water-filling between their floors and prefs. An array
 //!    that cannot give each element its share keeps elements from both ends and puts one
-//!    marker element, in the form of its first element, where the middle was; an object drops
-//!    members only when even their floors do not fit, keeping first its rigid members (short
-//!    ids and numbers, usage), then its containers and short strings, then the other preserved
-//!    members, then the rest.
+//!    marker element, in the form of its first element, where the middle was (records with
+//!    ids in their least forms, when that keeps more of them). An object whose members' floors
+//!    do not all fit keeps every member in its least form first (its key set), by rank while
+//!    they fit (ids and short preserved values, usage whole, short values and containers, other
+//!    preserved members, the rest), then raises them to their floors: cut-last strings (a
+//!    head), objects, arrays (`keep_members`; docs/cut-policy.md gives the order in which all
+//!    this gives way).
 //! 2. **Strings, globally.** With the structure fixed, every kept string starts at its floor and
 //!    the strings are raised class by class — preserved, cut-last, normal, cut-first — each
 //!    class to the highest common level (water-filling) that still fits. A class that cannot be
@@ -35,6 +40,8 @@ use crate::cut::costs::{
 use crate::line::fields::FieldClass;
 use crate::line::index::Node;
 use crate::line::scan::Kind;
+
+mod members;
 
 /// What becomes of a value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,6 +79,11 @@ const NO_CUT: u8 = 2;
 /// form: short numbers, short preserved strings (`type`, ids), usage objects.
 const RIGID: u8 = 4;
 
+/// Content bytes a cut-last string (`result`, `text`) keeps at least, head and tail, while its
+/// object keeps its members' floors: the head of the agent's answer outlasts the inputs of
+/// records.
+const LAST_HEAD: usize = MIN_CUT_LEN;
+
 /// Reusable planning state: one slot per node.
 #[derive(Default)]
 pub struct Planner {
@@ -87,12 +99,13 @@ pub struct Planner {
     pref: Vec<usize>,
     /// What each value holds, as [`NUMBERS_ONLY`] and [`NO_CUT`] bits.
     solid: Vec<u8>,
-    /// The least a value can cost: a container's marker alone, else its floor.
+    /// Each value's least form (see the module doc): what an object keeps of a member when the
+    /// members' floors do not all fit.
     bare: Vec<usize>,
     work: Vec<(u32, usize)>,
     children: Vec<u32>,
     candidates: Vec<u32>,
-    members: Vec<usize>,
+    members: Vec<(usize, usize)>,
     keep: Vec<bool>,
     depth: Vec<u32>,
 }
@@ -152,6 +165,7 @@ impl Planner {
             if self.state[i] == State::Collapsed {
                 let cost = costs.collapsed(sz.text_len(i));
                 (self.full[i], self.floor[i], self.pref[i]) = (cost, cost, cost);
+                self.bare[i] = cost;
                 continue;
             }
             match nd.kind {
@@ -160,6 +174,7 @@ impl Planner {
                     self.full[i] = cost;
                     self.floor[i] = cost;
                     self.pref[i] = cost;
+                    self.bare[i] = cost;
                 }
                 Kind::String => {
                     let len = sz.text_len(i) - 2;
@@ -169,9 +184,17 @@ impl Planner {
                             self.solid[i] |= RIGID;
                         }
                     }
-                    let floor = costs.string(len, 0);
+                    // A cut-last string (`result`, `text`) keeps a head before records keep their
+                    // inputs; its least form, when even that does not fit, is its marker.
+                    let least = costs.string(len, 0);
+                    let floor = if nd.class == FieldClass::CutLast {
+                        costs.string(len, LAST_HEAD)
+                    } else {
+                        least
+                    };
                     self.full[i] = len + 2;
                     self.floor[i] = floor;
+                    self.bare[i] = least;
                     self.pref[i] = (len + 2).min(floor.max(share));
                 }
                 Kind::Scalar => {
@@ -188,6 +211,7 @@ impl Planner {
                     if len <= MIN_CUT_LEN {
                         self.solid[i] = NUMBERS_ONLY | NO_CUT | RIGID;
                     }
+                    self.bare[i] = self.floor[i];
                 }
                 Kind::Object | Kind::Array => {
                     // The marker's form is looked up once (it scans the members' keys).
@@ -217,6 +241,8 @@ impl Planner {
                     }
                     let mut min = full;
                     let mut pref = full;
+                    // Every member in its least form: the key set kept.
+                    let mut least_all = full;
                     // The rigid members an object keeps even in its least form.
                     let (mut rigid, mut rigid_bytes) = (0, 0);
                     // The same without the container members.
@@ -231,6 +257,7 @@ impl Planner {
                         full += key + self.full[c];
                         min += key + self.floor[c];
                         pref += key + self.pref[c];
+                        least_all += key + self.bare[c];
                         solid &= self.solid[c];
                         if self.solid[c] & RIGID != 0 {
                             rigid += 1;
@@ -254,33 +281,55 @@ impl Planner {
                     if whole {
                         self.solid[i] |= RIGID;
                     }
-                    // The least form: an object keeps its rigid members and its marker; an array
-                    // of records that carry ids keeps them at their floors when that is small,
-                    // else only its marker.
+                    // The floor: an object keeps its rigid members, its containers at their
+                    // floors and its marker; an array of records that carry ids keeps them at
+                    // their floors when that is small, else only its marker.
                     let marker_only = 2 + marker_cost(0);
+                    // A key set too big for half the budget (deep nesting, wide records) gives
+                    // way to the rigid members alone, or else to the marker alone.
+                    let rigid_only = 2 + fixed_bytes + marker_cost(fixed);
+                    let fallback = if rigid_only <= budget / 2 {
+                        rigid_only
+                    } else {
+                        rigid_only.min(marker_only)
+                    };
                     let least = if nd.kind == Kind::Object {
                         let keys = if rigid == sz.children(i) {
                             min
                         } else {
                             2 + rigid_bytes + marker_cost(rigid)
                         };
-                        // A key set too big for half the budget (deep nesting, wide records)
-                        // gives way to the rigid members alone, or else to the marker alone.
-                        let rigid_only = 2 + fixed_bytes + marker_cost(fixed);
                         if keys <= budget / 2 {
                             keys
-                        } else if rigid_only <= budget / 2 {
-                            keys.min(rigid_only)
                         } else {
-                            keys.min(rigid_only).min(marker_only)
+                            keys.min(fallback)
                         }
                     } else if min <= budget / 2 && self.array_has_ids(nodes, line, i) {
                         min
                     } else {
                         marker_only
                     };
-                    self.floor[i] = if whole { full } else { min.min(least) };
-                    self.bare[i] = self.floor[i].min(marker_only);
+                    // The least form (what an object keeps when its members' floors do not
+                    // all fit): an object keeps every member in its least form, so its key set
+                    // stays, when that takes at most half the budget; an array its marker.
+                    let keys_kept = nd.kind == Kind::Object && least_all <= budget / 2;
+                    self.floor[i] = if whole {
+                        full
+                    } else if keys_kept {
+                        // Its floor then never leaves a member out either.
+                        min.min(least.max(least_all))
+                    } else {
+                        min.min(least)
+                    };
+                    self.bare[i] = if whole {
+                        full
+                    } else if keys_kept {
+                        least_all
+                    } else if nd.kind == Kind::Object {
+                        self.floor[i].min(fallback)
+                    } else {
+                        self.floor[i].min(marker_only)
+                    };
                 }
             }
         }
@@ -382,7 +431,7 @@ impl Planner {
         let mut keep = std::mem::take(&mut self.keep);
         keep.clear();
         keep.resize(n, false);
-        let mut kept = 0;
+        let kept;
         if is_object {
             let all: usize = self
                 .children
@@ -393,47 +442,7 @@ impl Planner {
                 keep.fill(true);
                 kept = n;
             } else {
-                // Rigid members first (short ids and numbers, usage), then containers (in their
-                // least forms at worst: the object keeps its key set) and short strings, then the
-                // other preserved members, then the others in order, while their floors fit.
-                let mut used = marker(n);
-                for pass in 0..4 {
-                    for (k, &c) in self.children.iter().enumerate() {
-                        let c_ = c as usize;
-                        let rank = if self.solid[c_] & RIGID != 0 {
-                            0
-                        } else if matches!(nodes[c_].kind, Kind::Object | Kind::Array)
-                            || self.solid[c_] & NO_CUT != 0
-                        {
-                            1
-                        } else if nodes[c_].class == FieldClass::Preserved {
-                            2
-                        } else {
-                            3
-                        };
-                        if rank != pass || keep[k] {
-                            continue;
-                        }
-                        let need = entry(c, self.floor[c as usize]);
-                        // An array whose least form does not fit may still fit as its marker
-                        // alone: better than leaving it out (and marking that).
-                        let least = match self.bare[c as usize] {
-                            b if b > 0 && nodes[c as usize].kind == Kind::Array => b,
-                            _ => self.floor[c as usize],
-                        };
-                        let bare = entry(c, least);
-                        if used + need <= room {
-                            used += need;
-                        } else if used + bare <= room {
-                            used += bare;
-                            self.floor[c as usize] = least;
-                        } else {
-                            continue;
-                        }
-                        keep[k] = true;
-                        kept += 1;
-                    }
-                }
+                kept = self.keep_members(sz, line, room, marker(n), forced, &mut keep);
             }
         } else {
             // Elements from both ends inward, each at its fair share. At their floors (their
@@ -442,11 +451,25 @@ impl Planner {
             // more of them (their ids stay before a record is left out); and
             // for any array whose fair shares would keep fewer than the first and the last, or
             // leave most of the room empty while elements are dropped.
-            let (ph, pt, used) = self.select_ends(&entry, &marker, room, true, forced);
-            let (fh, ft, _) = self.select_ends(&entry, &marker, room, false, forced);
+            let (ph, pt, used) = self.select_ends(&entry, &marker, room, &self.pref, forced);
+            let (fh, ft, _) = self.select_ends(&entry, &marker, room, &self.floor, forced);
             let records = (fh + ft == n && has_ids(nodes, line, &self.children, false))
                 || (fh + ft > ph + pt && has_ids(nodes, line, &self.children, true));
-            let (h, t) = if records {
+            // Records that carry ids keep more of themselves in their least forms (their
+            // inputs as markers) before one more of them is left out.
+            let least = if fh + ft < n && has_ids(nodes, line, &self.children, false) {
+                let (bh, bt, _) = self.select_ends(&entry, &marker, room, &self.bare, forced);
+                (bh + bt > fh + ft).then_some((bh, bt))
+            } else {
+                None
+            };
+            let (h, t) = if let Some((bh, bt)) = least {
+                for k in (0..bh).chain(n - bt..n) {
+                    let c = self.children[k] as usize;
+                    self.floor[c] = self.bare[c];
+                }
+                (bh, bt)
+            } else if records {
                 (fh, ft)
             } else if ph + pt >= n.min(2) && (ph + pt == n || 2 * used >= room) {
                 (ph, pt)
@@ -512,49 +535,6 @@ impl Planner {
         self.keep = keep;
     }
 
-    /// Counts of elements kept from the front and the back of an array, taking them alternately
-    /// while they fit (`by_pref`: at their fair share, else at their floor), and the bytes they
-    /// take.
-    fn select_ends(
-        &self,
-        entry: &impl Fn(u32, usize) -> usize,
-        marker: &impl Fn(usize) -> usize,
-        room: usize,
-        by_pref: bool,
-        forced: bool,
-    ) -> (usize, usize, usize) {
-        let n = self.children.len();
-        let (mut h, mut t, mut used) = (0, 0, 0);
-        while h + t < n {
-            let c = if h <= t {
-                self.children[h]
-            } else {
-                self.children[n - 1 - t]
-            };
-            let cost = if by_pref {
-                self.pref[c as usize]
-            } else {
-                self.floor[c as usize]
-            };
-            let need = entry(c, cost);
-            let after = if h + t + 1 < n || forced {
-                marker(h + t + 1)
-            } else {
-                0
-            };
-            if used + need + after > room {
-                break;
-            }
-            used += need;
-            if h <= t {
-                h += 1;
-            } else {
-                t += 1;
-            }
-        }
-        (h, t, used)
-    }
-
     /// Raises the kept strings, class by class, as far as the budget allows.
     fn plan_strings(&mut self, sz: Sizes, line: &[u8], budget: usize, costs: &Costs) -> bool {
         let nodes = sz.nodes;
@@ -601,30 +581,51 @@ impl Planner {
 
         let len = |c: u32| sz.text_len(c as usize) - 2;
         let class = |c: u32| nodes[c as usize].class;
-        let mut total: usize = self
-            .candidates
-            .iter()
-            .map(|&c| costs.string(len(c), 0))
-            .sum();
+        // A cut-last string kept at its floor keeps its head (see `LAST_HEAD`): the structure
+        // made room for it. Should the heads not fit after all, every string starts at its
+        // marker.
+        // (Its floor is above its least form, the marker, only while it keeps a head.)
+        let (floor, bare) = (&self.floor, &self.bare);
+        let head = |c: u32, heads: bool| {
+            let c = c as usize;
+            if heads && floor[c] > bare[c] && nodes[c].class == FieldClass::CutLast {
+                LAST_HEAD
+            } else {
+                0
+            }
+        };
+        let least = |heads: bool| -> usize {
+            self.candidates
+                .iter()
+                .map(|&c| costs.string(len(c), head(c, heads)))
+                .sum()
+        };
+        let mut heads = true;
+        let mut total = least(true);
+        if total > room {
+            heads = false;
+            total = least(false);
+        }
         if total > room {
             return false;
         }
         let mut levels = [0usize; FieldClass::ALL.len()];
-        // The content lengths of one class at a time: the search below prices them often.
+        // The content lengths (and least kept bytes) of one class at a time: the search below
+        // prices them often.
         let mut members = std::mem::take(&mut self.members);
         for class_now in FieldClass::ALL.into_iter().rev() {
             members.clear();
             let of_class = self.candidates.iter().filter(|&&c| class(c) == class_now);
-            members.extend(of_class.map(|&c| len(c)));
+            members.extend(of_class.map(|&c| (len(c), head(c, heads))));
             let cost_at = |level: usize| {
                 members
                     .iter()
-                    .map(|&l| costs.string(l, level))
+                    .map(|&(l, h)| costs.string(l, level.max(h)))
                     .sum::<usize>()
             };
             let others = total - cost_at(0);
             // No cut string fits above `room`, so neither can the level.
-            let top = members.iter().copied().max().unwrap_or(0).min(room);
+            let top = members.iter().map(|&(l, _)| l).max().unwrap_or(0).min(room);
             let level = highest_level(top, |l| others + cost_at(l) <= room);
             levels[class_now as usize] = level;
             total = others + cost_at(level);
@@ -635,7 +636,7 @@ impl Planner {
         self.members = members;
         for &c in &self.candidates {
             let l = len(c);
-            let level = levels[class(c) as usize];
+            let level = levels[class(c) as usize].max(head(c, heads));
             self.kept[c as usize] = if costs.string(l, level) >= l + 2 {
                 WHOLE
             } else {

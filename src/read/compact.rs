@@ -17,8 +17,12 @@
 //!
 //! A log compressed with gzip or zstd (a rotated `agent.jsonl.1.gz`) is compacted the same way
 //! and written back compressed as it was (gzip level 6, zstd level 3); its sizes in the report
-//! are the compressed ones. A compressed stream that is damaged or cut short is refused, and a
-//! last line without a newline in it is compacted as a line.
+//! are the compressed ones. Every zstd frame and gzip member is read (`crate::tee::decompress`). A
+//! compressed stream that is damaged or truncated is refused, saying which, and a last line
+//! without a newline in it is compacted as a line.
+//!
+//! A compaction never shortens a log: the temporary file, read back through the same decoder,
+//! must hold as many lines as the decoded original (less its blank lines) before the rename.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
@@ -278,20 +282,24 @@ pub fn compact_file(
             hit: Default::default(),
         };
         let mut reader = open_log(file.try_clone()?, &no_bound)?;
+        if crate::door::redactor().is_some() {
+            // A log written without --redact may hold the part of a secret its own cut left
+            // beside a marker: each line is read as every reading surface reads it.
+            reader = Box::new(crate::read::lines_in::LinesIn::new(reader, CHUNK));
+        }
         let mut buf = vec![0u8; CHUNK];
         let mut read = 0u64;
+        let mut lines_before = LineCount::default();
         loop {
-            let n = reader.read(&mut buf).map_err(|e| match compression {
-                Some(c) => io::Error::other(format!(
-                    "its {} stream is damaged or cut short ({e}); not compacted",
-                    c.name()
-                )),
-                None => e,
-            })?;
+            // The decoder's error says whether the stream is truncated or damaged.
+            let n = reader
+                .read(&mut buf)
+                .map_err(|e| io::Error::new(e.kind(), format!("{e}; not compacted")))?;
             if n == 0 {
                 break;
             }
             read += n as u64;
+            lines_before.add(&buf[..n]);
             if let Some(e) = log.feed(&buf[..n]).into_iter().next() {
                 return Err(io::Error::other(e.to_string()));
             }
@@ -303,6 +311,13 @@ pub fn compact_file(
         drop(log);
         let written = output.finish()?;
         let unfinished = before.len() - whole;
+        // The lines the compacted log must hold: every line read, less the blank ones (the
+        // tee path drops them), an unfinished last line of a plain log included.
+        let expected =
+            (lines_before.lines() + u64::from(unfinished > 0)).saturating_sub(stats.lines_blank);
+        if stats.lines_logged() + u64::from(unfinished > 0) != expected {
+            return Err(short(expected, stats.lines_logged(), "lines were written"));
+        }
         report.lines = stats.lines_logged();
         report.lines_cut = stats.lines_cut + stats.lines_unplanned;
         report.lines_non_json = stats.lines_non_json;
@@ -352,6 +367,31 @@ pub fn compact_file(
         // compaction: a log that its writer can no longer open is worse than a long one.
         keep_attributes(&file, &out, &before)?;
         out.sync_all()?;
+        // Verified before it replaces: the new file, read back as any reader reads it, holds
+        // every line. A compaction never shortens a log.
+        let mut lines_after = LineCount::default();
+        let mut back = crate::tee::decompress::open(File::open(&tmp)?).map_err(|e| {
+            io::Error::new(e.kind(), format!("reading the compacted copy back: {e}"))
+        })?;
+        loop {
+            let n = back.read(&mut buf).map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("reading the compacted copy back: {e}; not compacted"),
+                )
+            })?;
+            if n == 0 {
+                break;
+            }
+            lines_after.add(&buf[..n]);
+        }
+        if lines_after.lines() != expected {
+            return Err(short(
+                expected,
+                lines_after.lines(),
+                "lines are in the compacted copy",
+            ));
+        }
         // Checked last, just before the rename: a writer that takes no lock and wrote meanwhile.
         if fingerprint(&fs::metadata(&real)?) != fingerprint(&before) {
             return Err(io::Error::other(
@@ -385,6 +425,34 @@ pub fn compact_file(
             Err(io_err(source))
         }
     }
+}
+
+/// Lines in a stream of bytes: its newlines, and an unfinished last line.
+#[derive(Default)]
+struct LineCount {
+    newlines: u64,
+    last: Option<u8>,
+}
+
+impl LineCount {
+    fn add(&mut self, bytes: &[u8]) {
+        self.newlines += memchr::memchr_iter(b'\n', bytes).count() as u64;
+        if let Some(&b) = bytes.last() {
+            self.last = Some(b);
+        }
+    }
+
+    fn lines(&self) -> u64 {
+        self.newlines + u64::from(self.last.is_some_and(|b| b != b'\n'))
+    }
+}
+
+/// The refusal of a compaction that would lose lines.
+fn short(expected: u64, got: u64, what: &str) -> io::Error {
+    io::Error::other(format!(
+        "it has {expected} lines (blank ones left out) but {got} {what}; not compacted, \
+         left as it was (a compaction never shortens a log: please report this)"
+    ))
 }
 
 /// Appends what `from` holds past `at` to `to`.
@@ -590,4 +658,31 @@ pub fn run(files: &[PathBuf], config: &EngineConfig, dry_run: bool) -> bool {
         }
     }
     ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_counted_with_an_unfinished_last_one() {
+        let count = |parts: &[&[u8]]| {
+            let mut c = LineCount::default();
+            for p in parts {
+                c.add(p);
+            }
+            c.lines()
+        };
+        assert_eq!(count(&[]), 0);
+        assert_eq!(count(&[b"", b""]), 0);
+        assert_eq!(count(&[b"a\nb", b"\n"]), 2);
+        assert_eq!(count(&[b"a\n", b"b"]), 2);
+        assert_eq!(count(&[b"a\n", b""]), 1);
+        assert_eq!(count(&[b"\n\n"]), 2);
+        let e = short(4, 2, "lines are in the compacted copy").to_string();
+        assert!(
+            e.contains("has 4 lines") && e.contains("not compacted"),
+            "{e}"
+        );
+    }
 }

@@ -5,11 +5,10 @@
 //! chunk is read, so a line reaches the log as soon as its newline has been read, and every write
 //! carries whole lines only: a crash or a kill never leaves half a line behind.
 
-use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::cut::engine::{EngineConfig, Known, LineEngine, Outcome};
+use crate::cut::engine::{EngineConfig, Known, LineEngine, Outcome, guarded};
 use crate::cut::record::{self, ChunkText, Text};
 use crate::cut::redact::{Redactor, Scouted};
 use crate::error::Error;
@@ -49,6 +48,8 @@ pub(crate) fn line_cap(config: &EngineConfig) -> usize {
 /// (`stdout_cap.rs`) both read long lines this way.
 pub(crate) struct BigLine {
     reducer: Option<Reducer>,
+    /// Panics caught in the reducer (bugs), counted by the engine that logs the line.
+    panics: u64,
     failure: Failure,
     excerpt: Oversize,
 }
@@ -60,6 +61,7 @@ impl BigLine {
         let budget = config.max_line_bytes;
         let mut big = BigLine {
             reducer: config.reduces().then(|| Reducer::for_budget(budget)),
+            panics: 0,
             failure: Failure::TooBig,
             // Bytes kept from each end: enough for any record the budget allows.
             excerpt: Oversize::new(budget.max(64 * 1024)),
@@ -73,17 +75,20 @@ impl BigLine {
         if let Some(r) = self.reducer.as_mut() {
             // A bug in the reducer costs the line its structure (it is logged as an excerpt),
             // never the stream.
-            let fed = panic::catch_unwind(AssertUnwindSafe(|| {
+            let fed = guarded(|| {
                 r.feed(piece);
                 r.failure()
-            }));
+            });
             match fed {
                 Ok(None) => {}
                 Ok(Some(f)) => {
                     self.failure = f;
                     self.reducer = None;
                 }
-                Err(_) => self.reducer = None,
+                Err(_) => {
+                    self.panics += 1;
+                    self.reducer = None;
+                }
             }
         }
     }
@@ -117,9 +122,9 @@ impl BigLine {
     /// Appends the line's log line to `out`: its reduction, or else an excerpt.
     #[cold]
     pub(crate) fn finish(self, engine: &mut LineEngine, out: &mut Vec<u8>) -> Outcome {
-        let finished = self
-            .reducer
-            .map(|r| panic::catch_unwind(AssertUnwindSafe(|| r.finish())));
+        let finished = self.reducer.map(|r| guarded(|| r.finish()));
+        let panicked = matches!(finished, Some(Err(_)));
+        engine.count_panics(self.panics + u64::from(panicked));
         let failure = match finished {
             Some(Ok(Ok(Some(reduced)))) => return engine.process_reduced(reduced, out),
             Some(Ok(Ok(None))) => return Outcome::Blank,
@@ -183,6 +188,8 @@ pub struct Stats {
     pub lines_cut: u64,
     pub lines_non_json: u64,
     pub lines_unplanned: u64,
+    /// Lines whose processing panicked (a bug), caught and logged as records.
+    pub panics: u64,
 }
 
 impl Stats {
@@ -357,7 +364,10 @@ impl LogWriter {
     }
 
     pub fn stats(&self) -> Stats {
-        self.stats
+        Stats {
+            panics: self.engine.panics(),
+            ..self.stats
+        }
     }
 
     pub fn engine(&self) -> &LineEngine {
@@ -384,6 +394,9 @@ impl LogWriter {
         let mut errors = Vec::new();
         if !self.active {
             return errors;
+        }
+        if self.archive.is_some() {
+            self.follow_truncation();
         }
         let mut lines = std::mem::take(&mut self.lines);
         let (mut at, mut cursor) = (0, 0);
@@ -438,6 +451,30 @@ impl LogWriter {
             errors.extend(a.take_errors());
         }
         errors
+    }
+
+    /// With `--archive`: when its log was truncated under the writer since the last chunk
+    /// (logrotate's `copytruncate`), the archive numbers the next lines as the log now does,
+    /// and stderr says so ([`LogWriter::take_notice`]).
+    fn follow_truncation(&mut self) {
+        let (Some(a), Some(sink)) = (self.archive.as_mut(), self.sinks.first_mut()) else {
+            return;
+        };
+        if a.log() != Some(sink.path()) || !sink.was_truncated() {
+            return;
+        }
+        a.log_truncated();
+        let said = format!(
+            "log {:?} was truncated while smart-tee wrote it (logrotate's copytruncate?): its \
+             archive numbers the next lines from the log's new start; lines written between a \
+             copy and its truncation are in neither copy, and a line logged while the log was \
+             truncated may have no original (create and SIGUSR1 lose none: docs/archive.md)",
+            sink.path()
+        );
+        self.notice = Some(match self.notice.take() {
+            Some(before) => format!("{before}\nsmart-tee: {said}"),
+            None => said,
+        });
     }
 
     /// Whether runs of plain text are written without the engine ([`record::write_text_run`]):

@@ -21,6 +21,7 @@
 //! stream never does.
 
 pub mod archive;
+pub mod decompress;
 pub mod fd;
 pub mod handoff;
 pub mod log;
@@ -482,6 +483,8 @@ fn log_worker(
 ) -> Finish {
     let mut ok = true;
     let summarize = |log: &LogWriter| {
+        // Said once, at the end, whatever the flags (a caught panic is a bug).
+        stats::say_panics(&log.stats());
         if stats.human || stats.json.is_some() {
             let by_field = log.engine().saved_by_field();
             if let Err(e) = stats::report(&log.stats(), by_field, log.drift(), &stats) {

@@ -52,6 +52,11 @@ pub struct LogSink {
     /// A regular file that smart-tee can read too: its tail can be checked and repaired.
     repairable: bool,
     failed: bool,
+    /// The length the file has at least, as this writer last saw it and then wrote to it; a
+    /// shorter file was truncated by another process ([`LogSink::was_truncated`]).
+    least_len: u64,
+    /// A write found the file shorter than `least_len`.
+    truncated: bool,
 }
 
 impl LogSink {
@@ -65,6 +70,8 @@ impl LogSink {
             mode,
             repairable: false,
             failed: false,
+            least_len: 0,
+            truncated: false,
         };
         sink.open_target(!append).map_err(|source| Error::OpenLog {
             path: path.to_owned(),
@@ -81,6 +88,8 @@ impl LogSink {
             mode: DEFAULT_MODE,
             repairable: false,
             failed: false,
+            least_len: 0,
+            truncated: false,
         }
     }
 
@@ -172,9 +181,30 @@ impl LogSink {
     }
 
     fn set(&mut self, file: File, readable: bool) {
-        let regular = file.metadata().is_ok_and(|m| m.is_file());
+        let meta = file.metadata().ok().filter(|m| m.is_file());
         self.target = Target::File(file);
-        self.repairable = regular && readable;
+        self.repairable = meta.is_some() && readable;
+        self.least_len = meta.map_or(0, |m| m.len());
+        self.truncated = false;
+    }
+
+    /// Whether another process truncated the log since this writer last looked (logrotate's
+    /// `copytruncate`, `: > LOG`): it is shorter than this writer left it. Told once per
+    /// truncation; always false for a file smart-tee cannot read, a FIFO or a device.
+    pub fn was_truncated(&mut self) -> bool {
+        let Target::File(f) = &self.target else {
+            return false;
+        };
+        if !self.repairable || self.failed {
+            return false;
+        }
+        let Ok(len) = f.metadata().map(|m| m.len()) else {
+            return false;
+        };
+        let truncated = self.truncated || len < self.least_len;
+        self.truncated = false;
+        self.least_len = len;
+        truncated
     }
 
     /// Writes whole lines with one `write_all`; on failure the sink is marked failed and, when
@@ -184,7 +214,15 @@ impl LogSink {
             return Ok(());
         }
         let result = match &mut self.target {
-            Target::File(f) if self.repairable => write_on_a_fresh_line(f, lines),
+            Target::File(f) if self.repairable => {
+                write_on_a_fresh_line(f, lines).map(|seen| {
+                    // The length before the write, when the writers' turn was taken.
+                    if let Some(before) = seen {
+                        self.truncated |= before < self.least_len;
+                        self.least_len = before + lines.len() as u64;
+                    }
+                })
+            }
             Target::File(f) => crate::tee::fd::write_all(f.as_fd(), lines),
             Target::Other(w) => w.write_all(lines).and_then(|()| w.flush()),
         };
@@ -282,13 +320,18 @@ fn same_file(path: &Path, file: &File) -> bool {
 
 /// True when the file is not empty and its last byte is not a newline.
 pub fn ends_mid_line(file: &File) -> io::Result<bool> {
+    end_of(file).map(|(_, mid)| mid)
+}
+
+/// The file's length, and whether it ends inside a line ([`ends_mid_line`]).
+fn end_of(file: &File) -> io::Result<(u64, bool)> {
     let len = file.metadata()?.len();
     if len == 0 {
-        return Ok(false);
+        return Ok((0, false));
     }
     let mut last = [0u8];
     file.read_exact_at(&mut last, len - 1)?;
-    Ok(last[0] != b'\n')
+    Ok((len, last[0] != b'\n'))
 }
 
 /// Appends `lines` to a log that other writers may share, on a fresh line: if the file ends
@@ -297,16 +340,17 @@ pub fn ends_mid_line(file: &File) -> io::Result<bool> {
 /// look and the write), so one never takes another's write in progress for a torn line; when
 /// the turn does not come within [`TURN_WAIT`] (a process holds a lock on the log for long, or
 /// the file system has no locks), the lines are written as they are.
-fn write_on_a_fresh_line(f: &File, lines: &[u8]) -> io::Result<()> {
+fn write_on_a_fresh_line(f: &File, lines: &[u8]) -> io::Result<Option<u64>> {
     if !take_turn(f) {
-        return crate::tee::fd::write_all(f.as_fd(), lines);
+        return crate::tee::fd::write_all(f.as_fd(), lines).map(|()| None);
     }
-    let result = match ends_mid_line(f) {
-        Ok(true) => write_after(f, b"\n", lines),
-        _ => crate::tee::fd::write_all(f.as_fd(), lines),
+    let (result, seen) = match end_of(f) {
+        Ok((len, true)) => (write_after(f, b"\n", lines), Some(len)),
+        Ok((len, false)) => (crate::tee::fd::write_all(f.as_fd(), lines), Some(len)),
+        Err(_) => (crate::tee::fd::write_all(f.as_fd(), lines), None),
     };
     let _ = rustix::fs::fcntl_lock(f, FlockOperation::Unlock);
-    result
+    result.map(|()| seen)
 }
 
 /// How long a write waits for its turn (see [`write_on_a_fresh_line`]).

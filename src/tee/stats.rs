@@ -89,6 +89,7 @@ pub fn report(
             ("bytes_in", stats.bytes_in),
             ("bytes_logged", stats.bytes_logged),
             ("bytes_saved", saved),
+            ("panics", stats.panics),
             // Diagnostics a full, non-blocking stderr made smart-tee drop (crate::door).
             ("diagnostics_dropped", crate::door::dropped()),
         ]
@@ -129,6 +130,30 @@ pub fn report(
     Ok(())
 }
 
+/// The one line stderr gets at the end of a run in which the engine caught panics (bugs), with
+/// or without `--stats`; the exit status does not change. `first` is the first panic's message
+/// and place ([`crate::cut::engine::first_caught_panic`]).
+pub fn panic_notice(stats: &Stats, first: Option<&str>) -> Option<String> {
+    (stats.panics > 0).then(|| {
+        format!(
+            "smart-tee: {} line(s) hit a bug in smart-tee (a caught panic) and were logged as \
+             truncated records of their text; please report it{}",
+            stats.panics,
+            first.map_or(String::new(), |f| format!(
+                " (first: {})",
+                f.replace('\n', " ")
+            ))
+        )
+    })
+}
+
+/// Says [`panic_notice`] on stderr, if there is anything to say.
+pub fn say_panics(stats: &Stats) {
+    if let Some(notice) = panic_notice(stats, crate::cut::engine::first_caught_panic()) {
+        crate::say!("{notice}");
+    }
+}
+
 /// `"agent"`, `"agent_version"` and `"unknown_events"` (each kind's `count` and `first_line`),
 /// as the JSON summary of a log gives them, appended as members.
 fn drift_json(d: &Drift, out: &mut Vec<u8>) {
@@ -157,4 +182,55 @@ fn drift_json(d: &Drift, out: &mut Vec<u8>) {
         out.push(b'}');
     }
     out.push(b'}');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cut::engine::tests::PANICS;
+    use crate::cut::engine::{EngineConfig, LineEngine, caught_panics};
+    use crate::tee::log::LogWriter;
+    use crate::tee::sink::LogSink;
+
+    /// #47.5: a panic in a line's processing (provoked here by the test-only line `PANICS`,
+    /// which only a `cfg(test)` build knows) is counted by `--stats-json` and said once, in
+    /// one line naming the count and the first panic; the other lines are logged as usual.
+    #[test]
+    fn caught_panics_are_counted_and_said_once() {
+        let before = caught_panics();
+        let sink = LogSink::new("test.log".as_ref(), Box::new(std::io::sink()));
+        let mut log = LogWriter::new(LineEngine::new(EngineConfig::default()), vec![sink]);
+        let mut input = PANICS.to_vec();
+        input.extend_from_slice(b"\n{\"a\":1}\n");
+        input.extend_from_slice(PANICS);
+        input.push(b'\n');
+        assert!(log.feed(&input).is_empty());
+        assert!(log.finish().is_empty());
+        let stats = log.stats();
+        assert_eq!((stats.panics, stats.lines_unplanned), (2, 2));
+        assert_eq!(stats.lines_verbatim, 1);
+        assert!(caught_panics() >= before + 2);
+
+        let notice =
+            panic_notice(&stats, crate::cut::engine::first_caught_panic()).expect("stderr says so");
+        assert_eq!(notice.lines().count(), 1, "{notice}");
+        assert!(
+            notice.starts_with("smart-tee: 2 line(s) hit a bug"),
+            "{notice}"
+        );
+        assert!(notice.contains("provoked by a test"), "{notice}");
+        assert_eq!(panic_notice(&Stats::default(), None), None);
+
+        let dir = std::env::temp_dir().join(format!("smart-tee-panics-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("stats.json");
+        let to = StatsReport {
+            human: false,
+            json: Some(path.clone()),
+        };
+        report(&stats, &HashMap::new(), None, &to).unwrap();
+        let json = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(json.contains("\"panics\":2,"), "{json}");
+    }
 }

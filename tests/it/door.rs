@@ -4,7 +4,7 @@
 //! text and JSON, the HTML page and every MCP tool. Each leak once found has a test named after
 //! it; one property test puts secrets of every kind at every offset of long strings and runs
 //! every surface on the same log and archive (`SMART_TEE_DOOR_CASES` logs, 3 by default; `.ci/run`
-//! runs 200). A full, non-blocking stderr costs neither the stream nor a log.
+//! runs 60). A full, non-blocking stderr costs neither the stream nor a log.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -824,4 +824,32 @@ fn a_secret_in_a_refused_flags_value_is_redacted() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(&format!("[REDACTED:env:{ENV_NAME}]")), "{err}");
     assert!(!err.contains(&case.secrets.env_value), "{err}");
+}
+
+/// Found by an independent attack: `--compact --redact` of a log written without `--redact`
+/// at a larger budget kept the parts of secrets its first cut had left beside its markers (no
+/// pattern knows a part). Compaction reads each line as every reading surface does.
+#[test]
+fn compact_with_redact_leaves_no_part_a_raw_logs_cut_left() {
+    for pad in [0, 3, 11] {
+        let case = Case::new(
+            &format!("door-compact-{pad}"),
+            0x5eed_000b + pad as u64,
+            pad,
+            200,
+        );
+        case.tee("raw.jsonl", 5120, false, &[]);
+        let raw = case.path("raw.jsonl");
+        let before = std::fs::read(&raw).unwrap();
+        assert!(String::from_utf8_lossy(&before).contains("TRUNCATED"));
+        let out = case.read(&["--compact", "-b", "1024", &raw]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let after = std::fs::read(&raw).unwrap();
+        assert_eq!(lines(&after).len(), lines(&before).len());
+        assert_clean("--compact --redact", &after, &case.windows());
+    }
 }

@@ -1018,3 +1018,21 @@ fn every_surface_gives_the_same_tokens() {
     let page = String::from_utf8(page.stdout).unwrap();
     assert!(page.contains(&format!("<dt>tokens</dt><dd>{words}</dd>")));
 }
+
+/// #48: the `model` line read `<synthetic>`, Claude Code's placeholder on its own error
+/// messages, where the init's model did the work.
+#[test]
+fn the_model_is_never_the_synthetic_placeholder() {
+    let dir = tempdir("reading-synthetic");
+    let log = write(
+        &dir.join("a.jsonl"),
+        concat!(
+            r#"{"type":"system","subtype":"init","session_id":"s1","model":"claude-sonnet-4-5"}"#,
+            "\n",
+            r#"{"type":"assistant","message":{"model":"<synthetic>","content":[{"type":"text","text":"API Error: 529"}]},"session_id":"s1"}"#,
+            "\n"
+        ),
+    );
+    let s = summary_json(&log, &[]);
+    assert_eq!(s["model"], "claude-sonnet-4-5", "{s}");
+}

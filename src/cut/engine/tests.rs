@@ -1,7 +1,7 @@
 use super::*;
 
 /// The line that makes [`LineEngine::process`] panic in unit tests, standing for a bug.
-pub(super) const PANICS: &[u8] = b"{\"panic\":\"provoked by a test\"}";
+pub(crate) const PANICS: &[u8] = b"{\"panic\":\"provoked by a test\"}";
 
 /// #27.6: a panic anywhere in a line's processing (here provoked on purpose) costs that
 /// line its detail: it is logged as a record of its text, and the next line is processed

@@ -141,52 +141,7 @@ impl<R: Read> Read for Bounded<R> {
     }
 }
 
-/// The first bytes of `file` (up to 4), read at offset 0.
-fn magic(file: &File) -> io::Result<([u8; 4], usize)> {
-    let mut magic = [0u8; 4];
-    let mut n = 0;
-    while n < 4 {
-        match file.read_at(&mut magic[n..], n as u64)? {
-            0 => break,
-            k => n += k,
-        }
-    }
-    Ok((magic, n))
-}
-
-/// How a log file is compressed, told by its first bytes whatever its name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Compression {
-    Gzip,
-    Zstd,
-}
-
-impl Compression {
-    /// The file's compression, or `None` for a plain file.
-    pub fn of(file: &File) -> io::Result<Option<Compression>> {
-        let (m, n) = magic(file)?;
-        Ok(if n >= 2 && m[..2] == [0x1f, 0x8b] {
-            Some(Compression::Gzip)
-        } else if n == 4 && m == [0x28, 0xb5, 0x2f, 0xfd] {
-            Some(Compression::Zstd)
-        } else {
-            None
-        })
-    }
-
-    /// The name a user knows it by.
-    pub fn name(self) -> &'static str {
-        match self {
-            Compression::Gzip => "gzip",
-            Compression::Zstd => "zstd",
-        }
-    }
-}
-
-/// True when `file` is gzip or zstd, told by its first bytes whatever its name.
-pub fn is_compressed(file: &File) -> io::Result<bool> {
-    Ok(Compression::of(file)?.is_some())
-}
+pub use crate::tee::decompress::{Compression, is_compressed};
 
 /// A log's bytes: decompressed when it is gzip or zstd, within `limit`, else its whole lines
 /// (an unfinished last line is in progress).
@@ -203,14 +158,9 @@ pub fn open_log(mut file: File, limit: &DecompressLimit) -> io::Result<Box<dyn R
             None => r,
         }
     };
-    if compression == Some(Compression::Gzip) {
-        let gz = flate2::read::MultiGzDecoder::new(io::BufReader::new(file));
-        return Ok(bound(Box::new(gz)));
-    }
-    if compression == Some(Compression::Zstd) {
-        let zst = ruzstd::decoding::StreamingDecoder::new(io::BufReader::new(file))
-            .map_err(io::Error::other)?;
-        return Ok(bound(Box::new(zst)));
+    if let Some(c) = compression {
+        // One decoder for every reader: every zstd frame and gzip member (crate::tee::decompress).
+        return Ok(bound(crate::tee::decompress::decoder(file, c)?));
     }
     let whole = crate::tee::sink::whole_lines_len(&file)?;
     Ok(Box::new(file.take(whole)))

@@ -178,11 +178,24 @@ impl FrameBuilder {
         self.seq += 1;
     }
 
+    /// A line past the memory cap starts (its first bytes come next): the frame so far, whole
+    /// lines only, is closed, so that the line's first frame holds nothing else and can be
+    /// moved whole to a new archive when the line is still open at a rotation
+    /// ([`FrameBuilder::rotate`]).
+    #[cold]
+    pub fn begin_long_line(&mut self) {
+        if !self.frame.is_empty() && self.last_end == self.frame.len() {
+            self.close(0);
+        }
+    }
+
     /// SIGUSR1: the frame so far goes to the archive open until now (closed at its last line
     /// end), the compressor opens the archive again by its path, and lines are numbered from
-    /// `base`, the log's new line count. A line begun before the rotation and longer than a
-    /// frame stays in the old archive in part: the new archive's first frame says it
-    /// continues.
+    /// `base`, the log's new line count. The line in progress goes whole to the new archive:
+    /// its part in the frame being gathered is carried over, and the frames it filled before
+    /// (a line longer than a frame, which begins a frame of its own:
+    /// [`FrameBuilder::begin_long_line`]) are moved from the old archive to the new one by the
+    /// compressor ([`super::compress`]).
     pub fn rotate(&mut self, base: u64) {
         self.close_at_line_end();
         let carried = std::mem::take(&mut self.frame);
@@ -193,8 +206,17 @@ impl FrameBuilder {
             self.close(OPEN_END);
         }
         self.flags = if carried.is_empty() { 0 } else { continues };
-        self.send(ToCompressor::Reopen);
+        self.next_log = base + 1;
+        self.send(ToCompressor::Reopen(self.next_log));
         self.frame = carried;
+    }
+
+    /// The log was truncated under the writer (logrotate's `copytruncate`): the lines so far
+    /// keep their numbers (the frame is closed at its last line end) and the next logged line
+    /// is numbered `base + 1`, after the log's lines now.
+    #[cold]
+    pub fn renumber(&mut self, base: u64) {
+        self.close_at_line_end();
         self.next_log = base + 1;
     }
 

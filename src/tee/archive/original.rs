@@ -90,6 +90,66 @@ pub fn find_default(log: &Path) -> Option<PathBuf> {
     super::default_paths(log).into_iter().find(|p| p.is_file())
 }
 
+/// The archives rotated next to `archive`, newer first (`run.jsonl.orig.zst.1`: the live
+/// `run.jsonl.orig.zst`, then `run.jsonl.orig.zst.2`), those that exist. logrotate's
+/// `copytruncate` copies an archive at another moment than its log: the lines smart-tee had
+/// logged but not yet archived then are archived after the truncation, in the next archive of
+/// the rotation, and the first lines of the new log may have gone to the copy. The hash check
+/// of every frame against the log keeps a line found there right.
+pub fn neighbours(archive: &Path) -> Vec<PathBuf> {
+    const STEM: &str = ".orig.zst";
+    let Some(name) = archive.file_name().and_then(|n| n.to_str()) else {
+        return Vec::new();
+    };
+    let beside = |file: String| archive.with_file_name(file);
+    let found = if name.ends_with(STEM) {
+        vec![beside(format!("{name}.1"))]
+    } else if let Some((base, n)) = name.rsplit_once('.')
+        && base.ends_with(STEM)
+        && let Ok(n) = n.parse::<u64>()
+    {
+        let newer = match n {
+            0 | 1 => base.to_string(),
+            n => format!("{base}.{}", n - 1),
+        };
+        vec![beside(newer), beside(format!("{base}.{}", n + 1))]
+    } else {
+        Vec::new()
+    };
+    found.into_iter().filter(|p| p.is_file()).collect()
+}
+
+/// Finds line `n` of `log` in `archive` or, when it is not there and the archive was found by
+/// its name (not named with `--archive`), in its [`neighbours`]. Returns the archive that has
+/// it (`None`: `archive`) and where.
+fn locate_across(
+    archive: &mut Archive,
+    others: &mut Option<Vec<Archive>>,
+    named: bool,
+    log: &Path,
+    n: u64,
+) -> Result<(Option<usize>, Located), String> {
+    let first = match archive.locate(log, n) {
+        Ok(loc) => return Ok((None, loc)),
+        Err(msg) => msg,
+    };
+    if named {
+        return Err(first);
+    }
+    let others = others.get_or_insert_with(|| {
+        neighbours(archive.path())
+            .iter()
+            .filter_map(|p| Archive::open(p).ok())
+            .collect()
+    });
+    for (i, other) in others.iter_mut().enumerate() {
+        if let Ok(loc) = other.locate(log, n) {
+            return Ok((Some(i), loc));
+        }
+    }
+    Err(first)
+}
+
 /// Prints the originals asked for on `out`, notes on `note`. Returns false when one could not
 /// be given (said on `note`).
 pub fn run(req: &OriginalRequest, out: &mut dyn Write, note: &mut dyn Write) -> io::Result<bool> {
@@ -100,11 +160,19 @@ pub fn run(req: &OriginalRequest, out: &mut dyn Write, note: &mut dyn Write) -> 
             return Ok(false);
         }
     };
+    // The rotated archives beside the one found by name, opened when a line is not in it.
+    let mut others = None::<Vec<Archive>>;
     let mut ok = true;
     for &(first, last) in &req.lines {
         for n in first..=last {
-            let loc = match archive.locate(&req.log, n) {
-                Ok(loc) => loc,
+            let named = req.archive.is_some();
+            let found = locate_across(&mut archive, &mut others, named, &req.log, n);
+            let (archive, loc) = match found {
+                Ok((None, loc)) => (&mut archive, loc),
+                Ok((Some(i), loc)) => match others.as_mut() {
+                    Some(others) => (&mut others[i], loc),
+                    None => continue,
+                },
                 Err(msg) => {
                     writeln!(note, "smart-tee: {msg}")?;
                     ok = false;
@@ -116,7 +184,7 @@ pub fn run(req: &OriginalRequest, out: &mut dyn Write, note: &mut dyn Write) -> 
                 None => (0, u64::MAX),
             };
             let got = if crate::door::redactor().is_some() {
-                page_of(&mut archive, loc, offset, limit).and_then(|(page, len)| {
+                page_of(archive, loc, offset, limit).and_then(|(page, len)| {
                     out.write_all(&page)?;
                     Ok((page.len() as u64, len))
                 })

@@ -117,7 +117,10 @@ impl Archive {
         let mut records = Vec::new();
         let (_, ours) = walk(&file, |r| records.push(r)).map_err(err)?;
         if !ours {
-            let why = if compression(&file).map_err(err)?.is_some() {
+            let why = if crate::tee::decompress::Compression::of(&file)
+                .map_err(err)?
+                .is_some()
+            {
                 "compressed as a whole (by logrotate's compress?), so its frames cannot be \
                  found: decompress it first (gunzip, zstd -d), and leave archives out of \
                  logrotate's compress"
@@ -133,6 +136,10 @@ impl Archive {
             records,
             zstd,
         })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     pub fn records(&self) -> &[Record] {
@@ -371,42 +378,10 @@ fn log_hash(
     Ok(Some(hash))
 }
 
-/// How a file is compressed as a whole, told by its first bytes whatever its name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Compression {
-    Gzip,
-    Zstd,
-}
-
-fn compression(file: &File) -> io::Result<Option<Compression>> {
-    let mut magic = [0u8; 4];
-    let mut n = 0;
-    while n < 4 {
-        match file.read_at(&mut magic[n..], n as u64)? {
-            0 => break,
-            k => n += k,
-        }
-    }
-    Ok(if n >= 2 && magic[..2] == [0x1f, 0x8b] {
-        Some(Compression::Gzip)
-    } else if n == 4 && magic == [0x28, 0xb5, 0x2f, 0xfd] {
-        Some(Compression::Zstd)
-    } else {
-        None
-    })
-}
-
 /// A log's bytes, decompressed when it was gzip- or zstd-compressed since it was written
-/// (logrotate's compress), as `--view` reads it.
+/// (logrotate's compress), by the decoder every reader uses.
 fn open_log(log: &Path) -> io::Result<Box<dyn io::Read>> {
-    let file = File::open(log)?;
-    Ok(match compression(&file)? {
-        Some(Compression::Gzip) => {
-            Box::new(flate2::read::MultiGzDecoder::new(io::BufReader::new(file)))
-        }
-        Some(Compression::Zstd) => Box::new(zstd::stream::read::Decoder::new(file)?),
-        None => Box::new(file),
-    })
+    Ok(crate::tee::decompress::open(File::open(log)?)?)
 }
 
 /// Reads past the next newline; false at end of file first.

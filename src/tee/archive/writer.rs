@@ -116,6 +116,7 @@ impl ArchiveFeed {
                 len,
                 turn: 0,
                 errors: Arc::clone(&errors),
+                open_line: None,
             }),
             turn: Condvar::new(),
             free: Mutex::new(free_tx),
@@ -165,7 +166,11 @@ impl ArchiveFeed {
     pub fn piece(&mut self, piece: &Piece) {
         let (bytes, last) = match piece {
             Piece::Line(b) | Piece::End(b) => (*b, true),
-            Piece::Start(b) | Piece::Part(b) => (*b, false),
+            Piece::Start(b) => {
+                self.frames.begin_long_line();
+                (*b, false)
+            }
+            Piece::Part(b) => (*b, false),
         };
         let Some(r) = &self.redactor else {
             self.frames.push(bytes);
@@ -230,6 +235,18 @@ impl ArchiveFeed {
     pub fn reopen(&mut self) {
         let base = log_lines(self.log.as_deref());
         self.frames.rotate(base);
+    }
+
+    /// The log was truncated under the writer (logrotate's `copytruncate`): the next logged
+    /// line is numbered after the log's lines now, as the log numbers it.
+    pub fn log_truncated(&mut self) {
+        let base = log_lines(self.log.as_deref());
+        self.frames.renumber(base);
+    }
+
+    /// The log whose lines the archive numbers (the first log), if any.
+    pub fn log(&self) -> Option<&Path> {
+        self.log.as_deref()
     }
 
     /// The errors the compressor met so far (each said once).

@@ -65,11 +65,38 @@ pub fn output_timeout(mut child: std::process::Child) -> std::process::Output {
             .map(|r| Box::new(r) as Box<dyn Read + Send>),
     );
     let status = wait_timeout(&mut child);
-    std::process::Output {
+    let output = std::process::Output {
         status,
         stdout: out.join().unwrap(),
         stderr: err.join().unwrap(),
-    }
+    };
+    assert_no_caught_panic(&output.stderr);
+    output
+}
+
+/// The phrase of the one line smart-tee says on stderr after a run in which it caught panics
+/// (`tee::stats::panic_notice`).
+pub const CAUGHT_PANIC: &str = "hit a bug in smart-tee";
+
+/// #47.5: fails the test when a run of the binary caught a panic (said on its stderr), or when
+/// an engine of this process did: a caught panic is a bug to fix, not a record to write.
+pub fn assert_no_caught_panic(stderr: &[u8]) {
+    let stderr = String::from_utf8_lossy(stderr);
+    assert!(
+        !stderr.contains(CAUGHT_PANIC),
+        "smart-tee caught a panic: {stderr}"
+    );
+    assert_no_panic_in_process();
+}
+
+/// Fails the test when an engine of this test process caught a panic.
+pub fn assert_no_panic_in_process() {
+    assert_eq!(
+        smart_tee::cut::engine::caught_panics(),
+        0,
+        "an engine caught a panic: {:?}",
+        smart_tee::cut::engine::first_caught_panic()
+    );
 }
 
 /// Runs `cmd` with stdin, stdout and stderr piped, writing `input` from another thread; returns
@@ -229,6 +256,8 @@ pub fn log_of(input: &[u8], config: &EngineConfig, chunk: usize) -> Vec<u8> {
         big || log.stats().lines_unplanned == 0,
         "the planner gave up on a line"
     );
+    assert_eq!(log.stats().panics, 0, "the engine caught a panic");
+    assert_no_panic_in_process();
     buf.contents()
 }
 
@@ -254,6 +283,7 @@ pub fn log_looked_ahead(
         assert!(log.feed_ahead(c, &ahead).is_empty());
     }
     assert!(log.finish().is_empty());
+    assert_eq!(log.stats().panics, 0, "the engine caught a panic");
     buf.contents()
 }
 
@@ -444,4 +474,19 @@ impl Write for SharedBuffer {
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
+}
+
+/// The environment variable that gives a property test a share of its cases:
+/// `SMART_TEE_CASES_SHARE=N` runs 1/N of them (`tests/it/simd.rs` splits the contract's cases
+/// between the SIMD paths this way).
+pub const CASES_SHARE_VAR: &str = "SMART_TEE_CASES_SHARE";
+
+/// `n` cases, or this run's share of them ([`CASES_SHARE_VAR`]), at least 8.
+pub fn cases(n: u32) -> u32 {
+    let share = std::env::var(CASES_SHARE_VAR)
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .filter(|&s| s > 0)
+        .unwrap_or(1);
+    (n / share).max(8)
 }

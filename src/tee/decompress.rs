@@ -1,0 +1,210 @@
+//! Reading a compressed log back: the one decoder every reader uses (`--view`, `--summary`,
+//! `--compact`, the report, MCP `read_log`, originals from the archive).
+//!
+//! The compression is told by the file's first bytes, whatever its name: gzip (`1f 8b`), zstd
+//! (a frame, `28 b5 2f fd`, or a skippable frame first, magic `0x184D2A50..=0x184D2A5F` little
+//! endian, as pzstd writes). Every frame of a zstd file is read (`cat a.zst b.zst`, `zstd >>`,
+//! pzstd) and skippable frames are passed over; every member of a gzip file is read. A stream
+//! that ends inside a frame or member is told apart from a damaged one in the error.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::os::unix::fs::FileExt;
+
+/// How a log file is compressed, told by its first bytes whatever its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compression {
+    Gzip,
+    Zstd,
+}
+
+/// The magic number of a zstd frame, as its first four bytes.
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+
+/// True when `head` starts with a zstd skippable frame's magic (0x184D2A50..=0x184D2A5F,
+/// little endian).
+fn skippable(head: &[u8]) -> bool {
+    head.len() >= 4 && head[0] & 0xf0 == 0x50 && head[1..4] == [0x2a, 0x4d, 0x18]
+}
+
+impl Compression {
+    /// The compression a file starting with `head` is in, or `None` for a plain file.
+    pub fn of_head(head: &[u8]) -> Option<Compression> {
+        if head.starts_with(&[0x1f, 0x8b]) {
+            Some(Compression::Gzip)
+        } else if head.starts_with(&ZSTD_MAGIC) || skippable(head) {
+            Some(Compression::Zstd)
+        } else {
+            None
+        }
+    }
+
+    /// The file's compression, or `None` for a plain file.
+    pub fn of(file: &File) -> io::Result<Option<Compression>> {
+        let mut head = [0u8; 4];
+        let mut n = 0;
+        while n < head.len() {
+            match file.read_at(&mut head[n..], n as u64)? {
+                0 => break,
+                k => n += k,
+            }
+        }
+        Ok(Compression::of_head(&head[..n]))
+    }
+
+    /// The name a user knows it by.
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::Gzip => "gzip",
+            Compression::Zstd => "zstd",
+        }
+    }
+}
+
+/// True when `file` is gzip or zstd, told by its first bytes whatever its name.
+pub fn is_compressed(file: &File) -> io::Result<bool> {
+    Ok(Compression::of(file)?.is_some())
+}
+
+/// The decompressed bytes of `file`, from its start, read as `compression`. Its errors say
+/// whether the stream was cut short ([`io::ErrorKind::UnexpectedEof`]) or is damaged
+/// ([`io::ErrorKind::InvalidData`]).
+pub fn decoder(mut file: File, compression: Compression) -> io::Result<Box<dyn Read + Send>> {
+    file.seek(SeekFrom::Start(0))?;
+    let inner: Box<dyn Read + Send> = match compression {
+        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(
+            io::BufReader::with_capacity(256 * 1024, file),
+        )),
+        // Reads every frame and passes over skippable ones (unlike `single_frame`).
+        Compression::Zstd => Box::new(zstd::stream::read::Decoder::new(file)?),
+    };
+    Ok(Box::new(Explained { inner, compression }))
+}
+
+/// The bytes of `file` from its start: decompressed when it is gzip or zstd, else as they are.
+pub fn open(file: File) -> io::Result<Box<dyn Read + Send>> {
+    match Compression::of(&file)? {
+        Some(c) => decoder(file, c),
+        None => {
+            let mut file = file;
+            file.seek(SeekFrom::Start(0))?;
+            Ok(Box::new(file))
+        }
+    }
+}
+
+/// A decoder whose errors say what went wrong in words a user can act on.
+struct Explained<R> {
+    inner: R,
+    compression: Compression,
+}
+
+impl<R: Read> Read for Explained<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner
+            .read(buf)
+            .map_err(|e| explain(e, self.compression))
+    }
+}
+
+/// A decoder's error as a truncated or damaged stream.
+fn explain(e: io::Error, compression: Compression) -> io::Error {
+    let name = compression.name();
+    match e.kind() {
+        io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock => e,
+        io::ErrorKind::UnexpectedEof => io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!(
+                "its {name} stream is truncated: it ends inside a {} (cut short by a copy, a \
+                 full disk or a kill?) ({e})",
+                unit(compression)
+            ),
+        ),
+        _ => io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("its {name} stream is damaged: the bytes are not valid {name} ({e})"),
+        ),
+    }
+}
+
+fn unit(compression: Compression) -> &'static str {
+    match compression {
+        Compression::Gzip => "gzip member",
+        Compression::Zstd => "zstd frame",
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods, reason = "test fixtures, not a surface")]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn file_of(name: &str, bytes: &[u8]) -> File {
+        let dir = std::env::temp_dir().join(format!("smart-tee-decompress-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        File::create(&path).unwrap().write_all(bytes).unwrap();
+        File::open(&path).unwrap()
+    }
+
+    fn zst(data: &[u8]) -> Vec<u8> {
+        zstd::stream::encode_all(data, 3).unwrap()
+    }
+
+    fn gz(data: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    fn skippable_frame(n: u8, payload: &[u8]) -> Vec<u8> {
+        let mut v = vec![0x50 | n, 0x2a, 0x4d, 0x18];
+        v.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        v.extend_from_slice(payload);
+        v
+    }
+
+    fn read_all(file: File) -> io::Result<Vec<u8>> {
+        let mut out = Vec::new();
+        open(file)?.read_to_end(&mut out)?;
+        Ok(out)
+    }
+
+    #[test]
+    fn every_frame_and_member_is_read() {
+        let zs = [zst(b"a\nb\n"), zst(b"c\nd\n")].concat();
+        assert_eq!(read_all(file_of("m.zst", &zs)).unwrap(), b"a\nb\nc\nd\n");
+        let gs = [gz(b"a\nb\n"), gz(b"c\nd\n")].concat();
+        assert_eq!(read_all(file_of("m.gz", &gs)).unwrap(), b"a\nb\nc\nd\n");
+    }
+
+    #[test]
+    fn a_leading_skippable_frame_is_zstd() {
+        let bytes = [skippable_frame(0xa, b"pzstd"), zst(b"x\n"), zst(b"y\n")].concat();
+        let f = file_of("skip.zst", &bytes);
+        assert_eq!(Compression::of(&f).unwrap(), Some(Compression::Zstd));
+        assert_eq!(read_all(f).unwrap(), b"x\ny\n");
+        assert_eq!(Compression::of_head(b"{\"a\":1}"), None);
+    }
+
+    #[test]
+    fn truncated_and_damaged_are_told_apart() {
+        let data: Vec<u8> = (0..4000u32)
+            .flat_map(|i| format!("{{\"n\":{}}}\n", i.wrapping_mul(2_654_435_761)).into_bytes())
+            .collect();
+        for (name, whole) in [("t.zst", zst(&data)), ("t.gz", gz(&data))] {
+            let cut = &whole[..whole.len() / 2];
+            let e = read_all(file_of(name, cut)).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof, "{name}: {e}");
+            assert!(e.to_string().contains("truncated"), "{e}");
+            let mut bad = whole.clone();
+            for b in &mut bad[12..40] {
+                *b ^= 0x5a;
+            }
+            let e = read_all(file_of(name, &bad)).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidData, "{name}: {e}");
+            assert!(e.to_string().contains("damaged"), "{e}");
+        }
+    }
+}

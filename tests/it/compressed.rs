@@ -1,0 +1,294 @@
+//! Compressed logs, read by every reader through one decoder (`src/tee/decompress.rs`): every
+//! frame of a multi-frame zstd log (`cat a.zst b.zst`, pzstd), a leading skippable frame, every
+//! member of a gzip log; a truncated stream told apart from a damaged one; and `--compact`,
+//! which never shortens a log (issue 47.1).
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use proptest::prelude::*;
+
+use crate::common::{self, bin, tempdir};
+
+fn zst(data: &[u8]) -> Vec<u8> {
+    zstd::stream::encode_all(data, 3).unwrap()
+}
+
+fn gz(data: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+/// A zstd skippable frame (magic 0x184D2A50 + `n`), as pzstd writes first.
+fn skippable(n: u8, payload: &[u8]) -> Vec<u8> {
+    let mut v = vec![0x50 | (n & 0xf), 0x2a, 0x4d, 0x18];
+    v.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    v.extend_from_slice(payload);
+    v
+}
+
+/// Decompresses with the reference crates (every frame, every member).
+fn decoded(bytes: &[u8]) -> Vec<u8> {
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut out = Vec::new();
+        flate2::read::MultiGzDecoder::new(bytes)
+            .read_to_end(&mut out)
+            .unwrap();
+        out
+    } else if bytes.len() >= 4
+        && (bytes[..4] == [0x28, 0xb5, 0x2f, 0xfd] || bytes[1..4] == [0x2a, 0x4d, 0x18])
+    {
+        zstd::stream::decode_all(bytes).unwrap()
+    } else {
+        bytes.to_vec()
+    }
+}
+
+/// A line that compacts (long output) and a short one, numbered `n`, `n + 1`.
+fn two_lines(n: u32) -> Vec<u8> {
+    format!(
+        "{{\"type\":\"user\",\"n\":{n},\"output\":\"{}\"}}\n{{\"type\":\"assistant\",\"n\":{}}}\n",
+        "x".repeat(20_000),
+        n + 1
+    )
+    .into_bytes()
+}
+
+/// The `n` of each line of a log.
+fn numbers(log: &[u8]) -> Vec<u64> {
+    common::lines(log)
+        .iter()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_slice(l).unwrap();
+            v["n"].as_u64().unwrap()
+        })
+        .collect()
+}
+
+fn run(args: &[&str], file: &Path) -> std::process::Output {
+    common::run_cmd(bin().args(args).arg(file), b"")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Issue 47.1: two 2-line zstd frames joined with `cat` hold 4 lines; `--compact` reported 2
+/// and left 2.
+#[test]
+fn compact_keeps_every_frame_of_a_multi_frame_zstd_log() {
+    let dir = tempdir("compressed-compact-frames");
+    let log = dir.join("agent.jsonl.1.zst");
+    std::fs::write(&log, [zst(&two_lines(1)), zst(&two_lines(3))].concat()).unwrap();
+    let out = run(&["--compact"], &log);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("4 lines"),
+        "{}",
+        text(&out.stdout)
+    );
+    let after = decoded(&std::fs::read(&log).unwrap());
+    assert_eq!(numbers(&after), [1, 2, 3, 4]);
+    assert!(after.len() < 40_000, "compacted: {} bytes", after.len());
+}
+
+/// Issue 47.1: `--view` and `--summary` saw only the first frame; the second frame's final
+/// result went unseen.
+#[test]
+fn view_and_summary_read_every_frame() {
+    let dir = tempdir("compressed-view-frames");
+    let first =
+        b"{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\",\"model\":\"m\"}\n\
+                  {\"type\":\"assistant\",\"n\":2}\n";
+    let second = b"{\"type\":\"assistant\",\"n\":3}\n\
+                   {\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"done\",\"num_turns\":3}\n";
+    let plain = dir.join("l.jsonl");
+    std::fs::write(&plain, [&first[..], &second[..]].concat()).unwrap();
+    let frames = dir.join("l.jsonl.zst");
+    std::fs::write(&frames, [zst(first), zst(second)].concat()).unwrap();
+    let members = dir.join("l.jsonl.gz");
+    std::fs::write(&members, [gz(first), gz(second)].concat()).unwrap();
+    for args in [&["--view", "--format", "jsonl"][..], &["--summary"][..]] {
+        let want = run(args, &plain);
+        assert!(want.status.success(), "{}", text(&want.stderr));
+        for file in [&frames, &members] {
+            let got = run(args, file);
+            assert!(
+                got.status.success(),
+                "{args:?} {file:?}: {}",
+                text(&got.stderr)
+            );
+            let name = file.file_name().unwrap().to_string_lossy().into_owned();
+            assert_eq!(
+                text(&got.stdout).replace(&name, "l.jsonl"),
+                text(&want.stdout),
+                "{args:?} of {file:?}"
+            );
+        }
+    }
+    let view = run(&["--view", "--format", "jsonl"], &frames);
+    assert_eq!(
+        common::lines(&view.stdout).len(),
+        4,
+        "{}",
+        text(&view.stdout)
+    );
+}
+
+/// Issue 47.1: a zstd file that starts with a skippable frame (pzstd's output) was printed as
+/// a `non_json` record of binary.
+#[test]
+fn a_leading_skippable_frame_is_zstd() {
+    let dir = tempdir("compressed-skippable");
+    let log = dir.join("l.jsonl.zst");
+    let lines = [two_lines(1), two_lines(3)].concat();
+    std::fs::write(
+        &log,
+        [
+            skippable(0, &[0u8; 4]),
+            zst(&two_lines(1)),
+            skippable(7, b"x"),
+            zst(&two_lines(3)),
+        ]
+        .concat(),
+    )
+    .unwrap();
+    let view = run(&["--view", "--format", "jsonl"], &log);
+    assert!(view.status.success(), "{}", text(&view.stderr));
+    assert_eq!(
+        common::lines(&view.stdout).len(),
+        4,
+        "{}",
+        text(&view.stdout)
+    );
+    assert!(
+        !text(&view.stdout).contains("non_json"),
+        "{}",
+        text(&view.stdout)
+    );
+    let out = run(&["--compact"], &log);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        numbers(&decoded(&std::fs::read(&log).unwrap())),
+        numbers(&lines)
+    );
+}
+
+/// Varied text, so that the compressed stream is long enough to cut in half.
+fn varied_log() -> Vec<u8> {
+    (0..3000u32)
+        .map(|i| format!("{{\"n\":{i},\"h\":{}}}\n", i.wrapping_mul(2_654_435_761)))
+        .collect::<String>()
+        .into_bytes()
+}
+
+/// A stream cut short and a damaged one give different errors that name the file, from
+/// `--view`, `--summary` and `--compact`, which leaves the file as it was.
+#[test]
+fn truncated_and_damaged_streams_are_told_apart() {
+    let dir = tempdir("compressed-broken");
+    let data = varied_log();
+    for (ext, whole) in [("zst", zst(&data)), ("gz", gz(&data))] {
+        let cut = whole[..whole.len() / 2].to_vec();
+        let mut bad = whole.clone();
+        for b in &mut bad[20..60] {
+            *b ^= 0x5a;
+        }
+        for (kind, bytes) in [("truncated", cut), ("damaged", bad)] {
+            let file = dir.join(format!("{kind}.jsonl.{ext}"));
+            std::fs::write(&file, &bytes).unwrap();
+            for args in [&["--view"][..], &["--summary"][..], &["--compact"][..]] {
+                let out = run(args, &file);
+                let err = text(&out.stderr);
+                assert!(!out.status.success(), "{args:?} {file:?}: {err}");
+                let name = format!("{kind}.jsonl.{ext}");
+                let other = if kind == "truncated" {
+                    "damaged"
+                } else {
+                    "truncated"
+                };
+                let said = format!(
+                    "{} stream is {kind}",
+                    if ext == "zst" { "zstd" } else { "gzip" }
+                );
+                assert!(
+                    err.contains(&name) && err.contains(&said),
+                    "{args:?}: {err}"
+                );
+                assert!(!err.contains(other), "{args:?}: {err}");
+            }
+            assert_eq!(std::fs::read(&file).unwrap(), bytes, "left as it was");
+        }
+    }
+}
+
+/// The compressed forms a rotated log comes in.
+fn forms(log: &[u8], cut: &[usize]) -> Vec<(&'static str, Vec<u8>)> {
+    // The log in pieces at whole lines (`cut` gives line counts), for frames and members.
+    let lines: Vec<&[u8]> = log.split_inclusive(|&b| b == b'\n').collect();
+    let mut pieces: Vec<Vec<u8>> = Vec::new();
+    let mut at = 0;
+    for &k in cut {
+        let end = (at + k).min(lines.len());
+        pieces.push(lines[at..end].concat());
+        at = end;
+    }
+    pieces.push(lines[at..].concat());
+    let each = |f: fn(&[u8]) -> Vec<u8>| pieces.iter().flat_map(|p| f(p)).collect::<Vec<u8>>();
+    vec![
+        ("plain", log.to_vec()),
+        ("gzip", gz(log)),
+        ("gzip members", each(gz)),
+        ("zstd", zst(log)),
+        ("zstd frames", each(zst)),
+        (
+            "zstd skippable",
+            [skippable(3, b"pzstd"), each(zst)].concat(),
+        ),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    /// `--compact` of small random logs in every compressed form keeps every line, in order,
+    /// each the same record (its `n`), short lines byte for byte, and the form it was in.
+    #[test]
+    fn compact_keeps_every_line_in_every_form(
+        sizes in proptest::collection::vec(prop_oneof![0usize..40, 3_000usize..30_000], 1..8),
+        cut in proptest::collection::vec(0usize..4, 0..4),
+    ) {
+        let log: Vec<u8> = sizes
+            .iter()
+            .enumerate()
+            .map(|(n, &len)| {
+                format!("{{\"type\":\"user\",\"n\":{n},\"output\":\"{}\"}}\n", "y".repeat(len))
+            })
+            .collect::<String>()
+            .into_bytes();
+        let dir = tempdir("compressed-prop");
+        for (form, bytes) in forms(&log, &cut) {
+            let file = dir.join("l.jsonl.1");
+            std::fs::write(&file, &bytes).unwrap();
+            let out = run(&["--compact", "-b", "2048"], &file);
+            prop_assert!(out.status.success(), "{form}: {}", text(&out.stderr));
+            let after_bytes = std::fs::read(&file).unwrap();
+            prop_assert_eq!(
+                after_bytes.starts_with(&[0x1f, 0x8b]),
+                form.starts_with("gzip"),
+                "{} stays in its form", form
+            );
+            let after = decoded(&after_bytes);
+            let (before, got) = (common::lines(&log), common::lines(&after));
+            prop_assert_eq!(got.len(), before.len(), "{}: line count", form);
+            prop_assert_eq!(numbers(&after), (0..before.len() as u64).collect::<Vec<_>>());
+            for (b, a) in before.iter().zip(&got) {
+                prop_assert!(a.len() <= 2048, "{}: a line over budget", form);
+                if b.len() <= 2048 {
+                    prop_assert_eq!(a, b, "{}: a short line changed", form);
+                }
+            }
+        }
+    }
+}
