@@ -9,7 +9,8 @@
 # - at 2048 and 5120: every line the Agent SDK parses from the original it parses from the log
 #   to the same class, ids, usage and cost; claude-code-log's entry, tool-use, session and token
 #   counts are equal; ccusage's totals are equal to the token and the cent;
-# - at 1024 the readers' differences are printed, not failed on (see docs/cut-policy.md).
+# - at 1024 the readers' differences are printed, not failed on (see docs/cut-policy.md);
+# - ccusage's `session --json` input tokens per transcript equal smart-tee's --summary (#48).
 # A registry that cannot be reached is said loudly and its readers are skipped.
 # Usage: tests/typed_readers.sh [SMART_TEE]
 set -euo pipefail
@@ -61,5 +62,11 @@ if not same and budget != "1024":
     sys.exit(1)
 PY
   done
+fi
+if [ -n "$ccusage" ]; then
+  # #48: each transcript's input tokens (its three input counts added) equal ccusage's for its
+  # session (ccusage keeps a message's first usage copy, whose output count is partial: input only).
+  CLAUDE_CONFIG_DIR="$dir/orig" timeout 300 "$ccusage" session --json --offline > "$dir/sessions.json"
+  python3 tests/oracle/compare.py --ccusage "$dir/sessions.json" "$st" tests/data/real/*.jsonl
 fi
 echo "typed readers: the type rule and usage hold at 1024 (but for sub-agent usage echoes), 2048 and 5120; readers agree at 2048 and 5120"

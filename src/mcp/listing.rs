@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::logs::{MAX_LISTED, OpenedLog};
 use super::tools::{Context, MAX_DECOMPRESSED};
-use crate::read::summary::STALL_AFTER;
+use crate::read::summary::{STALL_AFTER, TOKEN_FIELDS};
 use crate::read::view::{DecompressLimit, inert_json};
 
 /// What `list_logs` says of one log: the fields of its summary (the same code as
@@ -46,6 +46,10 @@ fn describe(log: OpenedLog) -> Value {
         "finished": s["state"] == "finished",
         "last_write": modified,
     });
+    // The tokens as every surface defines them (#48).
+    for k in TOKEN_FIELDS {
+        d[k] = s[k].clone();
+    }
     if limit.hit.load(Ordering::Relaxed) {
         d["cut"] = json!(format!(
             "read the first {} MiB decompressed only",

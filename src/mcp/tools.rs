@@ -553,7 +553,7 @@ fn wait_for_log(
             } else {
                 Value::Null
             };
-            return json!({
+            let mut answer = json!({
                 "size": size,
                 "grew": grew,
                 "state": s["state"],
@@ -563,8 +563,11 @@ fn wait_for_log(
                 "finished": s["state"] == "finished",
                 "timed_out": !grew && !changed && !over(&now),
                 "waited_seconds": started.elapsed().as_secs_f64(),
-            })
-            .to_string();
+            });
+            for k in crate::read::summary::TOKEN_FIELDS {
+                answer[k] = s[k].clone();
+            }
+            return answer.to_string();
         }
         std::thread::sleep(POLL.min(timeout.saturating_sub(started.elapsed())));
         // The path again: the log may have been rotated, or swapped for what is not a log

@@ -1,6 +1,7 @@
 //! Golden examples: `tests/golden/NAME/` holds an `input.jsonl`, optional `args` (flags, one
 //! line), and what smart-tee must make of it: `log.jsonl` (the log) and `view.txt` (`--view` of
 //! that log). `about.md` says which rule the case shows. One table-driven test runs them all.
+//! A case's `also-*.jsonl` files are logged too and summarized with its log in one call.
 //!
 //! To regenerate the expected files after an intended change, run
 //! `SMART_TEE_BLESS=1 cargo test --profile quick golden` and review `git diff tests/golden`.
@@ -69,8 +70,29 @@ fn golden_cases() {
         check(&case.join("view.txt"), &view.stdout, bless, &mut failures);
         if name.starts_with("format-") {
             // #31: what --summary says of each agent's events (the writer has exited).
+            let mut also: Vec<_> = std::fs::read_dir(case)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| {
+                    p.file_name()
+                        .unwrap()
+                        .to_string_lossy()
+                        .starts_with("also-")
+                })
+                .collect();
+            also.sort();
+            let mut logs = vec![log.clone()];
+            for (k, input) in also.iter().enumerate() {
+                let more = work.join(format!("{name}-also-{k}.jsonl"));
+                let out = common::run_cmd(
+                    common::bin().args(&args).arg(&more),
+                    &std::fs::read(input).unwrap(),
+                );
+                assert!(out.status.success(), "{name}: {}", input.display());
+                logs.push(more);
+            }
             let summary =
-                common::run_cmd(common::bin().args(["--view", "--summary"]).arg(&log), b"");
+                common::run_cmd(common::bin().args(["--view", "--summary"]).args(&logs), b"");
             assert!(summary.status.success(), "{name}: --summary failed");
             check(
                 &case.join("summary.txt"),

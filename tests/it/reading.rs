@@ -968,6 +968,57 @@ fn runs_keep_their_endings_across_text_lines_and_files() {
     assert_eq!(s["conversations"].as_array().map(Vec::len), Some(2), "{s}");
 }
 
+/// #48: tokens had two definitions on one screen (the last result's uncached input, and the
+/// messages' sum with each message counted once per content block), Codex rollouts read `in 0
+/// out 0`, and `list_logs` and `wait_for_log` gave none. Every surface gives the same four
+/// counts, here a Codex rollout's last `token_count` (input 45,000 of which 33,000 cached,
+/// output 1,100: the fixture's numbers, counted by hand), and the report's header says them in
+/// the text summary's words.
+#[test]
+fn every_surface_gives_the_same_tokens() {
+    let dir = tempdir("reading-tokens");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden/format-codex-rollout-failures/input.jsonl");
+    let log = dir.join("rollout.jsonl");
+    std::fs::copy(&fixture, &log).unwrap();
+    let want = json!({"input_tokens": 12000, "cache_read_input_tokens": 33000,
+        "cache_creation_input_tokens": null, "output_tokens": 1100,
+        "total_input_tokens": 45000, "total_tokens": 46100});
+    let pick = |v: &Value| -> Value {
+        want.as_object()
+            .unwrap()
+            .keys()
+            .map(|k| (k.clone(), v[k].clone()))
+            .collect::<serde_json::Map<_, _>>()
+            .into()
+    };
+    assert_eq!(pick(&summary_json(&log, &[])), want);
+    let mut m = Mcp::start(&dir, &[]);
+    let (text, _) = m.call("log_summary", json!({"path": "rollout.jsonl"}));
+    assert_eq!(
+        pick(&strict_parse(text.as_bytes()).unwrap()),
+        want,
+        "{text}"
+    );
+    let (text, _) = m.call("list_logs", json!({}));
+    let listed = strict_parse(text.as_bytes()).unwrap();
+    assert_eq!(pick(&listed["logs"][0]), want, "{text}");
+    let (text, _) = m.call("wait_for_log", json!({"path": "rollout.jsonl"}));
+    assert_eq!(
+        pick(&strict_parse(text.as_bytes()).unwrap()),
+        want,
+        "{text}"
+    );
+    m.close();
+    let text = common::run_cmd(bin().args(["--view", "--summary"]).arg(&log), b"");
+    let text = String::from_utf8(text.stdout).unwrap();
+    let words = "in 45,000 (uncached 12,000, cache read 33,000, write –) out 1,100";
+    assert!(text.contains(&format!("tokens    {words}\n")), "{text}");
+    let page = common::run_cmd(bin().args(["--view", "--format", "html"]).arg(&log), b"");
+    let page = String::from_utf8(page.stdout).unwrap();
+    assert!(page.contains(&format!("<dt>tokens</dt><dd>{words}</dd>")));
+}
+
 /// #48: the `model` line read `<synthetic>`, Claude Code's placeholder on its own error
 /// messages, where the init's model did the work.
 #[test]

@@ -685,7 +685,9 @@ fn huge_counts_saturate_instead_of_overflowing() {
     check(&page, "huge tokens");
     let max = "18,446,744,073,709,551,615";
     assert!(
-        page.contains(&format!("<dd>in {max} · out {max}</dd>")),
+        page.contains(&format!(
+            "<dd>in {max} (uncached {max}, cache read 9,223,372,036,854,775,808, write –) out {max}</dd>"
+        )),
         "the totals saturate"
     );
     assert!(page.contains("<dt>turns</dt><dd>18446744073709551615</dd>"));

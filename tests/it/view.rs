@@ -896,7 +896,11 @@ fn summary_says_what_happened() {
     let out = view(&["--summary", "--format", "json", codex]);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["turns"], 1);
-    assert_eq!(v["input_tokens"], 24763);
+    // OpenAI's input counts the cached input (#48): uncached 315, cache read 24,448.
+    assert_eq!(v["input_tokens"], 315);
+    assert_eq!(v["cache_read_input_tokens"], 24448);
+    assert_eq!(v["total_input_tokens"], 24763);
+    assert_eq!(v["cache_creation_input_tokens"], Value::Null);
     assert_eq!(v["tools"]["shell"], 1);
     assert_eq!(v["files_written"][0], "src/lib.rs");
     assert_eq!(v["ended"], "turn.completed");
@@ -1063,7 +1067,9 @@ fn summary_names_the_agent_version_and_counts_unknown_event_types() {
 
 /// The total of several conversations adds up their turns, tokens and reported time: it gave
 /// the last conversation's `num_turns` and `duration_ms`, and only the tokens of conversations
-/// whose result carried a total (3 turns, then a reset and 1 turn, read "turns 1").
+/// whose result carried a total (3 turns, then a reset and 1 turn, read "turns 1"). The
+/// sample's numbers, counted by hand: the first conversation's `modelUsage` (4 uncached, 38,400
+/// read, 2,700 written, 70 out), the second's one message (5, 0, 900, 12: its result has none).
 #[test]
 fn the_total_of_two_conversations_adds_their_turns_tokens_and_time() {
     let log = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/two-conversations.jsonl");
@@ -1074,15 +1080,25 @@ fn the_total_of_two_conversations_adds_their_turns_tokens_and_time() {
     assert_eq!(each("turns"), [Value::from(2), Value::from(1)], "{v}");
     assert_eq!(
         each("input_tokens"),
-        [Value::from(2600), Value::from(900)],
+        [Value::from(4), Value::from(5)],
+        "{v}"
+    );
+    assert_eq!(
+        each("total_input_tokens"),
+        [Value::from(41104), Value::from(905)],
         "{v}"
     );
     assert_eq!(v["turns"], 3, "{v}");
-    assert_eq!(
-        (&v["input_tokens"], &v["output_tokens"]),
-        (&Value::from(3500), &Value::from(82)),
-        "{v}"
-    );
+    let total: Vec<&Value> = [
+        "input_tokens",
+        "cache_read_input_tokens",
+        "cache_creation_input_tokens",
+        "output_tokens",
+    ]
+    .iter()
+    .map(|k| &v[*k])
+    .collect();
+    assert_eq!(total, [9, 38400, 3600, 82], "{v}");
     assert_eq!(v["duration_ms"], 42000, "{v}");
 }
 
@@ -1172,4 +1188,64 @@ fn type_matches_any_level_of_the_type_the_view_prints() {
         b"",
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 2);
+}
+
+/// #48: the summary of smart-tee's log of a stream said other things than the stream's own:
+/// the loop script's text lines between runs counted as events, and an error's size counted a
+/// cut string's escaped bytes but an uncut one's decoded bytes. At the default budget the log
+/// and its original give the same summary, in text and JSON, for every real log and every
+/// agent fixture (the three files of format-three-files in one call too).
+#[test]
+fn a_log_and_its_original_give_the_same_summary() {
+    let dir = common::tempdir("view-same-summary");
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let mut sets: Vec<Vec<PathBuf>> = corpus_files().into_iter().map(|f| vec![f]).collect();
+    for entry in std::fs::read_dir(&golden).unwrap() {
+        let case = entry.unwrap().path();
+        if case
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("format-")
+        {
+            let mut set = vec![case.join("input.jsonl")];
+            let mut also: Vec<PathBuf> = std::fs::read_dir(&case)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| {
+                    p.file_name()
+                        .unwrap()
+                        .to_string_lossy()
+                        .starts_with("also-")
+                })
+                .collect();
+            also.sort();
+            set.extend(also);
+            sets.push(set);
+        }
+    }
+    assert!(sets.len() > 20, "{} sets", sets.len());
+    for (k, set) in sets.iter().enumerate() {
+        let logs: Vec<PathBuf> = set
+            .iter()
+            .enumerate()
+            .map(|(j, input)| {
+                let log = dir.join(format!("{k}-{j}.jsonl"));
+                let out = common::run_cmd(bin().arg(&log), &std::fs::read(input).unwrap());
+                assert!(out.status.success());
+                log
+            })
+            .collect();
+        for format in ["text", "json"] {
+            let summary = |files: &[PathBuf]| {
+                let out = common::run_cmd(
+                    bin().args(["--summary", "--format", format]).args(files),
+                    b"",
+                );
+                assert!(out.status.success());
+                String::from_utf8(out.stdout).unwrap()
+            };
+            assert_eq!(summary(set), summary(&logs), "{set:?} ({format})");
+        }
+    }
 }

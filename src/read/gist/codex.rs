@@ -134,27 +134,12 @@ pub(super) fn codex_session(v: &Value, parts: &mut Vec<String>) {
             });
         }
         "function_call_output" | "custom_tool_call_output" => {
-            // The output is text, or JSON text of `{"output":…,"metadata":{"exit_code":…}}`.
-            let raw = match p.get("output") {
-                Some(Value::String(s)) => s.clone(),
-                Some(o) => o.to_string(),
-                None => String::new(),
-            };
-            let parsed: Option<Value> = serde_json::from_str(&raw).ok();
-            let code = parsed
-                .as_ref()
-                .and_then(|o| o.pointer("/metadata/exit_code"))
-                .and_then(Value::as_i64);
-            let text = parsed
-                .as_ref()
-                .and_then(|o| o.get("output").or_else(|| o.get("content")))
-                .and_then(Value::as_str)
-                .map_or(raw.clone(), str::to_string);
+            let (code, text) = call_output(p);
             parts.push(format!("output {}", at("/call_id")));
             if let Some(c) = code {
                 parts.push(format!("exit {c}"));
             }
-            parts.push(outcome(code.is_some_and(|c| c != 0), &text));
+            parts.push(outcome(output_failed(p, code, &text), &text));
         }
         "reasoning" => {
             let summary: Vec<&str> = p
@@ -188,6 +173,80 @@ pub(super) fn codex_session(v: &Value, parts: &mut Vec<String>) {
         }
         _ => parts.push(fallback(p)),
     }
+}
+
+/// A Codex rollout call output's exit code and text. The output is text (`Exit code: 1` on its
+/// first line, for Codex's freeform shell), or JSON text of `{"output":…,"metadata":
+/// {"exit_code":…}}`, or an object `{"content":…,"success":…}`.
+fn call_output(p: &Value) -> (Option<i64>, String) {
+    let raw = match p.get("output") {
+        Some(Value::String(s)) => s.clone(),
+        Some(o) => o.to_string(),
+        None => String::new(),
+    };
+    let parsed: Option<Value> = serde_json::from_str(&raw).ok();
+    let code = parsed
+        .as_ref()
+        .and_then(|o| o.pointer("/metadata/exit_code"))
+        .and_then(Value::as_i64)
+        .or_else(|| {
+            raw.lines()
+                .next()?
+                .strip_prefix("Exit code: ")?
+                .trim()
+                .parse()
+                .ok()
+        });
+    let text = parsed
+        .as_ref()
+        .and_then(|o| o.get("output").or_else(|| o.get("content")))
+        .and_then(Value::as_str)
+        .map_or(raw.clone(), str::to_string);
+    (code, text)
+}
+
+/// True when a call's output says it failed: a non-zero exit code (a sandbox's denial exits
+/// non-zero too), `success: false`, or the whole output is Codex's refusal of the call (the
+/// user's: `exec command rejected by user`, `patch rejected by user`; its reviewer's).
+fn output_failed(p: &Value, code: Option<i64>, text: &str) -> bool {
+    let success = p
+        .pointer("/output/success")
+        .or_else(|| p.get("success"))
+        .and_then(Value::as_bool);
+    let text = text.trim();
+    code.is_some_and(|c| c != 0)
+        || success == Some(false)
+        || matches!(
+            text,
+            "exec command rejected by user" | "patch rejected by user"
+        )
+        || text.starts_with("This action was rejected due to unacceptable risk")
+}
+
+/// True for a Codex rollout line whose call output says the call failed (see
+/// [`output_failed`]): what `--summary` counts as a failed call and `--errors` finds.
+pub fn call_output_failed(v: &Value) -> bool {
+    let Some(p) = v.get("payload") else {
+        return false;
+    };
+    if v.get("type").and_then(Value::as_str) != Some("response_item")
+        || !matches!(
+            p.get("type").and_then(Value::as_str),
+            Some("function_call_output" | "custom_tool_call_output")
+        )
+    {
+        return false;
+    }
+    let (code, text) = call_output(p);
+    output_failed(p, code, &text)
+}
+
+/// True for a Codex rollout line that says something failed: a call's output (see
+/// [`call_output_failed`]), or a turn cut short (`turn_aborted`).
+pub fn rollout_failure(v: &Value) -> bool {
+    call_output_failed(v)
+        || (v.get("type").and_then(Value::as_str) == Some("event_msg")
+            && v.pointer("/payload/type").and_then(Value::as_str) == Some("turn_aborted"))
 }
 
 /// The texts of `content`'s blocks (`{"type":"text"|"Text","text":…}`), joined.

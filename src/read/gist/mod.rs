@@ -14,6 +14,7 @@ use serde_json::Value;
 
 pub use crate::line::agents::Format;
 use crate::line::agents::Head;
+pub use codex::{call_output_failed, rollout_failure};
 
 /// Which agent's stream an event is from, by its `type` and the fields beside it.
 pub fn format_of(v: &Value) -> Format {
@@ -183,7 +184,8 @@ fn outcome(failed: bool, output: &str) -> String {
 }
 
 /// The length a string had before it was cut, from its first marker
-/// (`[TRUNCATED: 45231 → 5000 bytes]`), or its own length.
+/// (`[TRUNCATED: 45231 → 5000 bytes]`), or its own: both count the bytes of the string's JSON
+/// text (a newline is `\n`, two bytes), so that a line and its cut log line say the same.
 pub fn original_len(s: &str) -> usize {
     s.find("[TRUNCATED: ")
         .and_then(|i| {
@@ -193,7 +195,18 @@ pub fn original_len(s: &str) -> usize {
                 .starts_with(" → ")
                 .then(|| rest[..digits].parse().ok())?
         })
-        .unwrap_or(s.len())
+        .unwrap_or_else(|| json_len(s))
+}
+
+/// The bytes of `s` written as a JSON string, its quotes aside.
+fn json_len(s: &str) -> usize {
+    s.chars()
+        .map(|c| match c {
+            '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+            c if (c as u32) < 0x20 => 6,
+            c => c.len_utf8(),
+        })
+        .sum()
 }
 
 /// The gist of an event nobody's rules know: its short scalar fields as `key=value` (ids,

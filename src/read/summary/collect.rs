@@ -1,19 +1,20 @@
 //! Gathering a summary event by event: ids, times, tokens and cost, tools and files, errors,
 //! the counts an orchestrator acts on, the agent and its version, and the conversations.
 
-use std::collections::BTreeMap;
-
 use serde_json::{Value, json};
 
 use super::health::{is_final, is_heartbeat};
 use super::{
-    CONVERSATION_CAP, Closed, LIST_CAP, MODEL_CAP, ModelUse, OTHER_TOOLS, SESSION_CAP, STRING_CAP,
-    Summary, TOOL_CAP, clip, n, plus, s, sum,
+    CONVERSATION_CAP, Closed, LIST_CAP, OTHER_TOOLS, SESSION_CAP, STRING_CAP, Summary, TOOL_CAP,
+    clip, n, plus, s,
 };
 use crate::line::agents::Head;
-use crate::read::gist::{first_line, gist, time_of};
+use crate::read::gist::{call_output_failed, first_line, gist, time_of};
 use crate::read::view::is_error_event;
 use crate::read::when::event_instant;
+
+/// Failed calls' ids kept to count each once.
+const FAILED_IDS_CAP: usize = 10_000;
 
 /// True for a line that says nothing of the run: a record smart-tee wrote itself (`non_json`,
 /// as a loop script's `=== Iteration N ===` line between runs becomes; `torn`) or a heartbeat.
@@ -30,8 +31,15 @@ impl Summary {
         }
     }
 
-    /// Adds an event already parsed from a whole line.
+    /// Adds an event already parsed from a whole line. smart-tee's own records (`non_json`,
+    /// `torn`) are no events of the run: the log of a stream says what the stream does.
     pub fn add_event(&mut self, v: &Value) {
+        if matches!(
+            v.get("type").and_then(Value::as_str),
+            Some("non_json" | "torn")
+        ) {
+            return;
+        }
         // A file's first event starts a conversation of its own (#48): runs of two files never
         // merge, whatever their events.
         let file_start =
@@ -53,12 +61,13 @@ impl Summary {
             self.parts.push(Summary::default());
         }
         if let Some(part) = self.parts.last_mut() {
-            part.add_value(v, self.lines);
+            part.add_value(v, self.lines, true);
         }
         let at = self.lines;
-        self.add_value(v, at);
+        // A total's tokens are its conversations'.
+        self.add_value(v, at, false);
         // A total's turns and duration are its conversations' (see [`Closed`]).
-        if let (Some(closed), Some(current)) = (self.closed, self.parts.last()) {
+        if let (Some(closed), Some(current)) = (&self.closed, self.parts.last()) {
             self.turns = plus(closed.turns, current.turns);
             self.duration_ms = plus(closed.duration_ms, current.duration_ms);
         }
@@ -92,8 +101,8 @@ impl Summary {
         current.finished.is_some() || other_session
     }
 
-    /// Takes one parsed event.
-    fn add_value(&mut self, v: &Value, line_no: u64) {
+    /// Takes one parsed event (and its tokens, with `tokens`).
+    fn add_value(&mut self, v: &Value, line_no: u64, tokens: bool) {
         self.drift.add(&Head::of_value(v), line_no);
         self.events += 1;
         if let Some(t) = time_of(v) {
@@ -111,16 +120,8 @@ impl Summary {
             .iter()
             .find_map(|p| s(v, p));
         }
-        // `<synthetic>` is Claude Code's placeholder on its own error messages, not a model
-        // that did the work (#48).
-        if let Some(m) = ["/model", "/message/model", "/payload/model"]
-            .iter()
-            .find_map(|p| s(v, p))
-            .filter(|m| m != "<synthetic>")
-        {
-            self.model = Some(m);
-        }
         let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
+        self.models_named(v, kind);
         if let Some(t) = event_instant(v) {
             self.last_any = Some(self.last_any.map_or(t, |l| l.max(t)));
             if !is_heartbeat(v, kind) {
@@ -138,28 +139,10 @@ impl Summary {
         }
         self.tools_and_files(v, kind);
         self.count(v, kind);
-        if kind == "assistant" {
-            // Sums saturate: a log's numbers can be anything.
-            let input = sum(
-                v,
-                &[
-                    "/message/usage/input_tokens",
-                    "/message/usage/cache_read_input_tokens",
-                    "/message/usage/cache_creation_input_tokens",
-                ],
-            );
-            let output = sum(v, &["/message/usage/output_tokens"]);
-            let t = &mut self.message_tokens;
-            *t = (t.0.saturating_add(input), t.1.saturating_add(output));
-            if let Some(model) = s(v, "/message/model") {
-                let full = self.message_models.len() >= MODEL_CAP;
-                if !full || self.message_models.contains_key(&model) {
-                    let u = self.message_models.entry(model).or_default();
-                    u.input = u.input.saturating_add(input);
-                    u.output = u.output.saturating_add(output);
-                }
-            }
+        if tokens {
+            self.add_tokens(v, kind);
         }
+        self.user_turn(v, kind);
         if is_error_event(v) {
             self.error_count += 1;
             if self.errors.len() < LIST_CAP {
@@ -183,10 +166,6 @@ impl Summary {
                 }
                 self.turns = n(v, "/num_turns").or(self.turns);
                 self.duration_ms = n(v, "/duration_ms").or(self.duration_ms);
-                let input = sum(v, &["/usage/input_tokens", "/stats/input_tokens"]);
-                let output = sum(v, &["/usage/output_tokens", "/stats/output_tokens"]);
-                self.input_tokens = self.input_tokens.saturating_add(input);
-                self.output_tokens = self.output_tokens.saturating_add(output);
                 let how = match (s(v, "/subtype"), s(v, "/status")) {
                     (Some(sub), _) | (None, Some(sub)) => sub,
                     _ => "result".into(),
@@ -198,7 +177,6 @@ impl Summary {
                         .and_then(Value::as_str)
                         .is_some_and(|r| r != "completed" && r != "end_turn");
                 self.finished = Some(!failed);
-                self.model_use(v, &session);
                 self.ended = Some(format!(
                     "{how}{}{}",
                     if error { " (is_error)" } else { "" },
@@ -207,11 +185,14 @@ impl Summary {
             }
             "turn.completed" => {
                 self.turns = Some(self.turns.unwrap_or(0).saturating_add(1));
-                let (input, output) = (n(v, "/usage/input_tokens"), n(v, "/usage/output_tokens"));
-                self.input_tokens = self.input_tokens.saturating_add(input.unwrap_or(0));
-                self.output_tokens = self.output_tokens.saturating_add(output.unwrap_or(0));
                 self.ended = Some("turn.completed".into());
                 self.finished = Some(true);
+            }
+            // opencode reports each step's cost.
+            "step_finish" => {
+                if let Some(c) = v.pointer("/part/cost").and_then(Value::as_f64) {
+                    self.step_cost = Some(self.step_cost.unwrap_or(0.0) + c);
+                }
             }
             "turn.failed" => {
                 self.finished = Some(false);
@@ -251,6 +232,19 @@ impl Summary {
     fn count(&mut self, v: &Value, kind: &str) {
         let sub = v.get("subtype").and_then(Value::as_str).unwrap_or("");
         let c = &mut self.counts;
+        // A failed call, once per id.
+        let mut failed = |id: Option<&str>| {
+            if let Some(id) = id {
+                if c.failed_ids.contains(id) {
+                    return;
+                }
+                if c.failed_ids.len() < FAILED_IDS_CAP {
+                    c.failed_ids.insert(id.to_string());
+                }
+            }
+            c.tool_failures += 1;
+        };
+        let id = |p: &str| v.pointer(p).and_then(Value::as_str);
         let len = |p: &str| {
             v.pointer(p)
                 .and_then(Value::as_array)
@@ -309,7 +303,7 @@ impl Summary {
                     if b.get("type") == Some(&json!("tool_result"))
                         && b.get("is_error") == Some(&Value::Bool(true))
                     {
-                        c.tool_failures += 1;
+                        failed(b.get("tool_use_id").and_then(Value::as_str));
                     }
                 }
             }
@@ -320,10 +314,15 @@ impl Summary {
                     Some("command_execution" | "mcp_tool_call" | "collab_tool_call" | "web_search")
                 );
                 if tool && is_error_event(v) {
-                    c.tool_failures += 1;
+                    failed(id("/item/id"));
                 }
             }
-            ("tool_result", _) | ("tool_use", _) if is_error_event(v) => c.tool_failures += 1,
+            ("tool_result", _) | ("tool_use", _) if is_error_event(v) => {
+                failed(id("/tool_id").or_else(|| id("/part/callID")))
+            }
+            // Codex rollout files: a call's output says it failed (an exit code, a sandbox's or
+            // the user's refusal, a rejected patch).
+            ("response_item", _) if call_output_failed(v) => failed(id("/payload/call_id")),
             // Codex rollout files (0.145+): a turn item's failure. The calls themselves are
             // counted from the response items, which the rollout keeps beside.
             ("event_msg", _) if s(v, "/payload/type").as_deref() == Some("item_completed") => {
@@ -338,96 +337,56 @@ impl Summary {
                     )
                 );
                 if tool && is_error_event(v) {
-                    c.tool_failures += 1;
+                    failed(id("/payload/item/id"));
                 }
             }
             ("tool_call", "completed") => {
-                let failed = v
+                let failed_call = v
                     .get("tool_call")
                     .and_then(Value::as_object)
                     .and_then(|o| o.values().next())
                     .and_then(|b| b.pointer("/result"))
                     .is_some_and(|r| r.get("error").is_some() || r.get("failure").is_some());
-                if failed {
-                    c.tool_failures += 1;
+                if failed_call {
+                    failed(id("/call_id"));
                 }
             }
             _ => {}
         }
     }
 
-    /// Tokens and cost per model from a final result: Claude Code's `modelUsage`, Gemini
-    /// CLI's `stats.models`.
-    fn model_use(&mut self, v: &Value, session: &str) {
-        let per_model = v
-            .get("modelUsage")
-            .or_else(|| v.pointer("/stats/models"))
-            .and_then(Value::as_object);
-        let num = |m: &Value, keys: &[&str]| {
-            keys.iter()
-                .find_map(|k| m.pointer(k).and_then(Value::as_u64))
-                .unwrap_or(0)
-        };
-        for (model, m) in per_model.into_iter().flatten() {
-            let key = (session.to_string(), clip(model, STRING_CAP / 2));
-            if !self.models.contains_key(&key) && self.models.len() >= MODEL_CAP {
-                continue;
+    /// A Codex rollout's user turn: `user_message` events, else `UserMessage` items.
+    fn user_turn(&mut self, v: &Value, kind: &str) {
+        if kind != "event_msg" {
+            return;
+        }
+        let t = &mut self.user_turns;
+        match s(v, "/payload/type").as_deref() {
+            Some("user_message") => t.0 += 1,
+            Some("item_completed")
+                if s(v, "/payload/item/type").as_deref() == Some("UserMessage") =>
+            {
+                t.1 += 1
             }
-            let input = num(
-                m,
-                &[
-                    "/inputTokens",
-                    "/input_tokens",
-                    "/tokens/input",
-                    "/tokens/prompt",
-                ],
-            ) + num(m, &["/cacheReadInputTokens", "/cached", "/tokens/cached"])
-                + num(m, &["/cacheCreationInputTokens"]);
-            let output = num(
-                m,
-                &[
-                    "/outputTokens",
-                    "/output_tokens",
-                    "/tokens/candidates",
-                    "/tokens/output",
-                ],
-            );
-            let cost = ["costUSD", "cost_usd"]
-                .iter()
-                .find_map(|k| m.get(*k).and_then(Value::as_f64));
-            self.models.insert(
-                key,
-                ModelUse {
-                    input,
-                    output,
-                    cost,
-                },
-            );
+            _ => return,
         }
-    }
-
-    /// Tokens and cost per model, summed over sessions; from assistant messages when no final
-    /// result gave them.
-    pub(super) fn per_model(&self) -> BTreeMap<String, ModelUse> {
-        if self.models.is_empty() {
-            return self.message_models.clone();
-        }
-        let mut out: BTreeMap<String, ModelUse> = BTreeMap::new();
-        for ((_, model), u) in &self.models {
-            let o = out.entry(model.clone()).or_default();
-            o.input = o.input.saturating_add(u.input);
-            o.output = o.output.saturating_add(u.output);
-            if let Some(c) = u.cost {
-                o.cost = Some(o.cost.unwrap_or(0.0) + c);
-            }
-        }
-        out
+        self.turns = Some(if t.0 > 0 { t.0 } else { t.1 });
     }
 
     /// Permission denials: events, or the lists in final results, whichever says more.
     pub(super) fn denials(&self) -> u64 {
         let listed: u64 = self.counts.denials_in_results.values().sum();
         self.counts.permission_denials.max(listed)
+    }
+
+    /// The cost the log reports: each session's last `total_cost_usd`, and opencode's steps'.
+    pub(super) fn cost(&self) -> Option<f64> {
+        let results =
+            (!self.cost_by_session.is_empty()).then(|| self.cost_by_session.values().sum::<f64>());
+        match (results, self.step_cost) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+        }
     }
 
     /// Tool calls seen, of every name.
@@ -505,6 +464,10 @@ impl Summary {
                     }
                 }
                 Some("web_search") => self.tool("web_search"),
+                // A spawned agent, a message to one: calls too (their failures count).
+                Some("collab_tool_call") => {
+                    self.tool(&s(v, "/item/tool").unwrap_or_else(|| "collab_tool_call".into()))
+                }
                 _ => {}
             },
             "event_msg"
@@ -520,9 +483,13 @@ impl Summary {
                     self.file(Some(path));
                 }
             }
-            "response_item" if s(v, "/payload/type").as_deref() == Some("function_call") => {
-                self.tool(&s(v, "/payload/name").unwrap_or_default());
-            }
+            "response_item" => match s(v, "/payload/type").as_deref() {
+                Some("function_call" | "custom_tool_call") => {
+                    self.tool(&s(v, "/payload/name").unwrap_or_default())
+                }
+                Some("local_shell_call") => self.tool("local_shell"),
+                _ => {}
+            },
             "tool_use" => {
                 // Gemini CLI names its tool at the top; opencode in its part.
                 let name = s(v, "/tool_name")
@@ -548,23 +515,6 @@ impl Summary {
                 }
             }
             _ => {}
-        }
-    }
-
-    /// Tokens in and out: the final totals when the log has them, else the messages' sum; for a
-    /// total of several conversations, the sum of theirs.
-    pub(crate) fn tokens(&self) -> (u64, u64) {
-        if let (Some(closed), Some(current)) = (self.closed, self.parts.last()) {
-            let (i, o) = current.tokens();
-            return (
-                closed.tokens.0.saturating_add(i),
-                closed.tokens.1.saturating_add(o),
-            );
-        }
-        if self.input_tokens > 0 || self.output_tokens > 0 {
-            (self.input_tokens, self.output_tokens)
-        } else {
-            self.message_tokens
         }
     }
 }

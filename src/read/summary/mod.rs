@@ -11,10 +11,12 @@
 mod collect;
 mod health;
 mod render;
+mod tokens;
 
 pub use health::{Health, State, is_final, writer_holds};
+pub use tokens::{Tokens, grouped};
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fs::File;
 use std::io::{self, Write};
 use std::time::Duration;
@@ -25,6 +27,7 @@ use crate::error::Error;
 use crate::line::agents::Drift;
 use crate::read::view::{DecompressLimit, ViewOptions, for_each_line_in};
 use crate::read::when::Instant;
+use tokens::{Messages, ModelUse, Usage};
 
 /// Errors and files listed at most.
 const LIST_CAP: usize = 20;
@@ -43,6 +46,15 @@ const MODEL_CAP: usize = 100;
 pub const STALL_AFTER: Duration = Duration::from_secs(120);
 /// Conversations summarized apart at most (the last ones); all count in the total.
 const CONVERSATION_CAP: usize = 20;
+/// The token counts of a JSON summary, as `list_logs` and `wait_for_log` give them too.
+pub const TOKEN_FIELDS: [&str; 6] = [
+    "input_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+    "output_tokens",
+    "total_input_tokens",
+    "total_tokens",
+];
 /// What `state` says of a log with no final event whose writer is gone.
 pub const ENDED_WITHOUT_FINAL: &str = "ended without a final event";
 
@@ -65,18 +77,35 @@ pub struct Summary {
     lines: u64,
     events: u64,
     session: Option<String>,
-    model: Option<String>,
+    /// The model a run's start names (Claude Code's and Cursor's init, Gemini CLI's init, a
+    /// Codex rollout's first `turn_context`).
+    declared_model: Option<String>,
+    /// Assistant messages per model, and the last model any event named.
+    model_uses: BTreeMap<String, u64>,
+    last_model: Option<String>,
     first_time: Option<String>,
     last_time: Option<String>,
     duration_ms: Option<u64>,
     turns: Option<u64>,
+    /// Codex rollouts' user turns: `user_message` events, else `UserMessage` items.
+    user_turns: (u64, u64),
     /// The last cost reported by each session (Claude Code's result lines are cumulative per
-    /// process).
+    /// process); opencode's steps' costs, added.
     cost_by_session: BTreeMap<String, f64>,
-    input_tokens: u64,
-    output_tokens: u64,
-    /// Token usage of assistant messages, for logs without a final total (transcripts).
-    message_tokens: (u64, u64),
+    step_cost: Option<f64>,
+    /// Tokens per model from final results, `(session, model)` to the last values reported
+    /// (results are cumulative per session): Claude Code's `modelUsage`, Gemini CLI's
+    /// `stats.models`.
+    result_models: BTreeMap<(String, String), ModelUse>,
+    /// Tokens from final results that do not split them by model, the last per session
+    /// (Claude Code's `usage`, Gemini CLI's `stats`, Goose's `complete`).
+    result_usage: BTreeMap<String, tokens::Tokens>,
+    /// Assistant messages' usage, each message once.
+    messages: Messages,
+    /// Codex's running total: the last `turn.completed.usage` or `token_count`.
+    running_total: Option<tokens::Tokens>,
+    /// opencode's steps' tokens, added.
+    steps: Option<tokens::Tokens>,
     tools: BTreeMap<String, u64>,
     errors: Vec<String>,
     error_count: u64,
@@ -93,10 +122,6 @@ pub struct Summary {
     /// A new file begins: its first event starts a conversation.
     file_start: bool,
     counts: Counts,
-    /// Tokens and cost per model: `(session, model)` to the last values reported (results are
-    /// cumulative per session); from assistant messages when no result reports them.
-    models: BTreeMap<(String, String), ModelUse>,
-    message_models: BTreeMap<String, ModelUse>,
     health: Option<Health>,
     /// The agent that wrote the log, its version, and the event kinds no rule knows.
     drift: Drift,
@@ -111,10 +136,13 @@ pub struct Summary {
 
 /// The sums of finished conversations that a total adds its current one to: a result's
 /// `num_turns`, tokens and `duration_ms` count its own conversation only.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Closed {
     turns: Option<u64>,
-    tokens: (u64, u64),
+    usage: Usage,
+    /// Conversations whose tokens are a session's running total (Codex: a resumed thread's
+    /// total counts its earlier runs): the last per session.
+    running: BTreeMap<String, Usage>,
     duration_ms: Option<u64>,
 }
 
@@ -128,13 +156,28 @@ fn plus(a: Option<u64>, b: Option<u64>) -> Option<u64> {
 
 impl Closed {
     fn add(&mut self, part: &Summary) {
-        let (i, o) = part.tokens();
         self.turns = plus(self.turns, part.turns);
-        self.tokens = (
-            self.tokens.0.saturating_add(i),
-            self.tokens.1.saturating_add(o),
-        );
+        match part.running_session() {
+            Some(s) if self.running.len() < SESSION_CAP || self.running.contains_key(&s) => {
+                self.running.insert(s, part.usage());
+            }
+            _ => self.usage.add(&part.usage()),
+        }
         self.duration_ms = plus(self.duration_ms, part.duration_ms);
+    }
+
+    /// The closed conversations' usage, with `current` (whose running total replaces its
+    /// session's).
+    fn usage_with(&self, current: &Summary) -> Usage {
+        let mut u = self.usage.clone();
+        let mine = current.running_session();
+        for (s, r) in &self.running {
+            if mine.as_deref() != Some(s.as_str()) {
+                u.add(r);
+            }
+        }
+        u.add(&current.usage());
+        u
     }
 }
 
@@ -152,14 +195,9 @@ struct Counts {
     denials_in_results: BTreeMap<String, u64>,
     hook_failures: u64,
     startup_errors: u64,
-}
-
-/// One model's use.
-#[derive(Clone, Copy, Debug, Default)]
-struct ModelUse {
-    input: u64,
-    output: u64,
-    cost: Option<f64>,
+    /// Failed calls' ids, so that a call reported failed twice (a Codex rollout's output and
+    /// its item) counts once; past [`SESSION_CAP`] ids, failures count without one.
+    failed_ids: HashSet<String>,
 }
 
 fn s(v: &Value, p: &str) -> Option<String> {
@@ -170,14 +208,6 @@ fn s(v: &Value, p: &str) -> Option<String> {
 
 fn n(v: &Value, p: &str) -> Option<u64> {
     v.pointer(p).and_then(Value::as_u64)
-}
-
-/// The numbers at `paths`, added, saturating.
-fn sum(v: &Value, paths: &[&str]) -> u64 {
-    paths
-        .iter()
-        .filter_map(|p| n(v, p))
-        .fold(0, u64::saturating_add)
 }
 
 /// The summary of one log read from `file` (its start, decompressed within `limit`), the

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::health::State;
-use super::{ENDED_WITHOUT_FINAL, LIST_CAP, STRING_CAP, Summary, clip};
+use super::{ENDED_WITHOUT_FINAL, LIST_CAP, STRING_CAP, Summary, clip, grouped};
 use crate::read::view::{Format, escape_controls, inert_json};
 
 impl Summary {
@@ -47,17 +47,19 @@ impl Summary {
                 .collect::<Vec<_>>()
         };
         let state = self.state();
-        let models: serde_json::Map<String, Value> = self
-            .per_model()
+        let usage = self.usage();
+        let models: serde_json::Map<String, Value> = usage
+            .models
             .iter()
             .take(lists)
             .map(|(m, u)| {
-                (
-                    clip(m, strings),
-                    json!({"input_tokens": u.input, "output_tokens": u.output, "cost_usd": u.cost}),
-                )
+                let mut o = serde_json::Map::new();
+                u.tokens.json_members(&mut o);
+                o.insert("cost_usd".into(), json!(u.cost));
+                (clip(m, strings), Value::Object(o))
             })
             .collect();
+        let t = usage.tokens;
         let unknown: serde_json::Map<String, Value> = self
             .drift
             .unknown
@@ -81,14 +83,18 @@ impl Summary {
             "idle_seconds": idle,
             "events": self.events,
             "session_id": c(&self.session),
-            "model": c(&self.model),
+            "model": c(&self.model()),
             "first_event": self.first_time.as_deref().map(|x| clip(x, 40)),
             "last_event": self.last_time.as_deref().map(|x| clip(x, 40)),
             "duration_ms": self.duration_ms,
             "turns": self.turns,
-            "cost_usd": (!self.cost_by_session.is_empty()).then(|| self.cost_by_session.values().sum::<f64>()),
-            "input_tokens": self.tokens().0,
-            "output_tokens": self.tokens().1,
+            "cost_usd": self.cost(),
+            "input_tokens": t.input,
+            "cache_read_input_tokens": t.cache_read,
+            "cache_creation_input_tokens": t.cache_write,
+            "output_tokens": t.output,
+            "total_input_tokens": t.all_input(),
+            "total_tokens": t.total(),
             "tools_used": self.tools.len(),
             "tools": tools,
             "tool_calls": calls,
@@ -178,7 +184,7 @@ impl Summary {
             t.push_str(&format!("state     {state}\n"));
         }
         t.push_str(&format!("session   {}\n", or(&self.session)));
-        t.push_str(&format!("model     {}\n", or(&self.model)));
+        t.push_str(&format!("model     {}\n", or(&self.model())));
         if let Some(agent) = self.drift.agent {
             t.push_str(&format!(
                 "agent     {agent}{}\n",
@@ -218,14 +224,11 @@ impl Summary {
             self.events,
             self.turns.map_or("-".into(), |n| n.to_string())
         ));
-        if !self.cost_by_session.is_empty() {
-            t.push_str(&format!(
-                "cost      ${:.4}\n",
-                self.cost_by_session.values().sum::<f64>()
-            ));
+        if let Some(cost) = self.cost() {
+            t.push_str(&format!("cost      ${cost:.4}\n"));
         }
-        let (tin, tout) = self.tokens();
-        t.push_str(&format!("tokens    in {tin} out {tout}\n"));
+        let usage = self.usage();
+        t.push_str(&format!("tokens    {}\n", usage.tokens.text()));
         let mut tools: Vec<(&String, &u64)> = self.tools.iter().collect();
         tools.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
         let mut shown: Vec<String> = tools
@@ -290,8 +293,9 @@ impl Summary {
         if !acted.is_empty() {
             t.push_str(&format!("issues    {}\n", acted.join(", ")));
         }
-        let models = self.per_model();
-        if models.len() > 1 || models.values().any(|u| u.cost.is_some()) {
+        let models = usage.models;
+        // One model's line would repeat the tokens line.
+        if models.len() > 1 {
             let mut shown: Vec<String> = models
                 .iter()
                 .take(lists)
@@ -299,8 +303,8 @@ impl Summary {
                     format!(
                         "{} in {} out {}{}",
                         e(m),
-                        u.input,
-                        u.output,
+                        grouped(u.tokens.all_input()),
+                        grouped(u.tokens.output),
                         u.cost.map_or(String::new(), |c| format!(" ${c:.4}"))
                     )
                 })
@@ -360,7 +364,7 @@ impl Summary {
         }
         // The least form: members dropped, the least telling first; type, events, errors and
         // how the run ended go last.
-        const DROP: [&str; 34] = [
+        const DROP: [&str; 38] = [
             "conversations",
             "conversation_count",
             "unknown_events",
@@ -377,6 +381,10 @@ impl Summary {
             "first_event",
             "last_event",
             "duration_ms",
+            "total_tokens",
+            "total_input_tokens",
+            "cache_creation_input_tokens",
+            "cache_read_input_tokens",
             "input_tokens",
             "output_tokens",
             "model",

@@ -216,9 +216,9 @@ impl<'a> Pass<'a> {
         let mut cut = Vec::new();
         self.gist_engine.process(line, &mut cut);
         let v: Value = serde_json::from_slice(&cut).unwrap_or(Value::Null);
-        let (tin, tout) = self.summary.tokens();
+        let tokens = self.summary.tokens().total().unwrap_or(0);
         let time = crate::read::when::event_instant(&v).map(|t| t.0 as f64 / 1e9);
-        self.series.push(time, tin as f64 + tout as f64);
+        self.series.push(time, tokens as f64);
         let t = &mut self.timeline;
         t.events += 1;
         if !t.wanted() {
@@ -277,7 +277,10 @@ struct Series {
 }
 
 impl Series {
+    /// Adds a point; the line never goes down (a final result's count may be below the
+    /// running count of the messages before it).
     fn push(&mut self, time: Option<f64>, y: f64) {
+        let y = self.last.map_or(y, |l| l.2.max(y));
         let p = (self.seen as f64, time, y);
         self.stride = self.stride.max(1);
         if self.seen.is_multiple_of(self.stride) {

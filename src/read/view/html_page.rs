@@ -133,11 +133,8 @@ pub(super) fn header(
         .get("cost_usd")
         .and_then(Value::as_f64)
         .map(|c| format!("${c:.4}"));
-    let tokens = format!(
-        "in {} · out {}",
-        grouped(num("input_tokens").unwrap_or(0)),
-        grouped(num("output_tokens").unwrap_or(0))
-    );
+    // The summary's own words: `in 1,769,237 (uncached 10,552, cache read …, write …) out 12,944`.
+    let tokens = crate::read::summary::Tokens::from_json(s).text();
     let calls = num("tool_calls")
         .filter(|&c| c > 0)
         .map(|c| format!("{c}, failed {}", num("tool_failures").unwrap_or(0)));
@@ -196,8 +193,9 @@ pub(super) fn header(
     out.push_str("</div></header>\n");
 }
 
-/// The most bytes of a summary value shown in the header (before escaping).
-const VALUE_CAP: usize = 120;
+/// The most bytes of a summary value shown in the header (before escaping): the tokens' line
+/// at its longest (five 20-digit counts, grouped) fits.
+const VALUE_CAP: usize = 200;
 
 /// Chart size.
 const W: f64 = 420.0;

@@ -232,6 +232,9 @@ pub fn is_error_event(v: &Value) -> bool {
     if matches!(kind, "error" | "turn.failed") || sub.starts_with("error") {
         return true;
     }
+    if crate::read::gist::rollout_failure(v) {
+        return true;
+    }
     let inner = [
         Some(v),
         v.get("item"),
@@ -670,9 +673,10 @@ mod tests {
         let tool = serde_json::json!({"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash","input":{"command":"cargo test\nmore"}}]}});
         assert_eq!(gist(&tool), "assistant tool_use Bash command=cargo test…");
         let result = serde_json::json!({"type":"user","timestamp":"2026-02-11T21:41:51.877Z","message":{"content":[{"type":"tool_result","is_error":true,"content":"error: boom\nmore"}]}});
+        // Sizes count the string's JSON text, as a cut marker does: `error: boom\nmore`.
         assert_eq!(
             gist(&result),
-            "2026-02-11 21:41:51 user tool_result ERROR 16B: error: boom…"
+            "2026-02-11 21:41:51 user tool_result ERROR 17B: error: boom…"
         );
         let done = serde_json::json!({"type":"result","subtype":"success","total_cost_usd":0.1354875,"num_turns":1,"result":"4"});
         assert_eq!(gist(&done), "result/success cost $0.1355, 1 turns: 4");

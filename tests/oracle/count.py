@@ -1,0 +1,393 @@
+#!/usr/bin/env python3
+"""An independent count of what a run of an AI agent did, from the formats' documentation
+(Claude Code's stream-json and transcripts, Codex's `exec --json` and rollout files, Gemini
+CLI's and Cursor's stream-json, opencode's and Goose's JSON events), never from smart-tee's
+code: per conversation, its tokens (the four counts as Anthropic names them), tool calls,
+failed calls and ending. tests/oracle/compare.py holds smart-tee's `--summary --format json`
+to it.
+
+Usage: tests/oracle/count.py FILE...   (prints one JSON object: {"conversations": [...]})
+
+The rules, as the formats document them:
+- A file is a run or several. A conversation starts with each file, with Claude Code's
+  `conversation_reset`, and with a run's start (`system/init`, Codex's `thread.started` or
+  `session_meta`, Gemini CLI's `init`) after a final event or for another session.
+- Lines that are not JSON objects, and smart-tee's own records (`non_json`, `torn`), are no
+  events. Heartbeats after a final event do not reopen a run.
+- Final events: `result` (Claude Code, Cursor, Gemini CLI: ok when `is_error` is not true, its
+  subtype or status is success, and `terminal_reason`, when given, is `completed`),
+  `turn.completed` (ok) and `turn.failed` (Codex exec), Goose's `complete`, a rollout's
+  `event_msg` `task_complete` (ok) or `turn_aborted` (failed). A run whose last event is not
+  final has ended without one (the files here have no writer).
+- Tokens: see the functions below; None where the format gives no count.
+"""
+import json
+import sys
+
+HEARTBEATS = {"tool_progress", "keep_alive", "keepalive", "heartbeat", "ping"}
+
+
+def num(d, *keys):
+    """The first key of `d` holding an integer."""
+    if not isinstance(d, dict):
+        return None
+    for k in keys:
+        v = d.get(k)
+        if isinstance(v, int) and not isinstance(v, bool):
+            return v
+    return None
+
+
+def add(a, b):
+    if a is None and b is None:
+        return None
+    return (a or 0) + (b or 0)
+
+
+def tokens(input=None, cache_read=None, cache_write=None, output=None, whole=None):
+    return {"input": input, "cache_read": cache_read, "cache_write": cache_write,
+            "output": output, "whole": whole}
+
+
+def add_tokens(a, b):
+    return {k: add(a[k], b[k]) for k in a}
+
+
+def openai(u):
+    """OpenAI's usage: input_tokens include cached_input_tokens; output includes reasoning."""
+    i, c, w = num(u, "input_tokens"), num(u, "cached_input_tokens"), num(u, "cache_write_input_tokens")
+    if c is None:
+        return tokens(output=num(u, "output_tokens"), whole=i)
+    return tokens(input=None if i is None else max(0, i - c - (w or 0)), cache_read=c,
+                  cache_write=w, output=num(u, "output_tokens"))
+
+
+def anthropic(u):
+    return tokens(num(u, "input_tokens", "inputTokens"),
+                  num(u, "cache_read_input_tokens", "cacheReadInputTokens"),
+                  num(u, "cache_creation_input_tokens", "cacheCreationInputTokens"),
+                  num(u, "output_tokens", "outputTokens"))
+
+
+def gemini(s):
+    """Gemini CLI's stats: input_tokens (prompt) include `cached`; `input` is the rest."""
+    t = s.get("tokens") if isinstance(s.get("tokens"), dict) else s
+    prompt, cached = num(t, "input_tokens", "prompt"), num(t, "cached")
+    out = num(t, "output_tokens", "candidates")
+    if cached is None:
+        return tokens(output=out, whole=prompt)
+    rest = num(t, "input")
+    if rest is None and prompt is not None:
+        rest = prompt - cached
+    return tokens(input=rest, cache_read=cached, output=out)
+
+
+class Conversation:
+    def __init__(self, file):
+        self.file = file
+        self.events = 0
+        self.session = None
+        self.final = None  # (ok) of the last final event, or None
+        self.after_final = False
+        self.calls = set()
+        self.failed = set()
+        self.anon_calls = 0
+        self.anon_failed = 0
+        # tokens
+        self.model_usage = {}  # (session, model) -> tokens, last result per session
+        self.claude_model_usage = {}  # (session, model) -> Claude Code's modelUsage entry
+        self.result_usage = {}  # session -> tokens (usage without models)
+        self.messages = {}  # (message id, request id) -> tokens, the most output kept
+        self.anon_messages = []
+        self.running = None  # Codex: the last running total
+        self.steps = None  # opencode
+        self.costs = {}  # session -> the last total_cost_usd (Claude Code's is per process)
+        self.step_cost = None  # opencode: each step's cost
+
+    def call(self, cid):
+        if cid:
+            self.calls.add(cid)
+        else:
+            self.anon_calls += 1
+
+    def fail(self, cid):
+        if cid:
+            self.failed.add(cid)
+        else:
+            self.anon_failed += 1
+
+    def tokens(self):
+        if self.model_usage:
+            t = tokens()
+            for u in self.model_usage.values():
+                t = add_tokens(t, u)
+            return t
+        if self.running is not None:
+            return self.running
+        if self.steps is not None:
+            return self.steps
+        t = tokens()
+        for u in list(self.messages.values()) + self.anon_messages:
+            t = add_tokens(t, u)
+        # No count below what the final results say (Claude Code's result.usage).
+        r = tokens()
+        for u in self.result_usage.values():
+            r = add_tokens(r, u)
+        return {k: (t[k] if r[k] is None else r[k] if t[k] is None else max(t[k], r[k])) for k in t}
+
+    def report(self):
+        t = self.tokens()
+        total_input = add(add(add(t["input"], t["cache_read"]), t["cache_write"]), t["whole"])
+        finished = self.final is not None and not self.after_final
+        cost = None
+        if self.costs or self.step_cost is not None:
+            cost = sum(self.costs.values()) + (self.step_cost or 0.0)
+        return {
+            "cost_usd": cost,
+            "model_usage": bool(self.model_usage),
+            "file": self.file,
+            "events": self.events,
+            "input_tokens": t["input"],
+            "cache_read_input_tokens": t["cache_read"],
+            "cache_creation_input_tokens": t["cache_write"],
+            "output_tokens": t["output"],
+            "total_input_tokens": total_input,
+            "tool_calls": len(self.calls) + self.anon_calls,
+            "tool_failures": len(self.failed) + self.anon_failed,
+            "state": "finished" if finished else "ended without a final event",
+            "ok": self.final if finished else None,
+        }
+
+
+def rollout_failed(p):
+    """A Codex call output that says the call failed: a non-zero exit code (JSON metadata, or
+    `Exit code: N` first in a freeform output), success false, or Codex's refusal as the
+    whole output."""
+    out = p.get("output")
+    if isinstance(out, dict):
+        if out.get("success") is False:
+            return True
+        out = out.get("content") if isinstance(out.get("content"), str) else json.dumps(out)
+    if not isinstance(out, str):
+        return False
+    try:
+        parsed = json.loads(out)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict):
+        code = (parsed.get("metadata") or {}).get("exit_code")
+        if isinstance(code, int) and code != 0:
+            return True
+        if parsed.get("success") is False:
+            return True
+        text = parsed.get("output") if isinstance(parsed.get("output"), str) else out
+    else:
+        text = out
+        first = out.split("\n", 1)[0]
+        if first.startswith("Exit code: "):
+            try:
+                if int(first[len("Exit code: "):].strip()) != 0:
+                    return True
+            except ValueError:
+                pass
+    text = text.strip()
+    return text in ("exec command rejected by user", "patch rejected by user") or text.startswith(
+        "This action was rejected due to unacceptable risk")
+
+
+def is_final(v):
+    """(True, ok) for a final event."""
+    t = v.get("type")
+    if t == "result":
+        how = v.get("subtype") or v.get("status") or "success"
+        reason = v.get("terminal_reason")
+        ok = v.get("is_error") is not True and how == "success" and reason in (None, "completed", "end_turn")
+        return True, ok
+    if t == "turn.completed":
+        return True, True
+    if t == "turn.failed":
+        return True, False
+    if t == "complete":
+        return True, not v.get("error")
+    if t == "event_msg":
+        pt = (v.get("payload") or {}).get("type")
+        if pt == "task_complete":
+            return True, True
+        if pt == "turn_aborted":
+            return True, False
+    return False, None
+
+
+def starts_run(v):
+    t, sub = v.get("type"), v.get("subtype")
+    return (t == "system" and sub == "init") or t in ("thread.started", "session_meta") or (
+        t == "init" and "session_id" in v)
+
+
+def session_of(v):
+    for k in ("session_id", "thread_id"):
+        if isinstance(v.get(k), str):
+            return v[k]
+    p = v.get("payload")
+    if isinstance(p, dict) and isinstance(p.get("id"), str) and v.get("type") == "session_meta":
+        return p["id"]
+    return None
+
+
+def read(path, convs):
+    current = None
+    with open(path, "rb") as f:
+        for raw in f:
+            try:
+                v = json.loads(raw)
+            except ValueError:
+                continue
+            if not isinstance(v, dict) or v.get("type") in ("non_json", "torn"):
+                continue
+            t = v.get("type")
+            if current is None:
+                current = Conversation(path)
+                convs.append(current)
+            elif current.events > 0:
+                reset = t == "conversation_reset" or (t == "system" and v.get("subtype") == "conversation_reset")
+                other = session_of(v)
+                if reset or (starts_run(v) and (current.final is not None or (
+                        other and current.session and other != current.session))):
+                    current = Conversation(path)
+                    convs.append(current)
+            event(current, v)
+
+
+def event(c, v):
+    t = v.get("type")
+    c.events += 1
+    if c.session is None:
+        for k in ("session_id", "sessionId", "thread_id", "sessionID"):
+            if isinstance(v.get(k), str):
+                c.session = v[k]
+                break
+        else:
+            if t == "session_meta" and isinstance((v.get("payload") or {}).get("id"), str):
+                c.session = v["payload"]["id"]
+    final, ok = is_final(v)
+    heartbeat = t in HEARTBEATS or (t == "system" and v.get("subtype") in ("heartbeat", "keep_alive")) or (
+        t == "stream_event" and (v.get("event") or {}).get("type") == "ping")
+    if final:
+        c.final, c.after_final = ok, False
+    elif c.final is not None and not heartbeat:
+        c.after_final = True
+    session = v.get("session_id") if isinstance(v.get("session_id"), str) else (c.session or "")
+    msg = v.get("message") if isinstance(v.get("message"), dict) else {}
+    content = msg.get("content") if isinstance(msg.get("content"), list) else []
+    payload = v.get("payload") if isinstance(v.get("payload"), dict) else {}
+    # Claude Code (and Cursor's assistant lines): tool_use blocks; results in user lines.
+    if t == "assistant":
+        for b in content:
+            if isinstance(b, dict) and b.get("type") == "tool_use":
+                c.call(b.get("id"))
+        u = msg.get("usage")
+        if isinstance(u, dict):
+            key = (msg.get("id"), v.get("requestId") or v.get("request_id") or "")
+            new = anthropic(u)
+            if msg.get("id") is None:
+                c.anon_messages.append(new)
+            elif key not in c.messages or (new["output"] or 0) > (c.messages[key]["output"] or 0):
+                c.messages[key] = new
+    if t == "user":
+        for b in content:
+            if isinstance(b, dict) and b.get("type") == "tool_result" and b.get("is_error") is True:
+                c.fail(b.get("tool_use_id"))
+    # Goose: toolRequest / toolResponse blocks in its messages.
+    if t == "message":
+        for b in content:
+            if isinstance(b, dict) and b.get("type") == "toolRequest":
+                c.call(b.get("id"))
+            if isinstance(b, dict) and b.get("type") == "toolResponse" and (b.get("toolResult") or {}).get("status") == "error":
+                c.fail(b.get("id"))
+    if t == "result":
+        if isinstance(v.get("total_cost_usd"), (int, float)):
+            c.costs[session] = v["total_cost_usd"]
+        mu = v.get("modelUsage")
+        stats = v.get("stats") if isinstance(v.get("stats"), dict) else None
+        if isinstance(mu, dict):
+            for m, u in mu.items():
+                c.model_usage[(session, m)] = anthropic(u)
+                c.claude_model_usage[(session, m)] = u
+        elif stats is not None and isinstance(stats.get("models"), dict):
+            for m, u in stats["models"].items():
+                c.model_usage[(session, m)] = gemini(u)
+        if stats is not None:
+            c.result_usage[session] = gemini(stats)
+        elif isinstance(v.get("usage"), dict):
+            c.result_usage[session] = anthropic(v["usage"])
+    if t == "complete":
+        i, o = num(v, "input_tokens"), num(v, "output_tokens")
+        c.result_usage[session] = tokens(output=o, whole=i if (i is not None or o is not None) else None)
+    # Codex exec: items; turn.completed's usage is the thread's running total.
+    if t == "item.completed":
+        item = v.get("item") or {}
+        if item.get("type") in ("command_execution", "mcp_tool_call", "file_change", "web_search", "collab_tool_call"):
+            c.call(item.get("id"))
+            code = item.get("exit_code")
+            if item.get("type") != "file_change" and (item.get("status") in ("failed", "error") or (
+                    isinstance(code, int) and code != 0) or item.get("error")):
+                c.fail(item.get("id"))
+    if t == "turn.completed" and isinstance(v.get("usage"), dict):
+        c.running = openai(v["usage"])
+    # Codex rollouts: response items for calls and outputs; token_count's running total.
+    if t == "response_item":
+        pt = payload.get("type")
+        if pt in ("function_call", "custom_tool_call", "local_shell_call", "web_search_call"):
+            c.call(payload.get("call_id") or payload.get("id"))
+        if pt in ("function_call_output", "custom_tool_call_output") and rollout_failed(payload):
+            c.fail(payload.get("call_id"))
+    if t == "event_msg":
+        pt = payload.get("type")
+        if pt == "token_count":
+            total = (payload.get("info") or {}).get("total_token_usage")
+            if isinstance(total, dict):
+                c.running = openai(total)
+        if pt == "item_completed":
+            item = payload.get("item") or {}
+            if item.get("type") in ("CommandExecution", "McpToolCall", "DynamicToolCall", "CollabAgentToolCall", "WebSearch") and (
+                    item.get("status") in ("failed", "error") or (isinstance(item.get("exitCode"), int) and item["exitCode"] != 0)
+                    or item.get("error")):
+                c.fail(item.get("id"))
+    # Gemini CLI, opencode: tool_use / tool_result events.
+    if t == "tool_use":
+        part = v.get("part") if isinstance(v.get("part"), dict) else {}
+        c.call(v.get("tool_id") or part.get("callID"))
+        if ((part.get("state") or {}).get("status")) == "error":
+            c.fail(part.get("callID"))
+    if t == "tool_result" and v.get("status") == "error":
+        c.fail(v.get("tool_id"))
+    if t == "step_finish":
+        cost = (v.get("part") or {}).get("cost")
+        if isinstance(cost, (int, float)):
+            c.step_cost = (c.step_cost or 0.0) + cost
+        tk = (v.get("part") or {}).get("tokens")
+        if isinstance(tk, dict):
+            cache = tk.get("cache") or {}
+            step = tokens(num(tk, "input"), num(cache, "read"), num(cache, "write"),
+                          add(num(tk, "output"), num(tk, "reasoning")))
+            c.steps = step if c.steps is None else add_tokens(c.steps, step)
+    # Cursor: tool_call events, started and completed.
+    if t == "tool_call":
+        c.call(v.get("call_id"))
+        if v.get("subtype") == "completed":
+            body = next(iter((v.get("tool_call") or {}).values()), {}) or {}
+            r = body.get("result") or {}
+            if "error" in r or "failure" in r:
+                c.fail(v.get("call_id"))
+
+
+def main(paths):
+    convs = []
+    for p in paths:
+        read(p, convs)
+    json.dump({"conversations": [c.report() for c in convs]}, sys.stdout, indent=1)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
