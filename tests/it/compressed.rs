@@ -292,3 +292,221 @@ proptest! {
         }
     }
 }
+
+/// `smart-tee mcp --root root` asked `calls` (tool, arguments) in turn, stdin then closed: the
+/// text of each answer (blocks joined) and whether it is an error result.
+fn mcp_calls(root: &Path, calls: &[(&str, serde_json::Value)]) -> Vec<(String, bool)> {
+    let mut input = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "t", "version": "0"}}})
+    .to_string();
+    input.push_str("\n{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+    for (i, (tool, args)) in calls.iter().enumerate() {
+        let call = serde_json::json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+            "params": {"name": tool, "arguments": args}});
+        input.push_str(&format!("{call}\n"));
+    }
+    let out = common::run_cmd(bin().arg("mcp").arg("--root").arg(root), input.as_bytes());
+    let mut answers = vec![(String::new(), true); calls.len()];
+    for line in common::lines(&out.stdout) {
+        let v: serde_json::Value = serde_json::from_slice(line).unwrap();
+        let Some(id) = v["id"].as_u64().filter(|&i| i > 0) else {
+            continue;
+        };
+        let result = &v["result"];
+        assert!(result.is_object(), "not a result: {v}");
+        let text = result["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["text"].as_str().unwrap())
+            .collect::<Vec<_>>()
+            .join("\n");
+        answers[id as usize - 1] = (text, result["isError"] == true);
+    }
+    answers
+}
+
+/// Issue 47.1: MCP `read_log` and `log_summary` read every zstd frame and gzip member (they
+/// went through the one-frame decoder of `--view`).
+#[test]
+fn mcp_read_log_reads_every_frame_and_member() {
+    let dir = tempdir("compressed-mcp-frames");
+    let frames = [zst(&two_lines(1)), zst(&two_lines(3))].concat();
+    std::fs::write(dir.join("a.jsonl.zst"), &frames).unwrap();
+    std::fs::write(
+        dir.join("b.jsonl.1.zst"),
+        [skippable(0, b"pzstd"), frames.clone()].concat(),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("c.jsonl.gz"),
+        [gz(&two_lines(1)), gz(&two_lines(3))].concat(),
+    )
+    .unwrap();
+    let mut calls = Vec::new();
+    for name in ["a.jsonl.zst", "b.jsonl.1.zst", "c.jsonl.gz"] {
+        calls.push((
+            "read_log",
+            serde_json::json!({"path": name, "format": "jsonl"}),
+        ));
+        calls.push(("read_log", serde_json::json!({"path": name, "tail": 1})));
+    }
+    let answers = mcp_calls(&dir, &calls);
+    for (k, ((text, error), (_, args))) in answers.iter().zip(&calls).enumerate() {
+        assert!(!error, "{args}: {text}");
+        if k % 2 == 0 {
+            let ns: Vec<u64> = text
+                .lines()
+                .filter(|l| l.starts_with('{'))
+                .map(|l| {
+                    serde_json::from_str::<serde_json::Value>(l).unwrap()["n"]
+                        .as_u64()
+                        .unwrap()
+                })
+                .collect();
+            assert_eq!(ns, [1, 2, 3, 4], "{args}: {text}");
+        } else {
+            assert!(text.starts_with("#4 assistant"), "{args}: {text}");
+        }
+    }
+}
+
+/// A compressed log is finished, and `--compact` takes a last line without a newline as a
+/// line; `--view`, `--view --tail`, `--summary` and MCP `read_log` left it out as a line in
+/// progress (so compacting a log changed what they showed).
+#[test]
+fn a_compressed_logs_last_line_without_a_newline_is_read_by_every_reader() {
+    let dir = tempdir("compressed-last-line");
+    let lines = b"{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\",\"model\":\"m\",\"n\":1}\n\
+        {\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"done\",\"n\":2}";
+    let first = lines.iter().position(|&b| b == b'\n').unwrap() + 1;
+    let long = format!(
+        "{{\"type\":\"user\",\"n\":1,\"output\":\"{}\"}}",
+        "z".repeat(9 << 20)
+    );
+    let files = [
+        ("l.jsonl.zst", zst(lines)),
+        ("l.jsonl.gz", gz(lines)),
+        (
+            "frames.jsonl.zst",
+            [zst(&lines[..first]), zst(&lines[first..])].concat(),
+        ),
+        ("long.jsonl.zst", zst(long.as_bytes())),
+    ];
+    for (name, bytes) in &files {
+        std::fs::write(dir.join(name), bytes).unwrap();
+    }
+    for (name, _) in &files[..3] {
+        let file = dir.join(name);
+        let view = run(&["--view", "--format", "jsonl"], &file);
+        assert!(view.status.success(), "{}", text(&view.stderr));
+        assert_eq!(
+            numbers(&view.stdout),
+            [1, 2],
+            "{name}: {}",
+            text(&view.stdout)
+        );
+        let tail = run(&["--view", "--tail", "1"], &file);
+        assert!(
+            text(&tail.stdout).starts_with("#2 result"),
+            "{name}: {}",
+            text(&tail.stdout)
+        );
+        let summary = run(&["--summary", "--format", "json"], &file);
+        let v: serde_json::Value = serde_json::from_slice(&summary.stdout).unwrap();
+        assert_eq!(v["state"], "finished", "{name}: {v}");
+    }
+    // A last line past the line cap is given as its first bytes, as one in the middle is.
+    let view = run(
+        &["--view", "--format", "jsonl"],
+        &dir.join("long.jsonl.zst"),
+    );
+    assert_eq!(
+        common::lines(&view.stdout).len(),
+        1,
+        "{}",
+        text(&view.stderr)
+    );
+    let answers = mcp_calls(
+        &dir,
+        &[(
+            "read_log",
+            serde_json::json!({"path": "l.jsonl.gz", "tail": 1}),
+        )],
+    );
+    assert!(answers[0].0.starts_with("#2 result"), "{:?}", answers[0]);
+}
+
+/// `echo >> a.jsonl.gz`: a stray byte after the last gzip member was reported as a stream cut
+/// short; it is damage, and a stream cut inside a member is still a cut.
+#[test]
+fn stray_bytes_after_a_gzip_member_are_damage_not_a_truncation() {
+    let dir = tempdir("compressed-stray");
+    let whole = [gz(&two_lines(1)), gz(&two_lines(3))].concat();
+    for (name, bytes, said) in [
+        (
+            "nl.jsonl.gz",
+            [&whole[..], b"\n"].concat(),
+            "gzip stream is damaged",
+        ),
+        (
+            "junk.jsonl.gz",
+            [&whole[..], b"hello"].concat(),
+            "gzip stream is damaged",
+        ),
+        (
+            "cut.jsonl.gz",
+            whole[..whole.len() - 3].to_vec(),
+            "gzip stream is truncated",
+        ),
+    ] {
+        let file = dir.join(name);
+        std::fs::write(&file, &bytes).unwrap();
+        for args in [&["--view"][..], &["--summary"][..], &["--compact"][..]] {
+            let out = run(args, &file);
+            let err = text(&out.stderr);
+            assert!(!out.status.success(), "{args:?} {name}");
+            assert!(
+                err.contains(name) && err.contains(said),
+                "{args:?} {name}: {err}"
+            );
+        }
+        assert_eq!(std::fs::read(&file).unwrap(), bytes, "left as it was");
+    }
+}
+
+/// `--compact` in a directory it may not write to said only "Permission denied"; it says it
+/// cannot create the compacted copy there, and leaves the log as it was. (As root, which
+/// writes anywhere, the compaction runs as the user nobody.)
+#[test]
+fn compact_in_a_directory_it_cannot_write_says_why() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let dir = tempdir("compressed-read-only-dir");
+    let ro = dir.join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    for p in [dir.as_path(), &ro] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let log = ro.join("l.jsonl.gz");
+    let bytes = gz(&two_lines(1));
+    std::fs::write(&log, &bytes).unwrap();
+    std::fs::set_permissions(&log, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let mut cmd = bin();
+    cmd.arg("--compact").arg(&log);
+    use std::os::unix::fs::MetadataExt;
+    if std::fs::metadata("/proc/self").unwrap().uid() == 0 {
+        cmd.uid(65534).gid(65534);
+    }
+    let out = common::run_cmd(&mut cmd, b"");
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let err = text(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("l.jsonl.gz") && err.contains("cannot create the compacted copy"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&log).unwrap(), bytes);
+}
