@@ -549,3 +549,31 @@ fn compact_in_a_directory_it_cannot_write_says_why() {
     );
     assert_eq!(std::fs::read(&log).unwrap(), bytes);
 }
+
+/// `--view --follow` of a compressed log read the bytes appended to it (`zstd -c >> l.zst`) as
+/// plain text, and printed the frame's compressed bytes as `non_json` records. It reads the new
+/// lines decoded, and waits for a frame that is still being written.
+#[test]
+fn follow_reads_frames_appended_to_a_compressed_log() {
+    use crate::view::{follow, next};
+    let dir = tempdir("compressed-follow");
+    let log = dir.join("l.jsonl.zst");
+    std::fs::write(&log, zst(&two_lines(1))).unwrap();
+    let (mut child, rx) = follow(&log);
+    assert!(next(&rx).contains("\"n\":1"));
+    assert!(next(&rx).contains("\"n\":2"));
+    let frame = zst(&two_lines(3));
+    let append = |bytes: &[u8]| {
+        let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+        f.write_all(bytes).unwrap();
+    };
+    // A frame in two writes: its first half is a frame being written, not damage.
+    append(&frame[..frame.len() / 2]);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    append(&frame[frame.len() / 2..]);
+    let (third, fourth) = (next(&rx), next(&rx));
+    assert!(third.contains("\"n\":3"), "{third}");
+    assert_eq!(fourth, "{\"type\":\"assistant\",\"n\":4}");
+    child.kill().unwrap();
+    common::wait_timeout(&mut child);
+}
