@@ -166,6 +166,18 @@ fn explain(e: io::Error, compression: Compression) -> io::Error {
                 unit(compression)
             ),
         ),
+        // A valid frame written with a window past the decoder's 128 MiB (`zstd --long=28` and
+        // up), which `zstd -d` refuses too without `--long=31`: not damage.
+        _ if compression == Compression::Zstd && e.to_string().contains("too much memory") => {
+            io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!(
+                    "its zstd frames need a window larger than 128 MiB to decode (written with \
+                     zstd --long=28 or more), more memory than a reader may take; decompress it \
+                     with zstd -d --long=31 ({e})"
+                ),
+            )
+        }
         _ => io::Error::new(
             io::ErrorKind::InvalidData,
             format!("its {name} stream is damaged: the bytes are not valid {name} ({e})"),
@@ -247,6 +259,22 @@ mod tests {
         // The first bytes of another member's header are a cut.
         let e = read_all(file_of("cut.gz", &[&whole[..], b"\x1f\x8b\x08"].concat())).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof, "{e}");
+    }
+
+    /// A frame with a 1 GiB window (`zstd --long=30` of a stream) was called damaged.
+    #[test]
+    fn a_frame_past_the_window_limit_is_not_called_damaged() {
+        let mut enc = zstd::stream::write::Encoder::new(Vec::new(), 3).unwrap();
+        enc.set_parameter(zstd::stream::raw::CParameter::WindowLog(30))
+            .unwrap();
+        enc.write_all(b"{\"a\":1}\n").unwrap();
+        let bytes = enc.finish().unwrap();
+        let e = read_all(file_of("long.zst", &bytes)).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::Unsupported, "{e}");
+        assert!(
+            e.to_string().contains("--long=31") && !e.to_string().contains("damaged"),
+            "{e}"
+        );
     }
 
     #[test]

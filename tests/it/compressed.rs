@@ -577,3 +577,27 @@ fn follow_reads_frames_appended_to_a_compressed_log() {
     child.kill().unwrap();
     common::wait_timeout(&mut child);
 }
+
+/// A zstd log written with a window past 128 MiB (`zstd --long=30` of a stream), which `zstd
+/// -d` also refuses without `--long=31`, was called damaged; the refusal says what it needs.
+#[test]
+fn a_zstd_log_with_a_long_window_is_refused_as_such_not_as_damaged() {
+    let dir = tempdir("compressed-long-window");
+    let mut enc = zstd::stream::write::Encoder::new(Vec::new(), 3).unwrap();
+    enc.set_parameter(zstd::stream::raw::CParameter::WindowLog(30))
+        .unwrap();
+    enc.write_all(&two_lines(1)).unwrap();
+    let bytes = enc.finish().unwrap();
+    let log = dir.join("l.jsonl.zst");
+    std::fs::write(&log, &bytes).unwrap();
+    for args in [&["--view"][..], &["--summary"][..], &["--compact"][..]] {
+        let out = run(args, &log);
+        let err = text(&out.stderr);
+        assert!(!out.status.success(), "{args:?}: {err}");
+        assert!(
+            err.contains("l.jsonl.zst") && err.contains("--long=31") && !err.contains("damaged"),
+            "{args:?}: {err}"
+        );
+    }
+    assert_eq!(std::fs::read(&log).unwrap(), bytes, "left as it was");
+}
