@@ -30,12 +30,20 @@
 # lines; the 256 MiB string line; the latency with and without --archive). ONLY=progress runs
 # smart-tee with and without --progress (on stderr, into a file), alternating, on the corpus alone.
 # ONLY=redact runs --redact, with 100 secrets, and --archive --redact beside the plain runs (corpus, short lines).
+# SIMD=avx2 (portable, sse2, avx2, avx512) runs every smart-tee of the script on that SIMD path
+# (SMART_TEE_SIMD, capped at what the CPU has). ONLY=simd runs each path side by side instead,
+# alternating, with tee, on text, random bytes, the 256 MiB escapes line and the corpus
+# (SIMDS="default portable sse2 avx2 avx512" by default; "default" is the dispatch's own choice).
+# BIN=path with target/release/examples/gen_corpus already built skips the release build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps="${1:-5}"; size="${2:-200M}"
 work="${TMPDIR:-/tmp}/smart-tee-compare"; mkdir -p "$work"
-cargo build --release -q --bin smart-tee --examples
+if [ -z "${BIN:-}" ] || [ ! -x target/release/examples/gen_corpus ]; then
+  cargo build --release -q --bin smart-tee --examples
+fi
 st="${BIN:-$PWD/target/release/smart-tee}"
+if [ -n "${SIMD:-}" ]; then export SMART_TEE_SIMD="$SIMD"; echo "SMART_TEE_SIMD=$SIMD"; fi
 corpus="$work/corpus-$size.jsonl"
 [ -s "$corpus" ] || target/release/examples/gen_corpus "$size" 42 > "$corpus"
 tiny="$work/tiny.jsonl"
@@ -136,6 +144,40 @@ non_json() {
   echo "log size: $(wc -c < "$work/st.log") bytes for $(wc -c < "$noise") of input"
 }
 if [ "${ONLY:-}" = non-json ]; then non_json; exit; fi
+# ONLY=simd: each SIMD path (SMART_TEE_SIMD) and tee, alternating, on each input that one of the
+# paths' families serves; medians, and each path over the next simpler one and over tee.
+simd_paths() {
+  local simds="${SIMDS:-default portable sse2 avx2 avx512}" input label p prev=""
+  echo "flags: $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(sse2|avx2|avx512[a-z_0-9]*)$' | tr '\n' ' ')"
+  local text="$work/text-100M.log" noise="$work/random-100M.bin" esc="$work/giant-escapes-256.jsonl"
+  [ -s "$text" ] || target/release/examples/gen_corpus text 100M > "$text"
+  [ -s "$noise" ] || target/release/examples/gen_corpus binary 100M > "$noise"
+  [ -s "$esc" ] || target/release/examples/gen_corpus giant escapes 256M > "$esc"
+  for input in "$text" "$noise" "$esc" "$corpus"; do
+    cat "$input" > /dev/null
+    rm -f "$work"/*.times
+    for ((i = 0; i < reps; i++)); do
+      for p in $simds; do
+        if [ "$p" = default ]; then env=""; else env="SMART_TEE_SIMD=$p"; fi
+        measure "simd-$p" "$T env $env $st $work/st.log < $input | cat > /dev/null"
+      done
+      measure tee "$T tee $work/tee.log < $input | cat > /dev/null"
+    done
+    echo "== $(basename "$input"): $(du -h "$input" | cut -f1), $reps runs each, alternating (medians)"
+    prev=""
+    for p in $simds; do
+      m=$(median "$work/simd-$p.times")
+      line="$(printf '%-9s %.3f s   /tee %.2f' "$p" "$m" "$(echo "$m / $(median "$work/tee.times")" | bc -l)")"
+      if [ -n "$prev" ] && [ "$p" != default ] && [ "$prev" != default ]; then
+        line="$line   /$prev $(printf '%.2f' "$(echo "$m / $(median "$work/simd-$prev.times")" | bc -l)")"
+      fi
+      echo "$line"
+      prev="$p"
+    done
+    printf 'tee       %.3f s\n' "$(median "$work/tee.times")"
+  done
+}
+if [ "${ONLY:-}" = simd ]; then simd_paths; exit; fi
 if [ "${ONLY:-}" = progress ]; then run_set "$corpus" corpus; run_set "$corpus" corpus piped; exit; fi
 # ONLY=redact: --redact, with 100 secrets, and with --archive, beside the plain runs (#46's costs).
 if [ "${ONLY:-}" = redact ]; then run_set "$corpus" corpus; run_set "$tiny" tiny; exit; fi

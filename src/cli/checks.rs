@@ -219,6 +219,22 @@ impl Cli {
                 )),
             }
         }
+        if let Some(value) = std::env::var_os(crate::line::strings::SIMD_VAR) {
+            // A path this CPU lacks, or no path at all: said, and the stream goes on.
+            use crate::line::strings::{SIMD_VAR, Simd};
+            let value = value.to_string_lossy().into_owned();
+            match Simd::parse(&value) {
+                None => warnings.push(format!(
+                    "{SIMD_VAR}={value}: not one of portable, sse2, avx2, avx512; using the \
+                     fastest path measured on this CPU"
+                )),
+                Some(path) if path > Simd::widest() => warnings.push(format!(
+                    "{SIMD_VAR}={value}: this CPU has no {value}; using {}",
+                    Simd::widest().name()
+                )),
+                Some(_) => {}
+            }
+        }
         if engine.max_line_bytes != 0 && engine.max_line_bytes < floor {
             return Err(format!(
                 "--max-line-bytes {} is below {floor}, the least that holds a marker record{}; \

@@ -329,7 +329,7 @@ mod tests {
         let want = reference_string_end(s, i).ok();
         let text = String::from_utf8_lossy(s);
         prop_assert_eq!(strings::string_end(s, i).ok(), want, "{:?}", text);
-        // What CPUs without AVX2, with AVX2 only, and with AVX-512 run.
+        // Every path this CPU has: portable, SSE2, AVX2.
         for end in strings::content_end_each_way(s, i + 1) {
             prop_assert_eq!(end.ok(), want, "{:?}", text);
         }

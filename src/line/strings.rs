@@ -8,13 +8,16 @@
 //! each other every sixty-four bytes whatever they hold (an escape that crosses into the next
 //! block is carried over), so the loads of the next blocks never wait on this one's masks.
 //!
-//! The masks come from SSE2 (part of every x86_64 target), from AVX2 or AVX-512BW when the CPU
-//! has them (detected at run time), or from a portable loop elsewhere. This module and its two
-//! submodules hold the crate's SIMD unsafe code (the only other unsafe item is `early.rs`'s
-//! start-up check): the calls into functions compiled for those instruction sets, each after the
-//! check that makes it sound. Tests check the SIMD masks against a byte-at-a-time reference on
-//! every byte value in every lane, and `scan`'s tests check the whole scan, each way this CPU can
-//! run it, against a plain walk.
+//! The masks come from SSE2 (part of every x86_64 target), from AVX2, or from a portable loop
+//! (AVX-512 versions were measured no faster end to end and deleted): each family of functions runs the path [`Simd::pick`] gives it (the fastest
+//! measured on this CPU, or the one `SMART_TEE_SIMD=portable|sse2|avx2|avx512` forces, capped at
+//! what the CPU has; [`dispatch`]). This module and its submodules hold the crate's SIMD unsafe
+//! code (the only other unsafe item is `early.rs`'s start-up check): the `unsafe fn`s compiled
+//! for those instruction sets ([`simd`], and `trigrams`' two filters), and the calls into them,
+//! each after the check that makes it sound (`content_end_on`, `masks::run_block_loop_on`,
+//! `printable::run_string_loop_on`, [`Squeeze`], [`Trigrams::new`]). Tests check the SIMD masks
+//! against a byte-at-a-time reference on every byte value in every lane, and `scan`'s tests
+//! check the whole scan on every path this CPU has against a plain walk.
 //!
 //! The masks themselves, and the loop runner that picks the instruction set, are in
 //! [`masks`] (and [`printable`], those of binary lines); the functions compiled for SSE2, AVX2
@@ -42,11 +45,13 @@ macro_rules! sse2_or_portable {
     }};
 }
 
+mod dispatch;
 mod masks;
 mod printable;
 mod simd;
 mod trigrams;
 
+pub use dispatch::{SIMD_VAR, Simd};
 pub use masks::*;
 pub use printable::*;
 pub use trigrams::Trigrams;
@@ -345,45 +350,34 @@ pub(crate) fn string_end(s: &[u8], i: usize) -> Result<usize, Invalid> {
     content_end(s, i + 1)
 }
 
-/// The end of the string whose content starts at `at`: sixty-four bytes at a time.
+/// The end of the string whose content starts at `at`: sixty-four bytes at a time, on the
+/// string scan's path ([`Simd::pick`]).
 #[inline(never)]
 fn content_end(s: &[u8], at: usize) -> Result<usize, Invalid> {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512bw") {
-        #[allow(unsafe_code)]
-        // SAFETY: `avx512::content_end` is unsafe to call only because it is compiled for
-        // AVX-512BW, and the CPU has it (checked just above).
-        return unsafe { simd::avx512::content_end(s, at) };
-    }
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        #[allow(unsafe_code)]
-        // SAFETY: `avx2::content_end` is unsafe to call only because it is compiled for AVX2,
-        // and the CPU has AVX2 (checked just above).
-        return unsafe { simd::avx2::content_end(s, at) };
-    }
-    content_end_with(s, at, masks64, u_masks64)
+    content_end_on(Simd::pick(dispatch::default::STRING_SCAN), s, at)
 }
 
-/// [`content_end`] as each kind of CPU runs it: without AVX2, with AVX2, with AVX-512BW (the
-/// last two when this CPU has them; for tests).
+/// [`content_end`] on `path`, at most the widest this CPU has.
+#[inline(always)]
+fn content_end_on(path: Simd, s: &[u8], at: usize) -> Result<usize, Invalid> {
+    match path.min(Simd::widest()) {
+        #[cfg(target_arch = "x86_64")]
+        #[allow(unsafe_code)]
+        // SAFETY: `avx2::content_end` is unsafe to call only because it is compiled for AVX2,
+        // and the CPU has it (`Simd::widest` is AVX2 or wider; AVX-512 runs the AVX2 code).
+        Simd::Avx2 | Simd::Avx512 => unsafe { simd::avx2::content_end(s, at) },
+        Simd::Portable => content_end_with(s, at, portable_masks64, portable_u_masks64),
+        _ => content_end_with(s, at, masks64, u_masks64),
+    }
+}
+
+/// [`content_end`] on each code path this CPU has, the portable one first (for tests).
 #[cfg(test)]
 pub(crate) fn content_end_each_way(s: &[u8], at: usize) -> Vec<Result<usize, Invalid>> {
-    let mut ends = vec![content_end_with(s, at, masks64, u_masks64)];
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[allow(unsafe_code)]
-        if is_x86_feature_detected!("avx2") {
-            // SAFETY: as in `content_end`: the CPU has AVX2, checked just above.
-            ends.push(unsafe { simd::avx2::content_end(s, at) });
-        }
-        #[allow(unsafe_code)]
-        if is_x86_feature_detected!("avx512bw") {
-            // SAFETY: as in `content_end`: the CPU has AVX-512BW, checked just above.
-            ends.push(unsafe { simd::avx512::content_end(s, at) });
-        }
-    }
-    ends
+    Simd::offered()
+        .filter(|&p| p <= Simd::Avx2)
+        .map(|path| content_end_on(path, s, at))
+        .collect()
 }
 
 /// [`content_end`] with the masks from `masks64` and `u_masks64`: the first quote or control byte

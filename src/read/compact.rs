@@ -81,73 +81,6 @@ pub enum Verdict {
     Unchanged,
 }
 
-/// A reader of whole lines as the read side reads them ([`crate::door::line_in`]): with
-/// `--redact`, the run of bytes beside each cut marker of a log written without it is left out.
-/// A line longer than [`crate::tee::log::LINE_CAP`] goes through as it is, in bounded memory.
-struct LinesIn {
-    inner: Box<dyn Read>,
-    /// Bytes read and not yet given: a line being gathered.
-    line: Vec<u8>,
-    /// Lines ready to give, and how far they were given.
-    ready: Vec<u8>,
-    at: usize,
-    done: bool,
-}
-
-impl LinesIn {
-    fn new(inner: Box<dyn Read>) -> LinesIn {
-        LinesIn {
-            inner,
-            line: Vec::new(),
-            ready: Vec::new(),
-            at: 0,
-            done: false,
-        }
-    }
-
-    /// Moves the whole lines of `line` (and, at the end or past the cap, the rest) to `ready`.
-    fn settle(&mut self) {
-        let mut from = 0;
-        while let Some(nl) = memchr::memchr(b'\n', &self.line[from..]) {
-            let l = &self.line[from..from + nl];
-            self.ready.extend_from_slice(&crate::door::line_in(l));
-            self.ready.push(b'\n');
-            from += nl + 1;
-        }
-        self.line.drain(..from);
-        let cap = crate::tee::log::LINE_CAP;
-        if self.done && !self.line.is_empty() && self.line.len() <= cap {
-            // A compressed log's last line without a newline is a line, read as any other.
-            let last = crate::door::line_in(&self.line).into_owned();
-            self.ready.extend_from_slice(&last);
-            self.line.clear();
-        } else if self.done || self.line.len() > cap {
-            self.ready.append(&mut self.line);
-        }
-    }
-}
-
-impl Read for LinesIn {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        while self.at == self.ready.len() {
-            self.ready.clear();
-            self.at = 0;
-            if self.done {
-                return Ok(0);
-            }
-            let mut chunk = vec![0u8; CHUNK];
-            let n = self.inner.read(&mut chunk)?;
-            self.done = n == 0;
-            self.line.extend_from_slice(&chunk[..n]);
-            self.settle();
-        }
-        let n = buf.len().min(self.ready.len() - self.at);
-        buf[..n].copy_from_slice(&self.ready[self.at..self.at + n]);
-        self.at += n;
-        Ok(n)
-    }
-}
-
 /// A writer that keeps nothing (`--dry-run`).
 struct Discard;
 
@@ -362,7 +295,7 @@ pub fn compact_file(
         if crate::door::redactor().is_some() {
             // A log written without --redact may hold the part of a secret its own cut left
             // beside a marker: each line is read as every reading surface reads it.
-            reader = Box::new(LinesIn::new(reader));
+            reader = Box::new(crate::read::lines_in::LinesIn::new(reader, CHUNK));
         }
         let mut buf = vec![0u8; CHUNK];
         let mut read = 0u64;

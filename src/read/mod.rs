@@ -8,6 +8,7 @@
 pub mod compact;
 pub mod confine;
 pub mod gist;
+pub mod lines_in;
 pub mod summary;
 pub mod view;
 pub mod when;

@@ -185,7 +185,7 @@ fn fuzz_finding_engine_line_spaces_around_a_number() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 384, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: common::cases(384), ..ProptestConfig::default() })]
 
     #[test]
     fn arbitrary_bytes_honour_the_contract(input in prop::collection::vec(any::<u8>(), 0..3000), budget in budget()) {
@@ -285,7 +285,7 @@ fn check_types(line: &[u8], budget: usize) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: common::cases(64), ..ProptestConfig::default() })]
 
     /// #30: from a budget of 1024 up, an object stays an object and an array an array.
     #[test]
@@ -338,7 +338,7 @@ fn check_reduction_is_exact(line: &[u8], budget: usize, chunk: usize) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 384, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: common::cases(384), ..ProptestConfig::default() })]
 
     #[test]
     fn reduction_validates_like_the_scanner(
@@ -563,7 +563,7 @@ fn element(k: usize) -> String {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: common::cases(256), ..ProptestConfig::default() })]
 
     /// The reducer reads containers whole in a piece in one go (array elements and members'
     /// values, compact or not): it must accept and reject exactly what the scanner does, and
@@ -655,7 +655,7 @@ fn text_line() -> impl Strategy<Value = Vec<u8>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: common::cases(256), ..ProptestConfig::default() })]
 
     /// The writer checks a chunk's UTF-8 once for all the lines after a line of text
     /// (`ChunkText`), or takes the check the reading thread made (`TextAhead`, also when bytes

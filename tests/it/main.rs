@@ -32,6 +32,7 @@ mod redact;
 mod report;
 mod retracted;
 mod rotation;
+mod simd;
 mod synth;
 mod types;
 mod view;

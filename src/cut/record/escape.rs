@@ -531,7 +531,7 @@ fn escape_blocks<const LOSSY: bool, const CHECK: bool>(
                     replace: runs,
                     drop: (noise & !runs) | past,
                 };
-                squeeze(block, spelling, out);
+                squeeze.write(block, spelling, out);
                 at += 64;
                 // A character that ends in the next block is taken back to be written with
                 // its end, so that `copied` is at a character's start (where the writer near

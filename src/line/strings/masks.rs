@@ -1,12 +1,13 @@
 //! The bit masks of a block of bytes (which bytes are quotes, backslashes, control bytes, escape
 //! letters, hex digits, integer-run bytes, UTF-8 leads and continuations), sixteen or sixty-four
-//! at a time, computed by the widest SIMD this CPU has ([`super::simd`], detected at run time)
-//! or without SIMD (SWAR, for targets without SSE2). [`run_block_loop`] runs a loop over blocks
-//! compiled for that instruction set. Tests check every mask against a byte-at-a-time reference
-//! on every byte value in every lane.
+//! at a time, computed by SIMD ([`super::simd`]) or without (SWAR, for targets without SSE2).
+//! [`run_block_loop`] runs a loop over blocks compiled for the path [`Simd::pick`] gives the
+//! block writers. Tests check every mask against a byte-at-a-time reference on every byte value
+//! in every lane, on every path this CPU has.
 
+use super::dispatch::{Simd, default};
 #[cfg(target_arch = "x86_64")]
-use super::simd::{avx2, avx512};
+use super::simd::avx2;
 
 /// Which bytes of a block are `"`, `\`, `n` or `t` (the usual escape letters: an escaped byte
 /// that is one of these four needs no further check), and below 0x20: bit `k` for byte `k`.
@@ -47,25 +48,20 @@ impl Masks<u32> {
     }
 }
 
-/// [`masks64`] as each kind of CPU computes it: without AVX2, with AVX2, with AVX-512BW (the last
-/// two when this CPU has them; for tests).
+/// [`masks64`] as each path this CPU has computes it, the portable one first (for tests).
 #[cfg(test)]
 fn masks64_each_way(block: &[u8; 64]) -> Vec<(Masks<u64>, UMasks<u64>)> {
-    let mut masks = vec![(masks64(block), u_masks64(block))];
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[allow(unsafe_code)]
-        if is_x86_feature_detected!("avx2") {
-            // SAFETY: as in `content_end`: the CPU has AVX2, checked just above.
-            masks.push(unsafe { (avx2::masks64(block), avx2::u_masks64(block)) });
-        }
-        #[allow(unsafe_code)]
-        if is_x86_feature_detected!("avx512bw") {
-            // SAFETY: as in `content_end`: the CPU has AVX-512BW, checked just above.
-            masks.push(unsafe { (avx512::masks64(block), avx512::u_masks64(block)) });
-        }
-    }
-    masks
+    Simd::offered()
+        .map(|path| match path {
+            Simd::Portable => (portable_masks64(block), portable_u_masks64(block)),
+            #[cfg(target_arch = "x86_64")]
+            #[allow(unsafe_code)]
+            // SAFETY: the CPU has AVX2 (`Simd::offered` lists the paths it has; AVX-512 runs
+            // the AVX2 code).
+            Simd::Avx2 | Simd::Avx512 => unsafe { (avx2::masks64(block), avx2::u_masks64(block)) },
+            _ => (masks64(block), u_masks64(block)),
+        })
+        .collect()
 }
 
 /// The bytes of sixty-four that a JSON string's content escapes: quotes, backslashes, control
@@ -76,24 +72,27 @@ pub fn escapes64(block: &[u8; 64]) -> u64 {
     m.quote | m.backslash | m.control
 }
 
-/// [`escapes64`] each way this CPU computes it (for tests).
+/// [`escapes64`] on each path this CPU has, the portable one first (for tests).
 #[cfg(test)]
 fn escapes64_each_way(block: &[u8; 64]) -> Vec<u64> {
-    let mut stops = vec![escapes64(block)];
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[allow(unsafe_code)]
-        if is_x86_feature_detected!("avx2") {
-            // SAFETY: as in `content_end`: the CPU has AVX2, checked just above.
-            stops.push(unsafe { avx2::escapes64(block) });
-        }
-        #[allow(unsafe_code)]
-        if is_x86_feature_detected!("avx512bw") {
-            // SAFETY: as in `content_end`: the CPU has AVX-512BW, checked just above.
-            stops.push(unsafe { avx512::escapes64(block) });
-        }
-    }
-    stops
+    Simd::offered()
+        .map(|path| match path {
+            Simd::Portable => portable_escapes64(block),
+            #[cfg(target_arch = "x86_64")]
+            #[allow(unsafe_code)]
+            // SAFETY: the CPU has AVX2 (`Simd::offered` lists the paths it has; AVX-512 runs
+            // the AVX2 code).
+            Simd::Avx2 | Simd::Avx512 => unsafe { avx2::escapes64(block) },
+            _ => escapes64(block),
+        })
+        .collect()
+}
+
+/// [`escapes64`] without SIMD instructions.
+#[inline(always)]
+pub fn portable_escapes64(block: &[u8; 64]) -> u64 {
+    let m = portable_masks64(block);
+    m.quote | m.backslash | m.control
 }
 
 /// The masks of sixteen bytes.
@@ -105,6 +104,18 @@ pub fn masks16(block: &[u8; 16]) -> Masks<u32> {
 /// The masks of sixty-four bytes.
 #[inline(always)]
 pub fn masks64(block: &[u8; 64]) -> Masks<u64> {
+    masks64_of(block, masks16)
+}
+
+/// [`masks64`] without SIMD instructions.
+#[inline(always)]
+pub fn portable_masks64(block: &[u8; 64]) -> Masks<u64> {
+    masks64_of(block, portable_masks16)
+}
+
+/// The masks of sixty-four bytes, sixteen at a time by `masks16`.
+#[inline(always)]
+fn masks64_of(block: &[u8; 64], masks16: impl Fn(&[u8; 16]) -> Masks<u32>) -> Masks<u64> {
     let mut m = Masks::default();
     for (k, chunk) in block.as_chunks::<16>().0.iter().enumerate() {
         let part = masks16(chunk);
@@ -143,6 +154,21 @@ pub struct TextMasks<T> {
 /// The text masks of sixty-four bytes.
 #[inline(always)]
 pub fn text_masks64(block: &[u8; 64]) -> TextMasks<u64> {
+    text_masks64_of(block, text_masks16)
+}
+
+/// [`text_masks64`] without SIMD instructions.
+#[inline(always)]
+pub fn portable_text_masks64(block: &[u8; 64]) -> TextMasks<u64> {
+    text_masks64_of(block, portable_text_masks16)
+}
+
+/// The text masks of sixty-four bytes, sixteen at a time by `text_masks16`.
+#[inline(always)]
+fn text_masks64_of(
+    block: &[u8; 64],
+    text_masks16: impl Fn(&[u8; 16]) -> TextMasks<u32>,
+) -> TextMasks<u64> {
     let mut m = TextMasks::default();
     for (k, chunk) in block.as_chunks::<16>().0.iter().enumerate() {
         let p = text_masks16(chunk);
@@ -178,16 +204,42 @@ pub struct Spelling {
     pub drop: u64,
 }
 
-/// Appends the bytes of a block as its [`Spelling`] says, all at once (no branch per byte).
-pub type Squeeze = fn(&[u8; 64], Spelling, &mut Vec<u8>);
+/// Appends the bytes of a block as its [`Spelling`] says, all at once (no branch per byte): a
+/// function compiled for SIMD instructions, made only by [`Squeeze::avx2`], which checks that
+/// the CPU has them first (the field is private, so no other code can make one).
+#[derive(Clone, Copy, Debug)]
+pub struct Squeeze(unsafe fn(&[u8; 64], Spelling, &mut Vec<u8>));
+
+impl Squeeze {
+    /// The AVX2 writer ([`avx2::squeeze`]), when this CPU has AVX2.
+    pub fn avx2() -> Option<Squeeze> {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            return Some(Squeeze(avx2::squeeze));
+        }
+        None
+    }
+
+    /// Appends `block` to `out` as `spelling` says.
+    #[inline(always)]
+    pub fn write(self, block: &[u8; 64], spelling: Spelling, out: &mut Vec<u8>) {
+        #[allow(unsafe_code)]
+        // SAFETY: the function is unsafe to call only because it is compiled for instructions
+        // the CPU may lack; a `Squeeze` is made only by `avx2`, after it found the CPU has
+        // them.
+        unsafe {
+            (self.0)(block, spelling, out)
+        }
+    }
+}
 
 /// A loop over 64-byte blocks that reads their [`Masks`] and [`TextMasks`] (the record
-/// writers of `record.rs`), run by [`run_block_loop`] compiled for the widest SIMD this CPU has.
+/// writers of `record.rs`), run by [`run_block_loop`] compiled for one [`Simd`] path.
 pub trait BlockLoop {
     type Out;
-    /// Runs the loop with these mask functions, and `squeeze` when this CPU can write a block
-    /// of text that is not UTF-8 all at once (AVX-512 VBMI2). Should be `#[inline(always)]`, so
-    /// that it is compiled into each instruction set's caller.
+    /// Runs the loop with these mask functions, and `squeeze` when this path can write a block
+    /// of text that is not UTF-8 all at once (AVX2). Should be
+    /// `#[inline(always)]`, so that it is compiled into each instruction set's caller.
     fn run(
         self,
         masks64: impl Fn(&[u8; 64]) -> Masks<u64>,
@@ -197,109 +249,81 @@ pub trait BlockLoop {
     ) -> Self::Out;
 }
 
-/// The [`Squeeze`] this CPU has, if any (detected once).
-#[cfg(target_arch = "x86_64")]
-fn squeeze() -> Option<Squeeze> {
-    static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let has = *HAS.get_or_init(|| {
-        is_x86_feature_detected!("avx512bw")
-            && is_x86_feature_detected!("avx512vbmi")
-            && is_x86_feature_detected!("avx512vbmi2")
-    });
-    // Off until it is mended: on random bytes the block writer left a lead byte (0xde) raw in
-    // a record, which is then not UTF-8 (tests/proptest-regressions/contract.txt, and
-    // contract::random_bytes_with_a_lead_byte_before_a_block_end_log_utf8).
-    const ENABLED: bool = false;
-    (ENABLED && has).then_some(squeeze_vbmi2 as Squeeze)
-}
-
-/// [`avx512::squeeze`] behind the check that makes it sound: handed out by [`squeeze`] only.
-#[cfg(target_arch = "x86_64")]
-fn squeeze_vbmi2(block: &[u8; 64], spelling: Spelling, out: &mut Vec<u8>) {
-    #[allow(unsafe_code)]
-    // SAFETY: `avx512::squeeze` is unsafe to call only because it is compiled for AVX-512BW,
-    // VBMI and VBMI2, and this function is reached only through `squeeze()`, which returns it
-    // when the CPU has all three.
-    unsafe {
-        avx512::squeeze(block, spelling, out)
-    }
-}
-
-/// Runs `body` with the masks computed by AVX-512BW or AVX2 when the CPU has them (detected at
-/// run time), else by SSE2 or the portable code.
+/// Runs `body` on the block writers' path ([`Simd::pick`]) and its [`Squeeze`] (both found
+/// once).
 pub fn run_block_loop<L: BlockLoop>(body: L) -> L::Out {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512bw") {
-        #[allow(unsafe_code)]
-        // SAFETY: `avx512::run_block_loop` is unsafe to call only because it is compiled for
-        // AVX-512BW, and the CPU has it (checked just above).
-        return unsafe { avx512::run_block_loop(body, squeeze()) };
-    }
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        #[allow(unsafe_code)]
-        // SAFETY: as above, for AVX2.
-        return unsafe { avx2::run_block_loop(body, Some(squeeze_avx2)) };
-    }
-    body.run(masks64, text_masks64, escapes64, None)
+    static WAY: std::sync::OnceLock<(Simd, Option<Squeeze>)> = std::sync::OnceLock::new();
+    let &(path, squeeze) = WAY.get_or_init(|| {
+        let path = Simd::pick(default::BLOCK_WRITER);
+        (path, squeeze_on(path))
+    });
+    run_block_loop_on(path, body, squeeze)
 }
 
-/// [`avx2::squeeze`] behind the check that makes it sound: handed out by [`run_block_loop`]
-/// only when the CPU has AVX2.
-#[cfg(target_arch = "x86_64")]
-fn squeeze_avx2(block: &[u8; 64], spelling: Spelling, out: &mut Vec<u8>) {
-    #[allow(unsafe_code)]
-    // SAFETY: `avx2::squeeze` is unsafe to call only because it is compiled for AVX2, and this
-    // function is handed out only after the CPU was found to have it.
-    unsafe {
-        avx2::squeeze(block, spelling, out)
+/// The [`Squeeze`] of a path: AVX2's from AVX2 on.
+fn squeeze_on(path: Simd) -> Option<Squeeze> {
+    match path {
+        Simd::Avx2 | Simd::Avx512 => Squeeze::avx2(),
+        Simd::Portable | Simd::Sse2 => None,
     }
 }
 
-/// [`run_block_loop`] each way this CPU can run it (for tests).
+/// Runs `body` with the masks of `path`, at most the widest this CPU has (AVX-512 runs the
+/// AVX2 code), and `squeeze`.
+fn run_block_loop_on<L: BlockLoop>(path: Simd, body: L, squeeze: Option<Squeeze>) -> L::Out {
+    match path.min(Simd::widest()) {
+        #[cfg(target_arch = "x86_64")]
+        #[allow(unsafe_code)]
+        // SAFETY: `avx2::run_block_loop` is unsafe to call only because it is compiled for
+        // AVX2, and the CPU has it (`Simd::widest` is AVX2 or wider).
+        Simd::Avx2 | Simd::Avx512 => unsafe { avx2::run_block_loop(body, squeeze) },
+        Simd::Portable => body.run(
+            portable_masks64,
+            portable_text_masks64,
+            portable_escapes64,
+            None,
+        ),
+        _ => body.run(masks64, text_masks64, escapes64, None),
+    }
+}
+
+/// The block loops tests run: each code path this CPU has (portable, SSE2, AVX2; AVX-512 runs
+/// the AVX2 code), the portable one first, AVX2's with and without its [`Squeeze`].
+#[cfg(test)]
+fn block_loop_ways() -> Vec<(Simd, Option<Squeeze>)> {
+    let mut ways = Vec::new();
+    for path in Simd::offered().filter(|&p| p <= Simd::Avx2) {
+        ways.push((path, None));
+        if let Some(squeeze) = squeeze_on(path) {
+            ways.push((path, Some(squeeze)));
+        }
+    }
+    ways
+}
+
+/// [`run_block_loop`] each way of [`block_loop_ways`] (for tests).
 #[cfg(test)]
 pub(crate) fn run_block_loop_each_way<L: BlockLoop + Clone>(body: L) -> Vec<L::Out> {
-    let mut outs = vec![body.clone().run(masks64, text_masks64, escapes64, None)];
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[allow(unsafe_code)]
-        if is_x86_feature_detected!("avx2") {
-            // SAFETY: as in `run_block_loop`: the CPU has AVX2, checked just above.
-            outs.push(unsafe { avx2::run_block_loop(body.clone(), None) });
-            // SAFETY: as above.
-            outs.push(unsafe { avx2::run_block_loop(body.clone(), Some(squeeze_avx2)) });
-        }
-        #[allow(unsafe_code)]
-        if is_x86_feature_detected!("avx512bw") {
-            // SAFETY: as in `run_block_loop`: the CPU has AVX-512BW, checked just above.
-            outs.push(unsafe { avx512::run_block_loop(body.clone(), None) });
-            if squeeze().is_some() {
-                // SAFETY: as above.
-                outs.push(unsafe { avx512::run_block_loop(body, squeeze()) });
-            }
-        }
-    }
-    outs
+    block_loop_ways()
+        .into_iter()
+        .map(|(path, squeeze)| run_block_loop_on(path, body.clone(), squeeze))
+        .collect()
 }
 
-/// [`text_masks64`] each way this CPU computes it (for tests).
+/// [`text_masks64`] on each path this CPU has, the portable one first (for tests).
 #[cfg(test)]
 fn text_masks64_each_way(block: &[u8; 64]) -> Vec<TextMasks<u64>> {
-    let mut masks = vec![text_masks64(block)];
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[allow(unsafe_code)]
-        if is_x86_feature_detected!("avx2") {
-            // SAFETY: as in `run_block_loop`: the CPU has AVX2, checked just above.
-            masks.push(unsafe { avx2::text_masks64(block) });
-        }
-        #[allow(unsafe_code)]
-        if is_x86_feature_detected!("avx512bw") {
-            // SAFETY: as in `run_block_loop`: the CPU has AVX-512BW, checked just above.
-            masks.push(unsafe { avx512::text_masks64(block) });
-        }
-    }
-    masks
+    Simd::offered()
+        .map(|path| match path {
+            Simd::Portable => portable_text_masks64(block),
+            #[cfg(target_arch = "x86_64")]
+            #[allow(unsafe_code)]
+            // SAFETY: the CPU has AVX2 (`Simd::offered` lists the paths it has; AVX-512 runs
+            // the AVX2 code).
+            Simd::Avx2 | Simd::Avx512 => unsafe { avx2::text_masks64(block) },
+            _ => text_masks64(block),
+        })
+        .collect()
 }
 
 /// The text masks of sixteen bytes.
@@ -338,6 +362,18 @@ pub fn u_masks16(block: &[u8; 16]) -> UMasks<u32> {
 /// The masks of the bytes of `\u` escapes in sixty-four bytes.
 #[inline(always)]
 pub fn u_masks64(block: &[u8; 64]) -> UMasks<u64> {
+    u_masks64_of(block, u_masks16)
+}
+
+/// [`u_masks64`] without SIMD instructions.
+#[inline(always)]
+pub fn portable_u_masks64(block: &[u8; 64]) -> UMasks<u64> {
+    u_masks64_of(block, portable_u_masks16)
+}
+
+/// The `\u` masks of sixty-four bytes, sixteen at a time by `u_masks16`.
+#[inline(always)]
+fn u_masks64_of(block: &[u8; 64], u_masks16: impl Fn(&[u8; 16]) -> UMasks<u32>) -> UMasks<u64> {
     let mut m = UMasks::default();
     for (k, chunk) in block.as_chunks::<16>().0.iter().enumerate() {
         let part = u_masks16(chunk);
@@ -552,6 +588,38 @@ mod tests {
                     assert_eq!(text_masks16(block), portable_text_masks16(block));
                 }
             }
+        }
+    }
+
+    /// The writers' tests run every block loop this CPU has (`run_block_loop_each_way`): the
+    /// portable one first, AVX2's with its squeeze where the CPU has AVX2 (a path the CPU
+    /// lacks is said by `tests/it/simd.rs`).
+    #[test]
+    fn every_block_writer_this_cpu_has_is_run() {
+        let ways = block_loop_ways();
+        assert_eq!(ways.len(), run_block_loop_each_way(Count).len());
+        assert!(matches!(ways[0], (Simd::Portable, None)));
+        let code_paths = Simd::offered().filter(|&p| p <= Simd::Avx2).count();
+        let squeezes = usize::from(Simd::widest() >= Simd::Avx2);
+        assert_eq!(ways.len(), code_paths + squeezes);
+        if squeezes == 1 {
+            assert!(ways.iter().any(|(p, s)| *p == Simd::Avx2 && s.is_some()));
+        }
+    }
+
+    /// A loop that only says it ran.
+    #[derive(Clone)]
+    struct Count;
+
+    impl BlockLoop for Count {
+        type Out = ();
+        fn run(
+            self,
+            _: impl Fn(&[u8; 64]) -> Masks<u64>,
+            _: impl Fn(&[u8; 64]) -> TextMasks<u64>,
+            _: impl Fn(&[u8; 64]) -> u64,
+            _: Option<Squeeze>,
+        ) {
         }
     }
 

@@ -1,11 +1,10 @@
 //! The masks of a block of a binary line, for writing it as `strings` prints it
 //! (`record/binary.rs`): which bytes are printable (a string's), which of them JSON escapes, and
-//! which bytes text never holds. Sixteen or sixty-four at a time by SSE2 or AVX2 (detected at
-//! run time), or without SIMD; tests check each against a byte-at-a-time reference on every
-//! byte value in every lane.
+//! which bytes text never holds. Sixteen at a time by SSE2 (an AVX2 version was measured no
+//! faster end to end on random bytes and deleted), or without SIMD (the portable path); tests
+//! check each against a byte-at-a-time reference on every byte value in every lane.
 
-#[cfg(target_arch = "x86_64")]
-use super::simd::avx2;
+use super::dispatch::{Simd, default};
 
 /// Which bytes of a block are what, for writing a binary line as `strings` prints it
 /// (`record.rs`): bit `k` for byte `k`.
@@ -49,6 +48,21 @@ pub fn portable_string_masks16(block: &[u8; 16]) -> StringMasks<u32> {
 /// The string masks of sixty-four bytes.
 #[inline(always)]
 pub fn string_masks64(block: &[u8; 64]) -> StringMasks<u64> {
+    string_masks64_of(block, string_masks16)
+}
+
+/// [`string_masks64`] without SIMD instructions.
+#[inline(always)]
+pub fn portable_string_masks64(block: &[u8; 64]) -> StringMasks<u64> {
+    string_masks64_of(block, portable_string_masks16)
+}
+
+/// The string masks of sixty-four bytes, sixteen at a time by `string_masks16`.
+#[inline(always)]
+fn string_masks64_of(
+    block: &[u8; 64],
+    string_masks16: impl Fn(&[u8; 16]) -> StringMasks<u32>,
+) -> StringMasks<u64> {
     let mut m = StringMasks::default();
     for (k, chunk) in block.as_chunks::<16>().0.iter().enumerate() {
         let part = string_masks16(chunk);
@@ -70,55 +84,50 @@ pub fn portable_binary16(block: &[u8; 16]) -> u32 {
 }
 
 /// A loop over 64-byte blocks that reads their [`StringMasks`] (the writer of binary lines in
-/// `record.rs`), run by [`run_string_loop`] compiled for the widest SIMD this CPU has.
+/// `record.rs`), run by [`run_string_loop`] compiled for one [`Simd`] path.
 pub trait StringLoop {
     type Out;
     /// Runs the loop with this mask function. Should be `#[inline(always)]`, as
-    /// [`BlockLoop::run`].
+    /// [`BlockLoop::run`](super::BlockLoop::run).
     fn run(self, string_masks64: impl Fn(&[u8; 64]) -> StringMasks<u64> + Copy) -> Self::Out;
 }
 
-/// Runs `body` with the string masks computed by AVX2 when the CPU has it (detected at run
-/// time), else by SSE2 or the portable code.
+/// Runs `body` on the string writer's path ([`Simd::pick`], found once).
 pub fn run_string_loop<L: StringLoop>(body: L) -> L::Out {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        #[allow(unsafe_code)]
-        // SAFETY: `avx2::run_string_loop` is unsafe to call only because it is compiled for
-        // AVX2, and the CPU has it (checked just above).
-        return unsafe { avx2::run_string_loop(body) };
-    }
-    body.run(string_masks64)
+    static PATH: std::sync::OnceLock<Simd> = std::sync::OnceLock::new();
+    let path = *PATH.get_or_init(|| Simd::pick(default::STRING_WRITER));
+    run_string_loop_on(path, body)
 }
 
-/// [`run_string_loop`] each way this CPU can run it (for tests).
+/// Runs `body` with the string masks of `path`: the portable ones, or SSE2's (portable on a
+/// target without SSE2) from SSE2 on.
+fn run_string_loop_on<L: StringLoop>(path: Simd, body: L) -> L::Out {
+    match path {
+        Simd::Portable => body.run(portable_string_masks64),
+        _ => body.run(string_masks64),
+    }
+}
+
+/// [`run_string_loop`] on each code path this CPU has (portable, SSE2), the portable one first
+/// (for tests).
 #[cfg(test)]
 pub(crate) fn run_string_loop_each_way<L: StringLoop + Clone>(body: L) -> Vec<L::Out> {
-    let mut outs = vec![body.clone().run(string_masks64)];
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[allow(unsafe_code)]
-        if is_x86_feature_detected!("avx2") {
-            // SAFETY: as in `run_string_loop`: the CPU has AVX2, checked just above.
-            outs.push(unsafe { avx2::run_string_loop(body) });
-        }
-    }
-    outs
+    Simd::offered()
+        .filter(|&p| p <= Simd::Sse2)
+        .map(|path| run_string_loop_on(path, body.clone()))
+        .collect()
 }
 
-/// [`string_masks64`] each way this CPU computes it (for tests).
+/// [`string_masks64`] on each code path this CPU has, the portable one first (for tests).
 #[cfg(test)]
 fn string_masks64_each_way(block: &[u8; 64]) -> Vec<StringMasks<u64>> {
-    let mut masks = vec![string_masks64(block)];
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[allow(unsafe_code)]
-        if is_x86_feature_detected!("avx2") {
-            // SAFETY: as in `run_string_loop`: the CPU has AVX2, checked just above.
-            masks.push(unsafe { avx2::string_masks64(block) });
-        }
-    }
-    masks
+    Simd::offered()
+        .filter(|&p| p <= Simd::Sse2)
+        .map(|path| match path {
+            Simd::Portable => portable_string_masks64(block),
+            _ => string_masks64(block),
+        })
+        .collect()
 }
 
 #[cfg(test)]

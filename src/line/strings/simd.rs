@@ -1,6 +1,14 @@
-//! The masks of [`super::masks`] compiled for SSE2 (part of every x86_64 target), AVX2 and
-//! AVX-512BW, and the loops of [`super`] compiled with them. Each function here is unsafe to call
-//! only because of the instruction set it is compiled for; its callers check the CPU first.
+//! The masks of [`super::masks`] compiled for SSE2 (part of every x86_64 target) and AVX2, and
+//! the loops of [`super`] compiled with them. (AVX-512BW versions of the string scan and the
+//! block writers, and the AVX-512 VBMI2 block writer, were measured no faster end to end than
+//! these and deleted: docs/performance.md, "SIMD paths".)
+//!
+//! The entry points the dispatch calls (`run_block_loop`, `content_end`, `squeeze`) are `unsafe fn`s with `#[target_feature]`: unsafe to call only because of the
+//! instruction set they are compiled for, and called only after the CPU was checked
+//! ([`super::Simd`], [`super::Squeeze`]). The helpers they share (the mask functions, `load`)
+//! are safe `#[target_feature]` functions, which the language lets only code compiled for the
+//! same instructions call without `unsafe`, and which coerce to no safe function pointer. The
+//! SSE2 module exists only where the target enables SSE2 (`cfg`), so every CPU it runs on has it.
 
 #[cfg(all(
     any(target_arch = "x86_64", target_arch = "x86"),
@@ -141,47 +149,25 @@ pub(super) mod sse2 {
 }
 
 #[cfg(target_arch = "x86_64")]
+#[allow(
+    unsafe_code,
+    reason = "unsafe fns compiled for instructions the CPU may lack"
+)]
 pub(super) mod avx2 {
-    use crate::line::strings::{
-        self, BlockLoop, Invalid, Masks, StringLoop, StringMasks, TextMasks, UMasks,
-    };
+    use crate::line::strings::{self, BlockLoop, Invalid, Masks, TextMasks, UMasks};
     use std::arch::x86_64::*;
 
     #[target_feature(enable = "avx2")]
-    pub fn run_block_loop<L: BlockLoop>(body: L, squeeze: Option<strings::Squeeze>) -> L::Out {
+    pub unsafe fn run_block_loop<L: BlockLoop>(
+        body: L,
+        squeeze: Option<strings::Squeeze>,
+    ) -> L::Out {
         body.run(
             |block| masks64(block),
             |block| text_masks64(block),
             |block| escapes64(block),
             squeeze,
         )
-    }
-
-    #[target_feature(enable = "avx2")]
-    pub fn run_string_loop<L: StringLoop>(body: L) -> L::Out {
-        body.run(|block| string_masks64(block))
-    }
-
-    /// [`strings::string_masks64`], thirty-two bytes per compare.
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    pub(in crate::line::strings) fn string_masks64(block: &[u8; 64]) -> StringMasks<u64> {
-        let mut m = StringMasks::default();
-        for (k, halves) in block.as_chunks::<16>().0.chunks_exact(2).enumerate() {
-            let v = _mm256_set_m128i(super::sse2::load(&halves[1]), super::sse2::load(&halves[0]));
-            let mask = |x| u64::from(_mm256_movemask_epi8(x) as u32) << (32 * k);
-            let set = |n: u8| _mm256_set1_epi8(n as i8);
-            let eq = |n: u8| _mm256_cmpeq_epi8(v, set(n));
-            let tab = eq(b'\t');
-            // Signed compares, as in SSE2.
-            let printable = _mm256_and_si256(
-                _mm256_cmpgt_epi8(v, set(0x1F)),
-                _mm256_cmpgt_epi8(set(0x7F), v),
-            );
-            m.text |= mask(_mm256_or_si256(printable, tab));
-            m.escape |= mask(_mm256_or_si256(_mm256_or_si256(eq(b'"'), eq(b'\\')), tab));
-        }
-        m
     }
 
     /// [`strings::escapes64`], thirty-two bytes per compare.
@@ -256,11 +242,11 @@ pub(super) mod avx2 {
     }
 
     /// Appends the block as `spelling` says, four bytes a shuffle (SSSE3's `pshufb`): the
-    /// [`strings::Squeeze`] of a CPU without AVX-512 VBMI2. Each byte's way of being written
+    /// [`strings::Squeeze`]. Each byte's way of being written
     /// (two bits), each four bytes' entry of [`SPELL`] and the bytes the shuffles take their
     /// bytes from are made thirty-two bytes at a time.
     #[target_feature(enable = "avx2")]
-    pub fn squeeze(block: &[u8; 64], spelling: strings::Spelling, out: &mut Vec<u8>) {
+    pub unsafe fn squeeze(block: &[u8; 64], spelling: strings::Spelling, out: &mut Vec<u8>) {
         let copy = !(spelling.escape | spelling.replace | spelling.drop);
         let (low, high) = (spelling.replace | copy, spelling.replace | spelling.escape);
         // The backslash and U+FFFD, in the high half of each shuffle's source.
@@ -362,7 +348,7 @@ pub(super) mod avx2 {
     }
 
     #[target_feature(enable = "avx2")]
-    pub fn content_end(s: &[u8], at: usize) -> Result<usize, Invalid> {
+    pub unsafe fn content_end(s: &[u8], at: usize) -> Result<usize, Invalid> {
         strings::content_end_with(s, at, |block| masks64(block), |block| u_masks64(block))
     }
 
@@ -404,210 +390,5 @@ pub(super) mod avx2 {
             m.d |= mask(_mm256_cmpeq_epi8(lower, _mm256_set1_epi8(b'd' as i8)));
         }
         m
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-pub(super) mod avx512 {
-    use crate::line::strings::{
-        self, BlockLoop, Invalid, Masks, Spelling, Squeeze, TextMasks, UMasks,
-    };
-    use std::arch::x86_64::*;
-
-    #[target_feature(enable = "avx512bw")]
-    pub fn run_block_loop<L: BlockLoop>(body: L, squeeze: Option<Squeeze>) -> L::Out {
-        body.run(
-            |block| masks64(block),
-            |block| text_masks64(block),
-            |block| escapes64(block),
-            squeeze,
-        )
-    }
-
-    /// For each of the four sixteen-byte quarters of a block, the byte of the block each slot
-    /// of its 48 output slots (three a byte) is taken from: slot `3i` from the first plane,
-    /// `3i + 1` from the second (64 on), `3i + 2` is set apart; slots 48 on are unused.
-    const SLOTS: [[u8; 64]; 4] = {
-        let mut t = [[0; 64]; 4];
-        let mut q = 0;
-        while q < 4 {
-            let mut j = 0;
-            while j < 48 {
-                t[q][j] = (16 * q + j / 3) as u8 + if j % 3 == 1 { 64 } else { 0 };
-                j += 1;
-            }
-            q += 1;
-        }
-        t
-    };
-    /// For each quarter, the byte each slot belongs to (its width is read from there).
-    const OWNERS: [[u8; 64]; 4] = {
-        let mut t = [[0; 64]; 4];
-        let mut q = 0;
-        while q < 4 {
-            let mut j = 0;
-            while j < 48 {
-                t[q][j] = (16 * q + j / 3) as u8;
-                j += 1;
-            }
-            q += 1;
-        }
-        t
-    };
-    /// A slot is written when its byte's width is more than this: 0, 1, 2 for the three slots
-    /// of a byte; never for the unused slots.
-    const SLOT_AT: [u8; 64] = {
-        let mut t = [0xFF; 64];
-        let mut j = 0;
-        while j < 48 {
-            t[j] = (j % 3) as u8;
-            j += 1;
-        }
-        t
-    };
-    /// The third slot of each byte.
-    const THIRD: u64 = 0x0000_9249_2492_4924;
-
-    /// An array of 64 bytes as a vector (a macro, as `load!`).
-    macro_rules! vector {
-        ($bytes:expr) => {{
-            let bytes: &[u8; 64] = $bytes;
-            #[allow(unsafe_code)]
-            // SAFETY: the load reads 64 bytes from a reference to 64 bytes.
-            unsafe {
-                _mm512_loadu_si512(bytes.as_ptr().cast())
-            }
-        }};
-    }
-
-    /// Appends the block as `spelling` says: each byte becomes up to three slots (itself; a
-    /// backslash and its letter; U+FFFD's three bytes), spread from two planes by one permute a
-    /// quarter, and the slots its width asks for are compressed together and stored at once.
-    #[target_feature(enable = "avx512bw,avx512vbmi,avx512vbmi2")]
-    pub fn squeeze(block: &[u8; 64], spelling: Spelling, out: &mut Vec<u8>) {
-        let v = vector!(block);
-        let Spelling {
-            escape,
-            tab,
-            replace,
-            drop,
-        } = spelling;
-        let n = |b: u8| _mm512_set1_epi8(b as i8);
-        // The first slot: the byte, a backslash, or U+FFFD's first byte.
-        let first =
-            _mm512_mask_mov_epi8(_mm512_mask_mov_epi8(v, escape, n(b'\\')), replace, n(0xEF));
-        // The second: the escape's letter (`"` and `\` are their own), or U+FFFD's second.
-        let second = _mm512_mask_mov_epi8(_mm512_mask_mov_epi8(v, tab, n(b't')), replace, n(0xBF));
-        let width = _mm512_mask_mov_epi8(
-            _mm512_mask_mov_epi8(_mm512_maskz_mov_epi8(!drop, n(1)), escape, n(2)),
-            replace,
-            n(3),
-        );
-        let slot_at = vector!(&SLOT_AT);
-        out.reserve(4 * 48 + 64);
-        let mut len = out.len();
-        for q in 0..4 {
-            let slots = _mm512_permutex2var_epi8(first, vector!(&SLOTS[q]), second);
-            let slots = _mm512_mask_mov_epi8(slots, THIRD, n(0xBD));
-            let widths = _mm512_permutexvar_epi8(vector!(&OWNERS[q]), width);
-            let keep = _mm512_cmpgt_epu8_mask(widths, slot_at);
-            let packed = _mm512_maskz_compress_epi8(keep, slots);
-            #[allow(unsafe_code)]
-            // SAFETY: `reserve` above made room for 4 * 48 + 64 bytes past the length it
-            // found; each quarter adds at most 48, so this 64-byte store stays inside the
-            // allocation, and only the bytes it made initialized are counted in (`set_len`).
-            unsafe {
-                _mm512_storeu_si512(out.as_mut_ptr().add(len).cast(), packed);
-                len += keep.count_ones() as usize;
-                out.set_len(len);
-            }
-        }
-    }
-
-    #[target_feature(enable = "avx512bw")]
-    pub fn content_end(s: &[u8], at: usize) -> Result<usize, Invalid> {
-        strings::content_end_with(s, at, |block| masks64(block), |block| u_masks64(block))
-    }
-
-    /// All sixty-four bytes of a block in one vector (a macro, not a function: a function
-    /// compiled for AVX-512 may not be forced inline, and one left out of line returns the
-    /// vector through memory).
-    macro_rules! load {
-        ($block:expr) => {{
-            let halves = $block.as_chunks::<16>().0;
-            let low =
-                _mm256_set_m128i(super::sse2::load(&halves[1]), super::sse2::load(&halves[0]));
-            let high =
-                _mm256_set_m128i(super::sse2::load(&halves[3]), super::sse2::load(&halves[2]));
-            _mm512_inserti64x4::<1>(_mm512_castsi256_si512(low), high)
-        }};
-    }
-
-    /// [`strings::masks64`], all sixty-four bytes in one vector,
-    /// each compare straight into a mask register.
-    #[inline]
-    #[target_feature(enable = "avx512bw")]
-    pub(in crate::line::strings) fn masks64(block: &[u8; 64]) -> Masks<u64> {
-        let v = load!(block);
-        let eq = |byte: u8| _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(byte as i8));
-        Masks {
-            quote: eq(b'"'),
-            backslash: eq(b'\\'),
-            letter: eq(b'n') | eq(b't'),
-            control: _mm512_cmplt_epu8_mask(v, _mm512_set1_epi8(0x20)),
-        }
-    }
-
-    /// [`strings::escapes64`], all sixty-four bytes in one vector.
-    #[inline]
-    #[target_feature(enable = "avx512bw")]
-    pub(in crate::line::strings) fn escapes64(block: &[u8; 64]) -> u64 {
-        let v = load!(block);
-        let eq = |byte: u8| _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(byte as i8));
-        eq(b'"') | eq(b'\\') | _mm512_cmplt_epu8_mask(v, _mm512_set1_epi8(0x20))
-    }
-
-    /// [`strings::u_masks64`], all sixty-four bytes in one vector.
-    #[inline]
-    #[target_feature(enable = "avx512bw")]
-    pub(in crate::line::strings) fn u_masks64(block: &[u8; 64]) -> UMasks<u64> {
-        let v = load!(block);
-        let below = |x, end: u8| _mm512_cmplt_epu8_mask(x, _mm512_set1_epi8(end as i8));
-        let lower = _mm512_or_si512(v, _mm512_set1_epi8(0x20));
-        UMasks {
-            u: _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'u' as i8)),
-            hex: below(_mm512_sub_epi8(v, _mm512_set1_epi8(b'0' as i8)), 10)
-                | below(_mm512_sub_epi8(lower, _mm512_set1_epi8(b'a' as i8)), 6),
-            d: _mm512_cmpeq_epi8_mask(lower, _mm512_set1_epi8(b'd' as i8)),
-        }
-    }
-
-    /// [`strings::text_masks64`], all sixty-four bytes in one vector.
-    #[inline]
-    #[target_feature(enable = "avx512bw")]
-    pub(in crate::line::strings) fn text_masks64(block: &[u8; 64]) -> TextMasks<u64> {
-        let v = load!(block);
-        let n = |b: u8| _mm512_set1_epi8(b as i8);
-        // Signed compares, as in SSE2.
-        let lt = |b: u8| _mm512_cmplt_epi8_mask(v, n(b));
-        let gt = |b: u8| _mm512_cmpgt_epi8_mask(v, n(b));
-        let eq = |b: u8| _mm512_cmpeq_epi8_mask(v, n(b));
-        let high = _mm512_movepi8_mask(v);
-        let below_90 = lt(0x90);
-        TextMasks {
-            high,
-            cont: lt(0xC0),
-            cont_8: below_90,
-            cont_9: lt(0xA0) & !below_90,
-            lead2: high & gt(0xC1) & lt(0xE0),
-            lead3: high & gt(0xDF) & lt(0xF0),
-            lead4: high & gt(0xEF) & lt(0xF5),
-            e0: eq(0xE0),
-            ed: eq(0xED),
-            f0: eq(0xF0),
-            f4: eq(0xF4),
-            tab: eq(b'\t'),
-            del: eq(0x7F),
-        }
     }
 }

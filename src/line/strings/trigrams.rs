@@ -1,30 +1,29 @@
 //! Whether a text may hold one of a set of short ASCII literals anywhere: a filter of their
-//! first three bytes, sixty-four positions at a time (`--redact`'s first look at a line, before
+//! first three bytes, thirty-two positions at a time (`--redact`'s first look at a line, before
 //! any search of its own).
 //!
 //! Each literal is put in one of eight groups (by its first byte); three tables give, for each
 //! byte value, the groups that have a literal with that byte first, second and third. A position
 //! may start a literal of a group only where its byte and the next two are all in that group's
-//! tables: three table look-ups and two ANDs a byte, which AVX-512 VBMI does for sixty-four bytes
-//! in a handful of instructions (`vpermi2b` looks up a 128-byte table). With AVX2 (no 128-byte
-//! look-up) each table is approached from above by two 16-byte ones, by the byte's low and
-//! high four bits (`vpshufb`, as Teddy does), thirty-two positions at a time: six look-ups, which
-//! with their masks fit in AVX2's sixteen registers. The rare positions that pass either are
+//! tables: three table look-ups and two ANDs a byte. With AVX2 (no 128-byte look-up) each table
+//! is approached from above by two 16-byte ones, by the byte's low and high four bits
+//! (`vpshufb`, as Teddy does), thirty-two positions at a time: six look-ups, which with their
+//! masks fit in AVX2's sixteen registers. (An AVX-512 VBMI filter, sixty-four positions a
+//! `vpermi2b`, was measured no faster end to end and deleted.) The rare positions that pass are
 //! checked against exact tables of each literal's first five bytes (a bit each): both give the
 //! same answer, the one of the exact tables alone. The filter has false hits only when a
 //! literal's first five bytes show without the rest of it, and never misses: a text it rules
 //! out holds none of the literals. (Past 128 different first five bytes the exact tables share
 //! bits and let through mixes of them, which the groups may not: then the SIMD filters rule out
-//! more than the exact tables alone, and still miss nothing.) On a CPU without either it rules
+//! more than the exact tables alone, and still miss nothing.) On a CPU without AVX2 it rules
 //! nothing out, and the searches run as before.
 
 /// The filter of a set of literals (see the module doc).
 #[derive(Clone, Debug)]
 pub struct Trigrams {
-    /// By position in the literal (first, second, third byte), by byte value, the groups.
-    groups: [[u8; 128]; 3],
-    /// By position, the groups of the bytes with each low four bits, then with each high four
-    /// bits (none from 0x80): their AND holds the groups of `groups`, and maybe more. Each
+    /// By position in the literal (first, second, third byte), the groups of the bytes with
+    /// each low four bits, then with each high four bits (none from 0x80): their AND holds the
+    /// groups of the byte, and maybe more. Each
     /// 16-byte table twice, as AVX2 loads it (one per lane).
     nibbles: [[[u8; 32]; 2]; 3],
     /// By position, by byte value (256: past the text's end), the literals' first [`EXACT`]
@@ -35,13 +34,25 @@ pub struct Trigrams {
     simd: Simd,
 }
 
-/// The instructions the filter runs on.
+/// The instructions the filter runs on: made only by [`Simd::on`], which checks the CPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Simd {
     /// None: nothing is ruled out.
     Off,
     Avx2,
-    Vbmi,
+}
+
+impl Simd {
+    /// The filter of a path, as far as this CPU has it: AVX2's from the AVX2 path on, none
+    /// below.
+    fn on(path: super::Simd) -> Simd {
+        #[cfg(target_arch = "x86_64")]
+        if path >= super::Simd::Avx2 && is_x86_feature_detected!("avx2") {
+            return Simd::Avx2;
+        }
+        let _ = path;
+        Simd::Off
+    }
 }
 
 const GROUPS: u8 = 8;
@@ -60,17 +71,7 @@ impl Trigrams {
                 "a literal of the trigram filter starts with three ASCII bytes"
             );
         }
-        #[cfg(target_arch = "x86_64")]
-        let simd = if is_x86_feature_detected!("avx512bw") && is_x86_feature_detected!("avx512vbmi")
-        {
-            Simd::Vbmi
-        } else if is_x86_feature_detected!("avx2") {
-            Simd::Avx2
-        } else {
-            Simd::Off
-        };
-        #[cfg(not(target_arch = "x86_64"))]
-        let simd = Simd::Off;
+        let simd = Simd::on(super::Simd::pick(super::dispatch::default::TRIGRAMS));
         let mut prefixes: Vec<&[u8]> = literals.iter().map(|l| &l[..l.len().min(EXACT)]).collect();
         prefixes.sort_unstable();
         prefixes.dedup();
@@ -140,7 +141,6 @@ impl Trigrams {
             }
         }
         Trigrams {
-            groups,
             nibbles,
             exact,
             simd,
@@ -177,11 +177,8 @@ impl Trigrams {
         #[cfg(target_arch = "x86_64")]
         match self.simd {
             #[allow(unsafe_code)]
-            // SAFETY: `vbmi::rules_out` is unsafe to call only because it is compiled for
-            // AVX-512BW and VBMI, and `Simd::Vbmi` says the CPU has both (checked in `new`).
-            Simd::Vbmi => return unsafe { vbmi::rules_out(self, text) },
-            #[allow(unsafe_code)]
-            // SAFETY: as above, for AVX2.
+            // SAFETY: `avx2::rules_out` is unsafe to call only because it is compiled for AVX2,
+            // and `Simd::Avx2` says the CPU has it (`Simd::on` checked).
             Simd::Avx2 => return unsafe { avx2::rules_out(self, text) },
             Simd::Off => {}
         }
@@ -196,6 +193,10 @@ impl Trigrams {
 }
 
 #[cfg(target_arch = "x86_64")]
+#[allow(
+    unsafe_code,
+    reason = "unsafe fns compiled for instructions the CPU may lack"
+)]
 mod avx2 {
     use std::arch::x86_64::*;
 
@@ -214,8 +215,8 @@ mod avx2 {
     }
 
     #[target_feature(enable = "avx2")]
-    pub fn rules_out(filter: &Trigrams, text: &[u8]) -> bool {
-        // Closures are not compiled for AVX2: the work is in macros, as in `vbmi`.
+    pub unsafe fn rules_out(filter: &Trigrams, text: &[u8]) -> bool {
+        // Closures are not compiled for AVX2: the work is in macros.
         let n = &filter.nibbles;
         let lows = [vector!(&n[0][0]), vector!(&n[1][0]), vector!(&n[2][0])];
         let highs = [vector!(&n[0][1]), vector!(&n[1][1]), vector!(&n[2][1])];
@@ -264,97 +265,6 @@ mod avx2 {
     }
 }
 
-#[cfg(target_arch = "x86_64")]
-mod vbmi {
-    use std::arch::x86_64::*;
-
-    use super::Trigrams;
-
-    /// An array of 64 bytes as a vector (a macro: a function compiled for AVX-512 may not be
-    /// forced inline, and one left out of line returns the vector through memory).
-    macro_rules! vector {
-        ($bytes:expr) => {{
-            let bytes: &[u8; 64] = $bytes;
-            #[allow(unsafe_code)]
-            // SAFETY: the load reads 64 bytes from a reference to 64 bytes.
-            unsafe {
-                _mm512_loadu_si512(bytes.as_ptr().cast())
-            }
-        }};
-    }
-
-    /// The 64 bytes of `text` from `at`, NUL past its end: a masked load, which reads no
-    /// byte past the end (a macro, as `vector!`).
-    macro_rules! block_at {
-        ($text:expr, $at:expr) => {{
-            let (text, at): (&[u8], usize) = ($text, $at);
-            let n = text.len().saturating_sub(at).min(64);
-            let mask = u64::MAX.checked_shr(64 - n as u32).unwrap_or(0);
-            #[allow(unsafe_code)]
-            // SAFETY: the load touches only the bytes its mask selects (masked-off bytes are
-            // neither read nor faulted on): `text[at..at + n]`, inside the slice. The pointer
-            // is formed with `wrapping_add`, so it is not used to read when `at` is past the end.
-            unsafe {
-                _mm512_maskz_loadu_epi8(mask, text.as_ptr().wrapping_add(at).cast())
-            }
-        }};
-    }
-
-    #[target_feature(enable = "avx512bw,avx512vbmi")]
-    pub fn rules_out(filter: &Trigrams, text: &[u8]) -> bool {
-        let tables = &filter.groups;
-        let halves = |t: &[u8; 128]| {
-            let (lo, hi) = t.split_at(64);
-            (
-                vector!(lo.try_into().expect("64 bytes")),
-                vector!(hi.try_into().expect("64 bytes")),
-            )
-        };
-        let (first, second, third) = (halves(&tables[0]), halves(&tables[1]), halves(&tables[2]));
-        // The groups of each byte: a 128-byte table looked up by the low seven bits; bytes
-        // from 0x80 are in none.
-        macro_rules! groups {
-            ($table:expr, $x:expr) => {{
-                let x = $x;
-                _mm512_maskz_permutex2var_epi8(!_mm512_movepi8_mask(x), $table.0, x, $table.1)
-            }};
-        }
-        // The positions of a block where a literal of some group starts, as bits.
-        macro_rules! hits {
-            ($x:expr, $y:expr, $z:expr) => {{
-                let hits = _mm512_and_si512(
-                    _mm512_and_si512(groups!(first, $x), groups!(second, $y)),
-                    groups!(third, $z),
-                );
-                _mm512_test_epi8_mask(hits, hits)
-            }};
-        }
-        let mut at = 0;
-        // Whole blocks (and the two bytes after each) read as they are.
-        while let Some(run) = text.get(at..at + 66) {
-            let block = |k: usize| run[k..].first_chunk::<64>().expect("66 bytes");
-            let bits = hits!(vector!(block(0)), vector!(block(1)), vector!(block(2)));
-            if bits != 0 && filter.exact(text, at, bits) {
-                return false;
-            }
-            at += 64;
-        }
-        while at < text.len() {
-            // Past the end, NUL: in no group.
-            let bits = hits!(
-                block_at!(text, at),
-                block_at!(text, at + 1),
-                block_at!(text, at + 2)
-            );
-            if bits != 0 && filter.exact(text, at, bits) {
-                return false;
-            }
-            at += 64;
-        }
-        true
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -362,17 +272,37 @@ mod tests {
 
     const LITERALS: &[&[u8]] = &[b"sk-", b"token", b"Bearer", b"://", b":AA", b"eyJ", b"xox"];
 
+    /// The SIMD filters of every path this CPU has.
+    fn filters() -> Vec<Simd> {
+        let mut filters: Vec<Simd> = crate::line::strings::Simd::offered()
+            .map(Simd::on)
+            .filter(|&s| s != Simd::Off)
+            .collect();
+        filters.dedup();
+        filters
+    }
+
     #[test]
     fn a_literal_anywhere_is_never_ruled_out() {
         let filter = Trigrams::new(LITERALS);
         for literal in LITERALS {
-            // Around the AVX2 block (32 positions, 34 bytes) and the VBMI one (64).
+            // Around the AVX2 block (32 positions, 34 bytes) and twice it.
             for len in [0, 1, 29, 30, 31, 32, 33, 34, 61, 62, 63, 64, 65, 66, 130] {
                 for at in 0..=len {
                     let mut text = vec![b'q'; len];
                     text.splice(at..at, literal.iter().copied());
                     assert!(!filter.rules_out(&text), "{literal:?} @ {at} of {len}");
                     assert!(!filter.rules_out_slowly(&text));
+                    for simd in filters() {
+                        let each = Trigrams {
+                            simd,
+                            ..filter.clone()
+                        };
+                        assert!(
+                            !each.rules_out(&text),
+                            "{simd:?}: {literal:?} @ {at} of {len}"
+                        );
+                    }
                 }
             }
         }
@@ -422,10 +352,9 @@ mod tests {
             } else {
                 prop_assert!(!filter.rules_out(&text));
             }
-            #[cfg(target_arch = "x86_64")]
-            if is_x86_feature_detected!("avx2") {
-                let avx2 = Trigrams { simd: Simd::Avx2, ..filter.clone() };
-                prop_assert_eq!(avx2.rules_out(&text), slow);
+            for simd in filters() {
+                let each = Trigrams { simd, ..filter.clone() };
+                prop_assert_eq!(each.rules_out(&text), slow, "{:?}", simd);
             }
             // Ruled out only when no literal is there.
             let has = LITERALS.iter().any(|l| text.windows(l.len()).any(|w| w == *l));
@@ -453,10 +382,9 @@ mod tests {
             let slow = filter.rules_out_slowly(&text);
             let has = MANY.iter().any(|l| text.windows(l.len()).any(|w| w == *l));
             prop_assert!(!(slow && has));
-            #[cfg(target_arch = "x86_64")]
-            if is_x86_feature_detected!("avx2") {
-                let avx2 = Trigrams { simd: Simd::Avx2, ..filter.clone() };
-                prop_assert_eq!(avx2.rules_out(&text), slow);
+            for simd in filters() {
+                let each = Trigrams { simd, ..filter.clone() };
+                prop_assert_eq!(each.rules_out(&text), slow, "{:?}", simd);
             }
         }
     }

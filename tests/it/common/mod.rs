@@ -475,3 +475,18 @@ impl Write for SharedBuffer {
         Ok(())
     }
 }
+
+/// The environment variable that gives a property test a share of its cases:
+/// `SMART_TEE_CASES_SHARE=N` runs 1/N of them (`tests/it/simd.rs` splits the contract's cases
+/// between the SIMD paths this way).
+pub const CASES_SHARE_VAR: &str = "SMART_TEE_CASES_SHARE";
+
+/// `n` cases, or this run's share of them ([`CASES_SHARE_VAR`]), at least 8.
+pub fn cases(n: u32) -> u32 {
+    let share = std::env::var(CASES_SHARE_VAR)
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .filter(|&s| s > 0)
+        .unwrap_or(1);
+    (n / share).max(8)
+}
