@@ -258,7 +258,17 @@ pub fn compact_file(
                     .write(true)
                     .create_new(true)
                     .mode(mode & 0o777)
-                    .open(&tmp)?,
+                    .open(&tmp)
+                    .map_err(|e| {
+                        io::Error::new(
+                            e.kind(),
+                            format!(
+                                "cannot create the compacted copy beside it ({}): {e}; not \
+                                 compacted, left as it was",
+                                tmp.display()
+                            ),
+                        )
+                    })?,
             )
         };
         let to: Box<dyn Write + Send> = match &out {

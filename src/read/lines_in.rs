@@ -40,7 +40,13 @@ impl LinesIn {
             from += nl + 1;
         }
         self.line.drain(..from);
-        if self.done || self.line.len() > crate::tee::log::LINE_CAP {
+        let cap = crate::tee::log::LINE_CAP;
+        if self.done && !self.line.is_empty() && self.line.len() <= cap {
+            // A compressed log's last line without a newline is a line, read as any other.
+            let last = crate::door::line_in(&self.line).into_owned();
+            self.ready.extend_from_slice(&last);
+            self.line.clear();
+        } else if self.done || self.line.len() > cap {
             self.ready.append(&mut self.line);
         }
     }

@@ -8,7 +8,7 @@
 //! that ends inside a frame or member is told apart from a damaged one in the error.
 
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::{self, BufRead, Read, Seek, SeekFrom};
 use std::os::unix::fs::FileExt;
 
 /// How a log file is compressed, told by its first bytes whatever its name.
@@ -72,9 +72,10 @@ pub fn is_compressed(file: &File) -> io::Result<bool> {
 pub fn decoder(mut file: File, compression: Compression) -> io::Result<Box<dyn Read + Send>> {
     file.seek(SeekFrom::Start(0))?;
     let inner: Box<dyn Read + Send> = match compression {
-        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(
-            io::BufReader::with_capacity(256 * 1024, file),
-        )),
+        Compression::Gzip => Box::new(GzMembers::new(io::BufReader::with_capacity(
+            256 * 1024,
+            file,
+        ))),
         // Reads every frame and passes over skippable ones (unlike `single_frame`).
         Compression::Zstd => Box::new(zstd::stream::read::Decoder::new(file)?),
     };
@@ -89,6 +90,51 @@ pub fn open(file: File) -> io::Result<Box<dyn Read + Send>> {
             let mut file = file;
             file.seek(SeekFrom::Start(0))?;
             Ok(Box::new(file))
+        }
+    }
+}
+
+/// Every member of a gzip stream in turn (as `flate2`'s `MultiGzDecoder`), where bytes after a
+/// member that do not begin another (`1f 8b`) are damage: `MultiGzDecoder` reads a few stray
+/// bytes (`echo >> a.gz`) as a member header cut short, and called the stream truncated.
+struct GzMembers<R: BufRead> {
+    member: Option<flate2::bufread::GzDecoder<R>>,
+}
+
+impl<R: BufRead> GzMembers<R> {
+    fn new(r: R) -> GzMembers<R> {
+        GzMembers {
+            member: Some(flate2::bufread::GzDecoder::new(r)),
+        }
+    }
+}
+
+impl<R: BufRead> Read for GzMembers<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            let Some(member) = self.member.as_mut() else {
+                return Ok(0);
+            };
+            let n = member.read(buf)?;
+            if n > 0 || buf.is_empty() {
+                return Ok(n);
+            }
+            // This member ended: the file ends too, or another member begins.
+            let Some(mut r) = self.member.take().map(|m| m.into_inner()) else {
+                return Ok(0);
+            };
+            let next = r.fill_buf()?;
+            if next.is_empty() {
+                return Ok(0);
+            }
+            // One byte may be all that is buffered: the next member's header judges it.
+            if next[0] != 0x1f || next.get(1).is_some_and(|&b| b != 0x8b) {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "the bytes after a whole gzip member do not begin another",
+                ));
+            }
+            self.member = Some(flate2::bufread::GzDecoder::new(r));
         }
     }
 }
@@ -120,6 +166,18 @@ fn explain(e: io::Error, compression: Compression) -> io::Error {
                 unit(compression)
             ),
         ),
+        // A valid frame written with a window past the decoder's 128 MiB (`zstd --long=28` and
+        // up), which `zstd -d` refuses too without `--long=31`: not damage.
+        _ if compression == Compression::Zstd && e.to_string().contains("too much memory") => {
+            io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!(
+                    "its zstd frames need a window larger than 128 MiB to decode (written with \
+                     zstd --long=28 or more), more memory than a reader may take; decompress it \
+                     with zstd -d --long=31 ({e})"
+                ),
+            )
+        }
         _ => io::Error::new(
             io::ErrorKind::InvalidData,
             format!("its {name} stream is damaged: the bytes are not valid {name} ({e})"),
@@ -186,6 +244,37 @@ mod tests {
         assert_eq!(Compression::of(&f).unwrap(), Some(Compression::Zstd));
         assert_eq!(read_all(f).unwrap(), b"x\ny\n");
         assert_eq!(Compression::of_head(b"{\"a\":1}"), None);
+    }
+
+    /// `echo >> a.gz`: a stray byte after the last member was called a truncated stream.
+    #[test]
+    fn stray_bytes_after_a_gzip_member_are_damage_not_a_cut() {
+        let whole = [gz(b"a\n"), gz(b""), gz(b"b\n")].concat();
+        assert_eq!(read_all(file_of("ok.gz", &whole)).unwrap(), b"a\nb\n");
+        for stray in [&b"\n"[..], b"xy", b"\0\0\0\0", b"hello", b"\x1f\x00"] {
+            let e = read_all(file_of("stray.gz", &[&whole[..], stray].concat())).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidData, "{stray:?}: {e}");
+            assert!(e.to_string().contains("damaged"), "{e}");
+        }
+        // The first bytes of another member's header are a cut.
+        let e = read_all(file_of("cut.gz", &[&whole[..], b"\x1f\x8b\x08"].concat())).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof, "{e}");
+    }
+
+    /// A frame with a 1 GiB window (`zstd --long=30` of a stream) was called damaged.
+    #[test]
+    fn a_frame_past_the_window_limit_is_not_called_damaged() {
+        let mut enc = zstd::stream::write::Encoder::new(Vec::new(), 3).unwrap();
+        enc.set_parameter(zstd::stream::raw::CParameter::WindowLog(30))
+            .unwrap();
+        enc.write_all(b"{\"a\":1}\n").unwrap();
+        let bytes = enc.finish().unwrap();
+        let e = read_all(file_of("long.zst", &bytes)).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::Unsupported, "{e}");
+        assert!(
+            e.to_string().contains("--long=31") && !e.to_string().contains("damaged"),
+            "{e}"
+        );
     }
 
     #[test]

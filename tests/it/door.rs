@@ -853,3 +853,41 @@ fn compact_with_redact_leaves_no_part_a_raw_logs_cut_left() {
         assert_clean("--compact --redact", &after, &case.windows());
     }
 }
+
+/// The same for a compressed log whose last line, cut by a raw log's first cut, has no newline:
+/// `--compact --redact` read that line as it was, and kept beside its marker the part of a
+/// secret every reader leaves out (at the raw log's budget nothing is cut again; a blank line
+/// makes the compaction rewrite the log).
+#[test]
+fn compact_with_redact_reads_a_compressed_logs_last_line_as_every_reader_does() {
+    let case = Case::new("door-compact-last", 0x5eed_000b, 0, 200);
+    case.tee("raw.jsonl", 5120, false, &[]);
+    let before = std::fs::read(case.path("raw.jsonl")).unwrap();
+    let all = lines(&before);
+    let cut = all
+        .iter()
+        .filter(|l| String::from_utf8_lossy(l).contains("TRUNCATED"))
+        .collect::<Vec<_>>();
+    assert!(!cut.is_empty());
+    for (k, last) in cut.iter().enumerate() {
+        // The log's lines, a blank line, then a cut one without its newline.
+        let log = [&before[..], b"\n", last].concat();
+        let name = format!("last-{k}.jsonl.zst");
+        let bytes = zstd::stream::encode_all(&log[..], 3).unwrap();
+        std::fs::write(case.path(&name), bytes).unwrap();
+        let out = case.read(&["--compact", "-b", "5120", &case.path(&name)]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let after = std::fs::read(case.path(&name)).unwrap();
+        let after = zstd::stream::decode_all(&after[..]).unwrap();
+        assert_eq!(lines(&after).len(), all.len() + 1);
+        assert_clean(
+            "--compact --redact of a compressed log",
+            &after,
+            &case.windows(),
+        );
+    }
+}

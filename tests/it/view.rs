@@ -787,7 +787,7 @@ fn exclude_errors_and_time_filters() {
 }
 
 /// Spawns `--view --follow` on `log`; its stdout lines come through a channel.
-fn follow(log: &Path) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
+pub(crate) fn follow(log: &Path) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
     let mut child = bin()
         .args(["--view", "--follow", "--format", "jsonl"])
         .arg(log)
@@ -806,7 +806,7 @@ fn follow(log: &Path) -> (std::process::Child, std::sync::mpsc::Receiver<String>
     (child, rx)
 }
 
-fn next(rx: &std::sync::mpsc::Receiver<String>) -> String {
+pub(crate) fn next(rx: &std::sync::mpsc::Receiver<String>) -> String {
     rx.recv_timeout(common::CHILD_TIMEOUT)
         .expect("a line from --follow in time")
 }

@@ -1,5 +1,6 @@
 //! `--follow`: printing events as they are written, in bounded memory: new bytes are read a
-//! block at a time and each finished event is printed as soon as its block is read.
+//! block at a time and each finished event is printed as soon as its block is read. A compressed
+//! file, which cannot be read from an offset, is decoded again from its start when it changes.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -30,6 +31,12 @@ impl Followed {
     /// Following from the end of the file's whole lines (or from its start once it appears).
     pub(super) fn at_end(path: &Path) -> Followed {
         let (pos, ino, lines) = match File::open(path) {
+            // A compressed file: its decoded lines, and its length to see it change.
+            Ok(f) if super::is_compressed(&f).unwrap_or(false) => (
+                f.metadata().map_or(0, |m| m.len()),
+                f.metadata().ok().map(|m| m.ino()),
+                decoded_lines(&f, &super::DecompressLimit::default()),
+            ),
             Ok(f) => {
                 let pos = crate::tee::sink::whole_lines_len(&f).unwrap_or(0);
                 let ino = f.metadata().ok().map(|m| m.ino());
@@ -70,6 +77,10 @@ pub(super) fn follow_files<W: Write>(
             };
             let Ok(meta) = file.metadata() else { continue };
             let (len, ino) = (meta.len(), meta.ino());
+            if super::is_compressed(&file).unwrap_or(false) {
+                follow_compressed(opts, k, f, file, (len, ino), r, printer)?;
+                continue;
+            }
             if f.ino.is_some_and(|i| i != ino) {
                 // Replaced: a compaction keeps every line already read; anything else is new.
                 let whole = crate::tee::sink::whole_lines_len(&file).unwrap_or(0);
@@ -129,6 +140,69 @@ pub(super) fn follow_files<W: Write>(
         }
         std::thread::sleep(Duration::from_millis(200));
     }
+}
+
+/// A compressed file followed: it cannot be read from an offset, so when it changes (a frame
+/// or member appended, `zstd -c >> log.zst`, or the file replaced) it is decoded again from its
+/// start and the lines past those already read are shown; a file replaced by one with fewer
+/// lines is read from its start. A stream that ends inside a frame is being written: its whole
+/// lines are shown and the rest waited for. Damage ends the follow, naming the file.
+fn follow_compressed<W: Write>(
+    opts: &ViewOptions,
+    k: usize,
+    f: &mut Followed,
+    file: File,
+    (len, ino): (u64, u64),
+    r: &mut Renderer,
+    printer: &mut Printer<W>,
+) -> Result<(), Error> {
+    let write_err = |source: io::Error| Error::WriteStdout { source };
+    if f.ino == Some(ino) && f.pos == len {
+        return Ok(());
+    }
+    let shown = if f.ino == Some(ino) || decoded_lines(&file, &opts.decompress) >= f.lines {
+        f.lines
+    } else {
+        0
+    };
+    let (mut number, mut printed, mut failed) = (0u64, false, Ok(()));
+    let res = super::for_each_line_in(file, &opts.decompress, |line| {
+        number += 1;
+        if number > shown && opts.on_line(number) && opts.wants(line) {
+            r.number = Some(number);
+            if let Err(e) = printer.event(&r.render(k, line)) {
+                failed = Err(write_err(e));
+                return false;
+            }
+            printed = true;
+        }
+        true
+    });
+    failed?;
+    f.lines = number.max(shown);
+    f.ino = Some(ino);
+    match res {
+        Ok(()) => f.pos = len,
+        // Being written: read again at the next change, after the lines shown.
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => f.pos = len,
+        Err(e) => return Err(read_error(&f.path, e)),
+    }
+    if printed {
+        printer.out.flush().map_err(write_err)?;
+    }
+    Ok(())
+}
+
+/// The lines of a compressed file, decoded (of a stream being written, its whole lines so far).
+fn decoded_lines(file: &File, limit: &super::DecompressLimit) -> u64 {
+    let mut n = 0;
+    if let Ok(f) = file.try_clone() {
+        let _ = super::for_each_line_in(f, limit, |_| {
+            n += 1;
+            true
+        });
+    }
+    n
 }
 
 /// The offset just past the first `n` lines of the file.

@@ -10,7 +10,8 @@
 //! read; `--head` stops early; `--tail` reads each file from its end (`read.rs`);
 //! `--max-tokens` keeps only the newest renders that fit (older ones are counted, not kept),
 //! and a first line says how many were left out; `--follow` reads new bytes in blocks
-//! (`follow.rs`). An unfinished last line is a line in progress and is not shown.
+//! (`follow.rs`). An unfinished last line of a plain log is a line in progress and is not
+//! shown; a compressed log is finished, and its last line is a line (`read.rs`).
 
 mod follow;
 mod html;

@@ -167,20 +167,40 @@ pub fn open_log(mut file: File, limit: &DecompressLimit) -> io::Result<Box<dyn R
 }
 
 /// Calls `each` with every whole line of `file` in order (decompressed, within `limit`), until
-/// it returns false. A line past [`LINE_CAP`] is given as its first `LINE_CAP` bytes; an
-/// unfinished last line is left out.
+/// it returns false. A line past [`LINE_CAP`] is given as its first `LINE_CAP` bytes. An
+/// unfinished last line of a plain log is in progress and left out; a compressed log is
+/// finished, and its last line is a line without a newline (as `--compact` takes it), unless
+/// `limit` cut the log.
 pub fn for_each_line_in(
     file: File,
     limit: &DecompressLimit,
     mut each: impl FnMut(&[u8]) -> bool,
 ) -> io::Result<()> {
-    let mut reader = open_log(file, limit)?;
+    let compressed = is_compressed(&file)?;
+    // This log's own flag, so that another log cut by the bound does not hide its last line.
+    let own = DecompressLimit {
+        bytes: limit.bytes,
+        hit: Arc::default(),
+    };
+    let mut reader = open_log(file, &own)?;
     let mut lines = Splitter::new(LINE_CAP);
     let mut long = Vec::new();
     let mut buf = vec![0u8; 1 << 20];
     loop {
         let n = reader.read(&mut buf)?;
         if n == 0 {
+            let cut = own.hit.load(Ordering::Relaxed);
+            if cut {
+                limit.hit.store(true, Ordering::Relaxed);
+            }
+            let last = match lines.finish() {
+                Some(Piece::Line(line)) => Some(line),
+                Some(Piece::End(_)) => Some(&long[..]),
+                _ => None,
+            };
+            if let Some(line) = last.filter(|_| compressed && !cut) {
+                each(&crate::door::line_in(line));
+            }
             return Ok(());
         }
         let mut at = 0;
