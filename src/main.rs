@@ -99,7 +99,7 @@ fn main() -> ExitCode {
         Mode::View(mut options) => {
             // `-`: standard input, read to its end into a private file first, since reading
             // a log back seeks (its end for --tail, its first bytes for the format).
-            let spooled = match spool_stdin(&mut options.files) {
+            let spooled = match smart_tee::read::view::spool_stdin(&mut options.files) {
                 Ok(spooled) => spooled,
                 Err(e) => {
                     smart_tee::say!("smart-tee: reading standard input: {e}");
@@ -107,9 +107,7 @@ fn main() -> ExitCode {
                 }
             };
             let status = view(&options);
-            if let Some(path) = spooled {
-                let _ = std::fs::remove_file(path);
-            }
+            drop(spooled);
             status
         }
         Mode::Original(req) => {
@@ -179,40 +177,4 @@ fn view(options: &smart_tee::read::view::ViewOptions) -> ExitCode {
             ExitCode::from(1)
         }
     }
-}
-
-/// Replaces a `-` among `--view`'s files by a path that reads standard input from its start:
-/// `/dev/stdin` when it is a regular file (`< log`), else a private temporary file (mode
-/// 0600) that standard input is copied into, whose path is returned for removal. Every `-`
-/// stands for the same input.
-fn spool_stdin(files: &mut [std::path::PathBuf]) -> std::io::Result<Option<std::path::PathBuf>> {
-    use std::os::unix::fs::OpenOptionsExt;
-    if !files.iter().any(|f| f.as_os_str() == "-") {
-        return Ok(None);
-    }
-    let stdin = std::io::stdin();
-    let kind = rustix::fs::fstat(&stdin).map(|s| rustix::fs::FileType::from_raw_mode(s.st_mode));
-    let (path, spooled) = if kind.is_ok_and(|k| k == rustix::fs::FileType::RegularFile) {
-        (std::path::PathBuf::from("/dev/stdin"), None)
-    } else {
-        let path = smart_tee::read::view::stdin_spool();
-        #[allow(
-            clippy::disallowed_methods,
-            reason = "a door (docs/redaction.md): a private copy of stdin, read back and removed"
-        )]
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&path)?;
-        if let Err(e) = std::io::copy(&mut stdin.lock(), &mut file) {
-            let _ = std::fs::remove_file(&path);
-            return Err(e);
-        }
-        (path.clone(), Some(path))
-    };
-    for f in files.iter_mut().filter(|f| f.as_os_str() == "-") {
-        *f = path.clone();
-    }
-    Ok(spooled)
 }

@@ -53,8 +53,17 @@ fn mcp_command() -> clap::Command {
         )
 }
 
+/// What clap makes of `args`; a refusal, `--help` or `--version` is written through the door
+/// (redacted when `--redact` is on the command line) and ends the process with clap's status.
+fn matches(command: clap::Command, args: &[std::ffi::OsString]) -> clap::ArgMatches {
+    command.try_get_matches_from(args).unwrap_or_else(|e| {
+        crate::door::clap_message(&e);
+        std::process::exit(e.exit_code())
+    })
+}
+
 pub(super) fn parse_mcp(args: &[std::ffi::OsString]) -> Mode {
-    let m = mcp_command().get_matches_from(args);
+    let m = matches(mcp_command(), args);
     let values = m.get_one::<PathBuf>("redact-values");
     if m.get_flag("redact") || values.is_some() {
         match secrets(values.map(PathBuf::as_path)) {
@@ -89,7 +98,7 @@ fn completions_command() -> clap::Command {
 }
 
 pub(super) fn parse_completions(args: &[std::ffi::OsString]) -> Mode {
-    let m = completions_command().get_matches_from(args);
+    let m = matches(completions_command(), args);
     match m.get_one::<clap_complete::Shell>("shell") {
         Some(&shell) => Mode::Completions(shell),
         None => Mode::Man, // unreachable: the argument is required

@@ -397,7 +397,8 @@ impl LineEngine {
     /// first bytes `head`, its last bytes `tail` and its length `total` (see `log.rs`). A line
     /// that is not JSON is a `non_json` record, one too big to plan a `truncated` one. With
     /// `--redact`, both are redacted first, as a line is, and lose the run of bytes at their
-    /// inner ends, where a secret cut by the excerpt would show a part of itself.
+    /// inner ends, where a secret cut by the excerpt would show a part of itself; the tail of an
+    /// `unfinished` line (the input ended inside it) loses the run at its end too.
     #[cold]
     pub fn process_excerpt(
         &mut self,
@@ -405,6 +406,7 @@ impl LineEngine {
         head: &[u8],
         tail: &[u8],
         total: u64,
+        unfinished: bool,
         out: &mut Vec<u8>,
     ) -> Outcome {
         let (kind, outcome) = match why {
@@ -415,12 +417,9 @@ impl LineEngine {
         let (mut h, mut t) = (Vec::new(), Vec::new());
         let (head, tail) = match &self.redactor {
             Some(r) => {
-                let head = &head[..r.inner_end(head, true)];
-                let tail = &tail[r.inner_end(tail, false)..];
-                (
-                    if r.redact(head, &mut h) { &h[..] } else { head },
-                    if r.redact(tail, &mut t) { &t[..] } else { tail },
-                )
+                r.excerpt(head, false, true, &mut h);
+                r.excerpt(tail, true, unfinished, &mut t);
+                (&h[..], &t[..])
             }
             None => (head, tail),
         };

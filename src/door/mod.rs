@@ -121,7 +121,7 @@ fn without_cut_ends(r: &Redactor, line: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// `s` as its pieces between cut markers, each redacted on its own and without the run of
-/// bytes at its ends beside a marker ([`Redactor::inner_end`]), on character boundaries: a
+/// bytes at its ends beside a marker ([`Redactor::excerpt`]), on character boundaries: a
 /// secret whole in a piece is redacted, and the part of one that a cut left at a piece's end
 /// is left out, without breaking a secret next to it into a part no pattern knows.
 fn trim_cut_ends(r: &Redactor, s: &str) -> String {
@@ -135,46 +135,14 @@ fn trim_cut_ends(r: &Redactor, s: &str) -> String {
     }
     pieces.push((rest, false));
     let mut out = String::with_capacity(s.len());
-    let mut redacted = Vec::new();
+    let mut excerpt = Vec::new();
     for (i, &(piece, marker)) in pieces.iter().enumerate() {
         if marker {
             out.push_str(piece);
             continue;
         }
-        let piece = if r.redact(piece.as_bytes(), &mut redacted) {
-            String::from_utf8_lossy(&redacted).into_owned()
-        } else {
-            piece.to_owned()
-        };
-        let mut from = 0;
-        if i > 0 {
-            from = r.inner_end(piece.as_bytes(), false);
-            while !piece.is_char_boundary(from) {
-                from += 1;
-            }
-        }
-        let mut to = piece.len();
-        if i + 1 < pieces.len() {
-            to = r.inner_end(piece.as_bytes(), true);
-            while !piece.is_char_boundary(to) {
-                to -= 1;
-            }
-        }
-        // Not inside a label: it goes whole, or not at all.
-        let label = |at: usize| {
-            let start = piece[..at].rfind("[REDACTED:")?;
-            let end = start + piece[start..].find(']')? + 1;
-            (end > at).then_some((start, end))
-        };
-        if let Some((_, end)) = label(from) {
-            from = end;
-        }
-        if let Some((start, _)) = label(to) {
-            to = start;
-        }
-        if from < to {
-            out.push_str(&piece[from..to]);
-        }
+        r.excerpt(piece.as_bytes(), i > 0, i + 1 < pieces.len(), &mut excerpt);
+        out.push_str(&String::from_utf8_lossy(&excerpt));
     }
     out
 }

@@ -237,6 +237,7 @@ impl Roots {
         let mut entries = 0;
         let mut more = false;
         for (i, root) in self.roots.iter().enumerate() {
+            #[allow(clippy::disallowed_methods, reason = "reads only: RDONLY")]
             let Ok(top) = rustix::fs::openat(
                 root.fd(),
                 ".",
@@ -277,6 +278,7 @@ impl Roots {
                         }
                         ft => *ft,
                     };
+                    #[allow(clippy::disallowed_methods, reason = "reads only: RDONLY")]
                     if ft == FileType::Directory
                         && depth < MAX_DEPTH
                         && let Ok(sub) = rustix::fs::openat(

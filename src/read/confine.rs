@@ -32,6 +32,10 @@ impl Root {
     /// Opens the directory `path`.
     pub fn open(path: &Path) -> io::Result<Root> {
         let canonical = std::fs::canonicalize(path)?;
+        #[allow(
+            clippy::disallowed_methods,
+            reason = "reads only: RDONLY, or flags through reading()"
+        )]
         let dir = rustix::fs::open(
             &canonical,
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
@@ -55,6 +59,13 @@ pub fn read_flags() -> OFlags {
     OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY
 }
 
+/// `flags` for reading: every flag that would write or create is dropped, and `RDONLY` kept.
+/// A log is read, never written, under a root.
+fn reading(flags: OFlags) -> OFlags {
+    (flags - (OFlags::WRONLY | OFlags::RDWR | OFlags::CREATE | OFlags::APPEND | OFlags::TRUNC))
+        | OFlags::RDONLY
+}
+
 /// True for a relative path of plain names (no `..`, no root, no prefix).
 pub fn is_plain_relative(rel: &Path) -> bool {
     rel.components()
@@ -70,10 +81,14 @@ pub fn open_beneath(dir: BorrowedFd<'_>, rel: &Path, flags: OFlags) -> io::Resul
     #[cfg(any(target_os = "linux", target_os = "android"))]
     {
         use rustix::fs::ResolveFlags;
+        #[allow(
+            clippy::disallowed_methods,
+            reason = "reads only: RDONLY, or flags through reading()"
+        )]
         match rustix::fs::openat2(
             dir,
             rel,
-            flags,
+            reading(flags),
             Mode::empty(),
             ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS,
         ) {
@@ -103,16 +118,24 @@ pub fn open_walk(dir: BorrowedFd<'_>, rel: &Path, flags: OFlags) -> io::Result<O
         return Err(io::Error::from_raw_os_error(libc_exdev()));
     }
     let Some((last, parents)) = names.split_last() else {
+        #[allow(
+            clippy::disallowed_methods,
+            reason = "reads only: RDONLY, or flags through reading()"
+        )]
         return Ok(rustix::fs::openat(
             dir,
             ".",
-            flags | OFlags::NOFOLLOW,
+            reading(flags) | OFlags::NOFOLLOW,
             Mode::empty(),
         )?);
     };
     let mut held: Option<OwnedFd> = None;
     for name in parents {
         let at = held.as_ref().map_or(dir, AsFd::as_fd);
+        #[allow(
+            clippy::disallowed_methods,
+            reason = "reads only: RDONLY, or flags through reading()"
+        )]
         let next = rustix::fs::openat(
             at,
             *name,
@@ -122,10 +145,14 @@ pub fn open_walk(dir: BorrowedFd<'_>, rel: &Path, flags: OFlags) -> io::Result<O
         held = Some(next);
     }
     let at = held.as_ref().map_or(dir, AsFd::as_fd);
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "reads only: RDONLY, or flags through reading()"
+    )]
     Ok(rustix::fs::openat(
         at,
         *last,
-        flags | OFlags::NOFOLLOW,
+        reading(flags) | OFlags::NOFOLLOW,
         Mode::empty(),
     )?)
 }

@@ -121,7 +121,13 @@ impl BigLine {
 
     /// Appends the line's log line to `out`: its reduction, or else an excerpt.
     #[cold]
-    pub(crate) fn finish(self, engine: &mut LineEngine, out: &mut Vec<u8>) -> Outcome {
+    /// `unfinished`: the input ended inside the line (no newline).
+    pub(crate) fn finish(
+        self,
+        engine: &mut LineEngine,
+        unfinished: bool,
+        out: &mut Vec<u8>,
+    ) -> Outcome {
         let finished = self.reducer.map(|r| guarded(|| r.finish()));
         let panicked = matches!(finished, Some(Err(_)));
         engine.count_panics(self.panics + u64::from(panicked));
@@ -134,7 +140,7 @@ impl BigLine {
         let o = self.excerpt;
         let (a, b) = o.tail.as_slices();
         let tail = [a, b].concat();
-        engine.process_excerpt(failure, &o.head, &tail, o.total, out)
+        engine.process_excerpt(failure, &o.head, &tail, o.total, unfinished, out)
     }
 }
 
@@ -558,7 +564,7 @@ impl LogWriter {
         }
         let outcome = match BigLine::follow(&mut self.big, self.engine.config(), piece) {
             Next::Line(line) => Some(self.line(line, known)),
-            Next::Big(big) => Some(self.big_line(*big)),
+            Next::Big(big) => Some(self.big_line(*big, !newline)),
             Next::Nothing => None,
         };
         if ends && let Some(a) = self.archive.as_mut() {
@@ -574,9 +580,9 @@ impl LogWriter {
 
     /// Logs a line past the memory cap.
     #[cold]
-    fn big_line(&mut self, big: BigLine) -> Outcome {
+    fn big_line(&mut self, big: BigLine, unfinished: bool) -> Outcome {
         let before = self.batch.len();
-        let outcome = big.finish(&mut self.engine, &mut self.batch);
+        let outcome = big.finish(&mut self.engine, unfinished, &mut self.batch);
         self.stats.count(outcome);
         self.stats.bytes_logged += (self.batch.len() - before) as u64;
         self.watch(before);
@@ -592,6 +598,19 @@ impl LogWriter {
         self.finished = true;
         let mut lines = std::mem::take(&mut self.lines);
         if let Some(piece) = lines.finish() {
+            // With --redact, a last line the input ended inside (not JSON: cut by the end) is
+            // redacted whole and loses the run of bytes at its end, where a secret cut by the
+            // end would show a part of itself; the log and the archive both get that.
+            let mut excerpt = Vec::new();
+            let piece = match (self.engine.redactor(), piece) {
+                (Some(r), Piece::Line(line))
+                    if crate::line::scan::valid_depth(line, &mut Vec::new()).is_err() =>
+                {
+                    r.excerpt(line, false, true, &mut excerpt);
+                    Piece::Line(&excerpt)
+                }
+                (_, piece) => piece,
+            };
             self.piece(piece, false, Known::default());
         }
         self.lines = lines;
@@ -609,7 +628,7 @@ impl LogWriter {
         if line.len() > line_cap(self.engine.config()) {
             // Whatever the read sizes, a line past the cap is logged the same way.
             let big = BigLine::start(self.engine.config(), line);
-            return self.big_line(big);
+            return self.big_line(big, false);
         }
         let before = self.batch.len();
         let outcome = self.engine.process_known(line, known, &mut self.batch);

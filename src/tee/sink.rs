@@ -462,14 +462,14 @@ pub fn repair_tail(file: &File) -> io::Result<Option<String>> {
             "its last line had no newline; it is complete JSON: kept, and ended with one".into(),
         ));
     }
-    // With --redact the record leaves through the door like every other byte: the torn text
-    // loses the run of bytes at its torn end (where a secret cut by the tear would show a
-    // part of itself), and the record is redacted whole.
-    let kept = match crate::door::redactor() {
-        Some(r) => &tail[..r.inner_end(&tail, true)],
-        None => &tail[..],
-    };
-    let text = String::from_utf8_lossy(kept);
+    // With --redact the record leaves through the door like every other byte: the torn text is
+    // redacted whole, then loses the run of bytes at its torn end (where a secret cut by the
+    // tear would show a part of itself).
+    let mut kept = tail.clone();
+    if let Some(r) = crate::door::redactor() {
+        r.excerpt(&tail, false, true, &mut kept);
+    }
+    let text = String::from_utf8_lossy(&kept);
     let record = serde_json::to_vec(&serde_json::json!({"type": "torn", "text": text}))
         .map_err(io::Error::other)?;
     let mut record = crate::door::bytes(&record).into_owned();

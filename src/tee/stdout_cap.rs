@@ -79,7 +79,7 @@ impl StdoutCap {
     }
 
     fn big_line(&mut self, big: BigLine, out: &mut Vec<u8>) {
-        if big.finish(&mut self.engine, out) == crate::Outcome::Blank {
+        if big.finish(&mut self.engine, false, out) == crate::Outcome::Blank {
             out.push(b'\n');
         }
     }

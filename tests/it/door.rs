@@ -16,11 +16,11 @@ use crate::common::{self, lines, strict_parse};
 
 /// A secret in smart-tee's environment (found by value) and one in a `--redact-values` file
 /// under a name that says nothing (found by its shape).
-const ENV_NAME: &str = "MY_API_TOKEN";
+pub(crate) const ENV_NAME: &str = "MY_API_TOKEN";
 const DOTENV_NAME: &str = "WEIRDLY_NAMED";
 
 /// A small deterministic generator (xorshift), so a failing case is its seed.
-struct Rng(u64);
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
@@ -30,7 +30,7 @@ impl Rng {
         self.0
     }
 
-    fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
     }
 
@@ -39,7 +39,7 @@ impl Rng {
         (0..n).map(|_| set[self.below(set.len())] as char).collect()
     }
 
-    fn alnum(&mut self, n: usize) -> String {
+    pub(crate) fn alnum(&mut self, n: usize) -> String {
         let set = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
         let mut s = self.chars(set, n);
         // Upper, lower and a digit, so that a dotenv value has a key's shape.
@@ -51,20 +51,20 @@ impl Rng {
 /// One secret as written in the stream, and its random body (what must never show, in any
 /// 9-byte window).
 #[derive(Clone, Debug)]
-struct Planted {
-    text: String,
-    body: String,
+pub(crate) struct Planted {
+    pub(crate) text: String,
+    pub(crate) body: String,
 }
 
 /// The secrets of one case: the environment's and the dotenv file's values (fixed for the
 /// case's processes) and a generator of every pattern family, by-name and URL credentials.
-struct Secrets {
-    env_value: String,
-    dotenv_value: String,
+pub(crate) struct Secrets {
+    pub(crate) env_value: String,
+    pub(crate) dotenv_value: String,
 }
 
 impl Secrets {
-    fn new(rng: &mut Rng) -> Secrets {
+    pub(crate) fn new(rng: &mut Rng) -> Secrets {
         Secrets {
             env_value: rng.alnum(23),
             dotenv_value: rng.alnum(16),
@@ -72,7 +72,7 @@ impl Secrets {
     }
 
     /// A secret of kind `k` (of [`KINDS`]), fresh from `rng`.
-    fn plant(&self, k: usize, rng: &mut Rng) -> Planted {
+    pub(crate) fn plant(&self, k: usize, rng: &mut Rng) -> Planted {
         let b64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
         let (text, body) = match k {
             0 => (self.env_value.clone(), self.env_value.clone()),
@@ -116,7 +116,7 @@ impl Secrets {
 const KINDS: usize = 9;
 
 /// Every 9-byte window of every body: none may show on any surface.
-fn windows(planted: &[Planted]) -> Vec<String> {
+pub(crate) fn windows(planted: &[Planted]) -> Vec<String> {
     let mut w: Vec<String> = planted
         .iter()
         .flat_map(|p| {
@@ -131,11 +131,14 @@ fn windows(planted: &[Planted]) -> Vec<String> {
 }
 
 /// Fails when `bytes` (what `surface` showed) holds a 9-byte window of a secret's body.
-fn assert_clean(surface: &str, bytes: &[u8], windows: &[String]) {
+pub(crate) fn assert_clean(surface: &str, bytes: &[u8], windows: &[String]) {
     let text = String::from_utf8_lossy(bytes);
     // Unescaped once, for surfaces that JSON-escape (a body has no character JSON escapes, but
     // `/` may be written `\/`).
     let text = text.replace("\\/", "/");
+    // And with every `\uXXXX` of a printable character read, at any depth: a secret written
+    // with escapes is one (#46).
+    let text = format!("{text}\n{}", read_escapes(&text));
     for w in windows {
         if let Some(at) = text.find(w.as_str()) {
             let from = text[..at]
@@ -153,6 +156,62 @@ fn assert_clean(surface: &str, bytes: &[u8], windows: &[String]) {
             );
         }
     }
+}
+
+/// `text` with each `\uXXXX` of a printable ASCII character (after any number of backslashes)
+/// and each `\/` read: how the secret in `gh\u0070_…` shows.
+fn read_escapes(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let run = b[i..].iter().take_while(|&&c| c == b'\\').count();
+        if run > 0 {
+            let after = i + run;
+            if b.get(after) == Some(&b'/') {
+                out.push(b'/');
+                i = after + 1;
+                continue;
+            }
+            let hex = b
+                .get(after + 1..after + 5)
+                .and_then(|h| std::str::from_utf8(h).ok());
+            if b.get(after) == Some(&b'u')
+                && let Some(c) = hex.and_then(|h| u8::from_str_radix(h, 16).ok())
+                && (0x21..0x7F).contains(&c)
+            {
+                out.push(c);
+                i = after + 5;
+                continue;
+            }
+            out.extend_from_slice(&b[i..after]);
+            i = after;
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `bytes` with, for about one secret in three, one of its body's characters written as a
+/// `\uXXXX` escape (JSON allows any character so; Go and .NET write some so): a search that
+/// reads the text as written would not find it.
+fn escape_some(bytes: Vec<u8>, planted: &[Planted], rng: &mut Rng) -> Vec<u8> {
+    let mut text = String::from_utf8(bytes).unwrap();
+    for p in planted {
+        if rng.below(3) != 0 {
+            continue;
+        }
+        let Some(k) = p.text.find(&p.body) else {
+            continue;
+        };
+        let i = k + rng.below(p.body.len());
+        let c = p.text.as_bytes()[i];
+        let escaped = format!("{}\\u{:04x}{}", &p.text[..i], c, &p.text[i + 1..]);
+        text = text.replacen(&p.text, &escaped, 1);
+    }
+    text.into_bytes()
 }
 
 /// A string of `n` secrets back to back, one space between: a cut at any point of it falls
@@ -204,31 +263,32 @@ fn stream(secrets: &Secrets, rng: &mut Rng, pad: usize, long: usize) -> (Vec<u8>
         bytes.extend_from_slice(e.to_string().as_bytes());
         bytes.push(b'\n');
     }
+    let bytes = escape_some(bytes, &planted, rng);
     (bytes, planted)
 }
 
 /// The binary with the case's secrets in its environment.
-fn bin(secrets: &Secrets) -> Command {
+pub(crate) fn bin(secrets: &Secrets) -> Command {
     let mut c = common::bin();
     c.env(ENV_NAME, &secrets.env_value).env_remove(DOTENV_NAME);
     c
 }
 
-fn run(secrets: &Secrets, args: &[&str], input: &[u8]) -> Output {
+pub(crate) fn run(secrets: &Secrets, args: &[&str], input: &[u8]) -> Output {
     common::run_cmd(bin(secrets).args(args), input)
 }
 
 /// One case's files: the `--redact-values` file, a log and archive written with `--redact`,
 /// and a raw log and archive written without it.
-struct Case {
-    dir: common::TestDir,
-    secrets: Secrets,
-    planted: Vec<Planted>,
-    input: Vec<u8>,
+pub(crate) struct Case {
+    pub(crate) dir: common::TestDir,
+    pub(crate) secrets: Secrets,
+    pub(crate) planted: Vec<Planted>,
+    pub(crate) input: Vec<u8>,
 }
 
 impl Case {
-    fn new(name: &str, seed: u64, pad: usize, long: usize) -> Case {
+    pub(crate) fn new(name: &str, seed: u64, pad: usize, long: usize) -> Case {
         let mut rng = Rng(seed | 1);
         let secrets = Secrets::new(&mut rng);
         let (input, planted) = stream(&secrets, &mut rng, pad, long);
@@ -246,16 +306,16 @@ impl Case {
         }
     }
 
-    fn path(&self, name: &str) -> String {
+    pub(crate) fn path(&self, name: &str) -> String {
         self.dir.join(name).display().to_string()
     }
 
-    fn values(&self) -> String {
+    pub(crate) fn values(&self) -> String {
         self.path("values.env")
     }
 
     /// `smart-tee [--redact-values FILE] -b BUDGET --archive LOG.orig.zst LOG` on the input.
-    fn tee(&self, log: &str, budget: usize, redact: bool, extra: &[&str]) -> Output {
+    pub(crate) fn tee(&self, log: &str, budget: usize, redact: bool, extra: &[&str]) -> Output {
         let mut args = vec!["-b".to_string(), budget.to_string()];
         if redact {
             args.extend(["--redact-values".to_string(), self.values()]);
@@ -278,20 +338,20 @@ impl Case {
     }
 
     /// A reading mode with `--redact --redact-values FILE`.
-    fn read(&self, args: &[&str]) -> Output {
+    pub(crate) fn read(&self, args: &[&str]) -> Output {
         let values = self.values();
         let mut all = vec!["--redact", "--redact-values", &values];
         all.extend_from_slice(args);
         run(&self.secrets, &all, b"")
     }
 
-    fn windows(&self) -> Vec<String> {
+    pub(crate) fn windows(&self) -> Vec<String> {
         windows(&self.planted)
     }
 }
 
 /// The archive's lines, decompressed as `zstd -dc` would.
-fn unarchive(path: &str) -> Vec<u8> {
+pub(crate) fn unarchive(path: &str) -> Vec<u8> {
     zstd::stream::decode_all(std::fs::File::open(path).unwrap()).unwrap()
 }
 
@@ -307,7 +367,7 @@ fn cut_lines(log: &str) -> Vec<usize> {
 }
 
 /// JSON-RPC calls to `smart-tee mcp --redact --root DIR`, over its stdin; the answers' text.
-fn mcp(case: &Case, calls: &[(&str, Value)]) -> Vec<String> {
+pub(crate) fn mcp(case: &Case, calls: &[(&str, Value)]) -> Vec<String> {
     let mut input = String::new();
     for (i, (tool, args)) in calls.iter().enumerate() {
         let req = json!({"jsonrpc":"2.0","id":i + 1,"method":"tools/call","params":{"name":tool,"arguments":args}});

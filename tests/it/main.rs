@@ -17,6 +17,7 @@ mod compressed;
 mod contract;
 mod corpus;
 mod door;
+mod door_leaks;
 mod drift;
 mod faults;
 mod golden;

@@ -24,6 +24,8 @@
 //! whole line only when something shows. Everything else that leaves smart-tee (stderr, the
 //! read side's answers) passes [`crate::door`], with a redactor built from the same secrets.
 
+mod cut;
+mod hidden;
 mod patterns;
 mod scout;
 mod values;
@@ -40,6 +42,8 @@ use regex::bytes::Regex;
 use regex_automata::{Anchored, Input, meta};
 
 use crate::line::strings::Trigrams;
+use cut::MAX_RUN;
+pub use cut::around_cut;
 pub use patterns::PATTERNS;
 use patterns::{
     ASSIGNED_VALUE, OTHER_STARTS, SECRET_WORDS, TELEGRAM, TOKEN_STARTS, URL_CREDENTIALS,
@@ -89,7 +93,17 @@ fn after_ansi(line: &[u8], at: usize) -> bool {
             || json([b'u', b'0', b'0', h, l])
             || json([b'u', b'0', b'0', h, l.to_ascii_uppercase()])
     };
-    let escape = |text: &[u8]| control(text, 0x1B, b"1b");
+    // A binary line is logged as its strings, each gap a U+FFFD (`cut/record/binary.rs`):
+    // there the escape of `ESC[31m` is one, and may stand for it.
+    let escape = |text: &[u8]| {
+        control(text, 0x1B, b"1b") || text.ends_with("\u{FFFD}".as_bytes()) || {
+            let lower = text
+                .len()
+                .checked_sub(6)
+                .map(|s| text[s..].to_ascii_lowercase());
+            lower.is_some_and(|l| l == b"\\ufffd")
+        }
+    };
     let opened = before
         .split_last()
         .is_some_and(|(&b, rest)| (0x40..=0x5F).contains(&b) && escape(rest));
@@ -113,49 +127,6 @@ fn after_json_escape(line: &[u8], at: usize) -> bool {
         && line[at - 5] == b'u'
         && escaping(at - 6);
     letter || unicode
-}
-
-/// The bytes no secret has in it (but a private key, found by its header): ASCII whitespace,
-/// quotes and the backslash of JSON escapes. A secret that shows in part around a cut point is
-/// inside the run of other bytes there.
-fn ends_run(b: u8) -> bool {
-    matches!(
-        b,
-        b' ' | b'\t' | b'\n' | b'\r' | 0x0B | 0x0C | b'"' | b'\'' | b'\\'
-    )
-}
-
-/// The longest run around a cut point that [`around_cut`] searches; a longer one is not taken
-/// apart.
-const MAX_RUN: usize = 4096;
-/// Bytes searched on each side of the run: room for a secret's name (`password = `,
-/// `Bearer `), and for a private key's header or footer cut in two.
-const NAME_ROOM: usize = 128;
-
-/// What to search for a secret cut in two at position `at` of `text`: the run of bytes that
-/// are not [`ends_run`] around it, with [`NAME_ROOM`] bytes on each side. `None` when the run is
-/// longer than [`MAX_RUN`] on either side.
-pub fn around_cut(text: &[u8], at: usize) -> Option<std::ops::Range<usize>> {
-    let before = text[..at]
-        .iter()
-        .rev()
-        .take(MAX_RUN + 1)
-        .position(|&b| ends_run(b));
-    let after = text[at..]
-        .iter()
-        .take(MAX_RUN + 1)
-        .position(|&b| ends_run(b));
-    let start = match before {
-        Some(k) => at - k,
-        None if at <= MAX_RUN => 0,
-        None => return None,
-    };
-    let end = match after {
-        Some(k) => at + k,
-        None if text.len() - at <= MAX_RUN => text.len(),
-        None => return None,
-    };
-    Some(start.saturating_sub(NAME_ROOM)..(end + NAME_ROOM).min(text.len()))
 }
 
 /// Values after a secret's name that are not secrets: counts, flags, empties, masks
@@ -337,36 +308,6 @@ impl Redactor {
         }
     }
 
-    /// Where the part of an excerpt should end (`head`) or start (its tail) to leave out the
-    /// run of bytes at its inner end, up to [`MAX_RUN`], and at least the longest secret
-    /// value: there a secret cut by the excerpt would show a part of itself.
-    pub fn inner_end(&self, part: &[u8], head: bool) -> usize {
-        let longest = self.values.as_ref().map_or(0, |v| v.longest);
-        let room = MAX_RUN.min(part.len());
-        let run = |bytes: &mut dyn Iterator<Item = &u8>| {
-            bytes.take(room).position(|&b| ends_run(b)).unwrap_or(room)
-        };
-        if head {
-            let drop = run(&mut part.iter().rev()).max(longest).min(part.len());
-            part.len() - drop
-        } else {
-            run(&mut part.iter()).max(longest).min(part.len())
-        }
-    }
-
-    /// What to search for a secret cut in two at position `at` of `text`: [`around_cut`]'s
-    /// run, widened to hold any secret value that spans `at`. `None` when the run is too long.
-    pub fn around_cut(&self, text: &[u8], at: usize) -> Option<std::ops::Range<usize>> {
-        let run = around_cut(text, at)?;
-        Some(match &self.values {
-            Some(v) => {
-                run.start.min(at.saturating_sub(v.longest))
-                    ..run.end.max((at + v.longest).min(text.len()))
-            }
-            None => run,
-        })
-    }
-
     fn each(&self) -> &[Regex] {
         self.each
             .get_or_init(|| PATTERNS.iter().map(|(_, p)| ascii(p)).collect())
@@ -522,6 +463,25 @@ impl Redactor {
     /// alternation from the end of its last match, the token patterns' matches do not overlap
     /// one another, nor do the words'.
     fn each_hit(&self, line: &[u8], mut found: impl FnMut(Option<Hit>) -> bool) -> bool {
+        if self.each_hit_written(line, &mut found) {
+            return true;
+        }
+        match hidden::Shadow::of(line) {
+            None => false,
+            Some(shadow) => self.each_hit_written(&shadow.text, |hit| {
+                found(hit.map(|h| Hit {
+                    start: shadow.raw(h.start),
+                    name_end: shadow.raw(h.name_end),
+                    after: shadow.raw(h.after),
+                    end: shadow.raw(h.end),
+                    ..h
+                }))
+            }),
+        }
+    }
+
+    /// [`Redactor::each_hit`] on a line without escapes that hide a character.
+    fn each_hit_written(&self, line: &[u8], mut found: impl FnMut(Option<Hit>) -> bool) -> bool {
         if let Some(values) = &self.values {
             let hit = |start, end, k| Hit {
                 start,
@@ -615,7 +575,9 @@ impl Redactor {
     /// True when the filters alone tell that `line` holds no secret, without a search: then
     /// [`Redactor::finds`] is false, and [`Redactor::redact`] leaves it alone.
     pub fn rules_out(&self, line: &[u8]) -> bool {
-        self.values.as_ref().is_none_or(|v| v.rules_out(line)) && self.starts.rules_out(line)
+        self.values.as_ref().is_none_or(|v| v.rules_out(line))
+            && self.starts.rules_out(line)
+            && !hidden::hides(line)
     }
 
     /// True when `text` may hold a secret or a part of one: a secret, or a private key's

@@ -493,7 +493,7 @@ fn a_secret_named_key_in_json_escaped_twice_is_redacted() {
 fn an_assigned_value_with_escaped_slashes_is_redacted_whole() {
     assert_eq!(
         redacted(r#"{"a":"aws_secret_access_key=wJalrXUtnFEMI\/K7MDENG\/bPxRfiCYEXAMPLEKEY end"}"#),
-        r#"{"a":"aws_secret_access_key=[REDACTED:assignment] end"}"#
+        r#"{"a":"aws_secret_access_key=[REDACTED:aws_secret_key] end"}"#
     );
     assert_eq!(
         redacted(r#"{"a":"DB_PASSWORD=abc\/def\/ghi123 x"}"#),
@@ -526,5 +526,74 @@ fn a_dotenv_value_with_a_keys_shape_is_taken_whatever_its_name() {
         "two words Here 42 and more",
     ] {
         assert!(!looks_generated(setting.as_bytes()), "{setting}");
+    }
+}
+
+/// What `Redactor::with_secrets(secrets)` makes of `s`.
+fn redacted_with(secrets: &[Secret], s: &str) -> String {
+    let mut out = Vec::new();
+    if Redactor::with_secrets(secrets).redact(s.as_bytes(), &mut out) {
+        String::from_utf8(out).unwrap()
+    } else {
+        s.to_string()
+    }
+}
+
+/// #46, found by attacking the door: a JSON writer may escape any character (Go writes `&` as
+/// `\u0026`, .NET `+` as `\u002B`), and JSON in a JSON string doubles the backslash. A token,
+/// a value or a URL's password written so was left whole on every surface.
+#[test]
+fn a_secret_written_with_unicode_escapes_is_redacted() {
+    let token = "0123456789abcdefghijABCDEFGHIJ012345";
+    let every: String = format!("ghp_{token}")
+        .chars()
+        .map(|c| format!("\\u{:04x}", c as u32))
+        .collect();
+    for line in [
+        format!(r#"{{"a":"push gh\u0070_{token} x"}}"#),
+        format!(r#"{{"a":"push {every} x"}}"#),
+        format!(r#"{{"a":"{{\"b\":\"push gh\\u0070_{token} x\"}}"}}"#),
+        format!(r#"{{"a":"push ghp_{}\u0033\u0034\u0035 x"}}"#, &token[..33]),
+    ] {
+        let out = redacted(&line);
+        assert!(out.contains("[REDACTED:github_token]"), "{line} -> {out}");
+        assert!(!out.contains("abcdefghij"), "{line} -> {out}");
+        assert!(
+            out.ends_with(r#" x"}"#) || out.ends_with(r#" x\"}"}"#),
+            "{out}"
+        );
+    }
+    let secrets = [
+        Secret::new("GO_SECRET", b"Xq9&Lm2Pz8Rtw7Vk"),
+        Secret::new("NET_KEY", b"a8F3k+Qz9Lm2Pw7Rt5Vx/Yb="),
+        Secret::new("ACCENT", "Vx93kq2Lé81Rtw4Ns".as_bytes()),
+    ];
+    for (line, secret) in [
+        (r#"{"a":"v=Xq9\u0026Lm2Pz8Rtw7Vk;"}"#, "GO_SECRET"),
+        (r#"{"a":"v=a8F3k\u002BQz9Lm2Pw7Rt5Vx\/Yb=;"}"#, "NET_KEY"),
+        (r#"{"a":"v=Vx93kq2L\u00E981Rtw4Ns;"}"#, "ACCENT"),
+    ] {
+        let out = redacted_with(&secrets, line);
+        assert_eq!(out, format!(r#"{{"a":"v=[REDACTED:env:{secret}];"}}"#));
+    }
+    assert_eq!(
+        redacted(r#"{"a":"{\"u\":\"postgres:\\\/\\\/admin:s3cretpw@db\\\/app\"}"}"#),
+        r#"{"a":"{\"u\":\"postgres:\\\/\\\/admin:[REDACTED:url_credentials]@db\\\/app\"}"}"#
+    );
+}
+
+/// #46: a binary line logged without `--redact` keeps its strings, each gap a U+FFFD, so the
+/// escape before a colour (`ESC[31m`) became one; read back with `--redact`, the token after
+/// the colour was left.
+#[test]
+fn a_token_after_a_colour_code_whose_escape_became_a_replacement_character_is_redacted() {
+    let token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    for line in [
+        format!("{{\"text\":\"\u{FFFD} bad \u{FFFD}[31m{token}\u{FFFD}[0m end\"}}"),
+        format!(r#"{{"text":"\ufffd bad \uFFFD[31m{token}\ufffd[0m end"}}"#),
+    ] {
+        let out = redacted(&line);
+        assert!(!out.contains(token), "{out}");
+        assert!(out.contains("[31m[REDACTED:github_token]"), "{out}");
     }
 }

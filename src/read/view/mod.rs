@@ -20,6 +20,9 @@ mod html_row;
 mod read;
 mod render;
 mod retracted;
+mod stdin;
+
+pub use stdin::{is_stdin, spool as spool_stdin};
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -208,17 +211,6 @@ impl ViewOptions {
         }
         true
     }
-}
-
-/// The file a piped standard input (`-`) is copied into for `--view` (which seeks), private to
-/// this process and removed after.
-pub fn stdin_spool() -> PathBuf {
-    std::env::temp_dir().join(format!("smart-tee-stdin-{}", std::process::id()))
-}
-
-/// True when `path` stands for standard input (`-`): `/dev/stdin`, or [`stdin_spool`].
-pub fn is_stdin(path: &Path) -> bool {
-    path == Path::new("/dev/stdin") || path == stdin_spool()
 }
 
 /// True for an event that reports a failure, in any agent's stream: `is_error`, an `error`

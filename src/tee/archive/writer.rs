@@ -76,13 +76,14 @@ pub struct ArchiveFeed {
     errors: Arc<Mutex<Vec<Error>>>,
     redactor: Option<Redactor>,
     redacted: Vec<u8>,
-    /// `--redact` on a line past the memory cap: its bytes since the last `"`, held until the
+    /// `--redact` on a line past the memory cap: its bytes not yet redacted, held until the
     /// next piece so that a secret is never split between two redactions.
     held: Vec<u8>,
     log: Option<PathBuf>,
 }
 
-/// The most a line past the memory cap holds back for `--redact` (see [`ArchiveFeed::piece`]).
+/// `--redact` on a line past the memory cap: the bytes it gathers before it redacts a part
+/// (see [`ArchiveFeed::piece`]).
 const HOLD_MAX: usize = 1 << 20;
 
 impl ArchiveFeed {
@@ -159,9 +160,9 @@ impl ArchiveFeed {
 
     /// The bytes of a piece of input, before the engine sees it. With `--redact` (the one call
     /// into `redact.rs`: [`Redactor::redact`], per line), a whole line is redacted whole; a line
-    /// past the memory cap is redacted in runs that end at a `"` (which no secret pattern
-    /// matches inside a JSON string), the bytes after the last one held for the next piece, up
-    /// to [`HOLD_MAX`].
+    /// past the memory cap is redacted in parts of at least [`HOLD_MAX`] bytes, each ending
+    /// where no secret is split ([`Redactor::safe_cut`]); the bytes after that wait for the
+    /// next piece.
     #[inline]
     pub fn piece(&mut self, piece: &Piece) {
         let (bytes, last) = match piece {
@@ -183,16 +184,13 @@ impl ArchiveFeed {
             joined = std::mem::take(&mut self.held);
             text = &joined;
         }
-        let cut = if last {
-            text.len()
-        } else {
-            match memchr::memrchr(b'"', text) {
-                Some(p) if text.len() - p - 1 <= HOLD_MAX => p + 1,
-                _ if text.len() <= HOLD_MAX => 0,
-                _ => text.len(),
-            }
+        let cut = match last {
+            true => text.len(),
+            false if text.len() <= HOLD_MAX => 0,
+            false => r.safe_cut(text),
         };
-        if r.redact(&text[..cut], &mut self.redacted) {
+        // The filters alone rule out most lines, at a fraction of a search's cost.
+        if !r.rules_out(&text[..cut]) && r.redact(&text[..cut], &mut self.redacted) {
             self.frames.push(&self.redacted);
         } else {
             self.frames.push(&text[..cut]);

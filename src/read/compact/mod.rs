@@ -36,6 +36,10 @@ use crate::tee::log::LogWriter;
 use crate::tee::sink::{LogSink, whole_lines_len};
 
 /// Bytes read at a time.
+mod copy;
+
+use copy::{copy_range, copy_unfinished, keep_attributes, same_contents};
+
 const CHUNK: usize = 1 << 20;
 
 /// A file with more non-JSON lines than one in this many is not taken for a log.
@@ -339,8 +343,10 @@ pub fn compact_file(
             )));
         }
         let nothing_cut = report.lines_cut + report.lines_non_json + stats.lines_blank == 0;
-        // Recompressing lines that were all kept as they were changes nothing worth a rename.
-        if compression.is_some() && nothing_cut {
+        let redacting = crate::door::redactor().is_some();
+        // Recompressing lines that were all kept as they were changes nothing worth a rename;
+        // with --redact, a line may have changed without a cut.
+        if compression.is_some() && nothing_cut && !redacting {
             if out.is_some() {
                 fs::remove_file(&tmp)?;
             }
@@ -353,7 +359,9 @@ pub fn compact_file(
             Some(_) => (read, stats.bytes_logged),
             None => (report.bytes_before, report.bytes_after),
         };
-        if to > from {
+        // With --redact a label may be longer than the secret it replaces: redacting is the
+        // point, and it may cost bytes.
+        if to > from && !redacting {
             return Err(io::Error::other(format!(
                 "compacting would make it larger ({from} -> {to} bytes); not compacted"
             )));
@@ -367,7 +375,7 @@ pub fn compact_file(
             });
         };
         if unfinished > 0 {
-            copy_range(&file, whole, &out)?;
+            copy_unfinished(&file, whole, unfinished, &out)?;
         }
         if report.bytes_after == report.bytes_before && same_contents(&file, &out)? {
             fs::remove_file(&tmp)?;
@@ -465,78 +473,6 @@ fn short(expected: u64, got: u64, what: &str) -> io::Error {
     ))
 }
 
-/// Appends what `from` holds past `at` to `to`.
-fn copy_range(from: &File, mut at: u64, mut to: &File) -> io::Result<()> {
-    let mut buf = vec![0u8; CHUNK];
-    loop {
-        let n = from.read_at(&mut buf, at)?;
-        if n == 0 {
-            return Ok(());
-        }
-        to.write_all(&buf[..n])?;
-        at += n as u64;
-    }
-}
-
-/// Gives the new file `out` the owner, group, permissions and extended attributes of the log
-/// (`file`, `meta`), as logrotate does; an error if one cannot be kept.
-fn keep_attributes(file: &File, out: &File, meta: &fs::Metadata) -> io::Result<()> {
-    let now = out.metadata()?;
-    if (now.uid(), now.gid()) != (meta.uid(), meta.gid()) {
-        std::os::unix::fs::fchown(out, Some(meta.uid()), Some(meta.gid())).map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!(
-                    "cannot give the new file the log's owner and group ({}:{}): {e}; not \
-                     compacted",
-                    meta.uid(),
-                    meta.gid()
-                ),
-            )
-        })?;
-    }
-    // After the owner: a change of owner clears the set-id bits.
-    out.set_permissions(meta.permissions())?;
-    let names = match xattrs(file) {
-        Ok(names) => names,
-        // No extended attributes on this file system: none to keep.
-        Err(rustix::io::Errno::NOTSUP) => return Ok(()),
-        Err(e) => return Err(e.into()),
-    };
-    for name in names.split(|&b| b == 0).filter(|n| !n.is_empty()) {
-        let name = std::ffi::CString::new(name).map_err(io::Error::other)?;
-        let value = xattr(file, &name)?;
-        if xattr(out, &name).is_ok_and(|v| v == value) {
-            continue;
-        }
-        let flags = rustix::fs::XattrFlags::empty();
-        rustix::fs::fsetxattr(out, name.as_c_str(), &value, flags).map_err(|e| {
-            io::Error::other(format!(
-                "cannot keep its extended attribute {name:?}: {e}; not compacted"
-            ))
-        })?;
-    }
-    Ok(())
-}
-
-/// The names of the file's extended attributes, each ended by a NUL.
-fn xattrs(file: &File) -> rustix::io::Result<Vec<u8>> {
-    let mut names = vec![0; rustix::fs::flistxattr_query(file)?];
-    let n = rustix::fs::flistxattr(file, &mut names[..])?;
-    names.truncate(n);
-    Ok(names)
-}
-
-/// The value of the file's extended attribute `name`.
-fn xattr(file: &File, name: &std::ffi::CStr) -> rustix::io::Result<Vec<u8>> {
-    let mut value = vec![0; rustix::fs::fgetxattr_query(file, name)?];
-    if !value.is_empty() {
-        let n = rustix::fs::fgetxattr(file, name, &mut value[..])?;
-        value.truncate(n);
-    }
-    Ok(value)
-}
-
 /// Another process that has the file `meta` describes open for writing, as `/proc` shows it
 /// (all processes for root, one's own otherwise): "process PID (name)".
 fn writer_elsewhere(meta: &fs::Metadata) -> Option<String> {
@@ -575,35 +511,6 @@ fn looks_binary(file: &File) -> io::Result<bool> {
     let mut head = vec![0u8; 64 * 1024];
     let n = file.read_at(&mut head, 0)?;
     Ok(memchr::memchr(0, &head[..n]).is_some())
-}
-
-/// True when the two files hold the same bytes.
-fn same_contents(a: &File, b: &File) -> io::Result<bool> {
-    let (mut x, mut y) = (vec![0u8; CHUNK], vec![0u8; CHUNK]);
-    let mut at = 0;
-    loop {
-        let n = a.read_at(&mut x, at)?;
-        let m = read_full_at(b, &mut y[..n.max(1)], at)?;
-        if n != m || x[..n] != y[..m] {
-            return Ok(false);
-        }
-        if n == 0 {
-            return Ok(true);
-        }
-        at += n as u64;
-    }
-}
-
-fn read_full_at(f: &File, buf: &mut [u8], at: u64) -> io::Result<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        let n = f.read_at(&mut buf[got..], at + got as u64)?;
-        if n == 0 {
-            break;
-        }
-        got += n;
-    }
-    Ok(got)
 }
 
 /// `.NAME.smart-tee-PID.tmp` beside the file.

@@ -1,0 +1,139 @@
+//! Characters written as escapes. A JSON writer may escape any character: Go writes `&` as
+//! `\u0026`, .NET writes `+` as `\u002B`, a hostile or careless one writes a whole token as
+//! `\u0067\u0068\u0070_…`, and JSON inside a JSON string doubles each backslash (`\\u0041`,
+//! `https:\\\/\\\/`). No pattern or value matches a secret written so, so the search runs on
+//! a [`Shadow`] of the line, where each such escape (at any depth) is the printable ASCII
+//! character it stands for, and each secret found there is replaced in the line as written,
+//! escapes and all.
+//!
+//! Escapes of control characters, `"` and `\` are not read (`\"`, `\\`, `\n`, `\u001b`
+//! stay as they are, as the patterns and [`super::after_escape`] expect them). The line as
+//! written is searched too: a `\u0041` before a token is a boundary there.
+
+use memchr::memmem::Finder;
+use std::sync::LazyLock;
+
+static UNICODE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\\u"));
+static SLASH: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\\/"));
+
+/// The character that the escape at `text[at..]` stands for, and the escape's length, when
+/// it is one that hides a character: one or more backslashes, then `/`, or `u` and four hex
+/// digits of a character that is not a control character, `"` or `\`.
+fn escape_at(text: &[u8], at: usize) -> Option<(char, usize)> {
+    let slashes = text[at..].iter().take_while(|&&b| b == b'\\').count();
+    let after = at + slashes;
+    if slashes == 0 {
+        return None;
+    }
+    match text.get(after)? {
+        b'/' => Some(('/', slashes + 1)),
+        b'u' => {
+            let hex = std::str::from_utf8(text.get(after + 1..after + 5)?).ok()?;
+            let c = char::from_u32(u32::from_str_radix(hex, 16).ok()?)?;
+            (!c.is_control() && c != '"' && c != '\\').then_some((c, slashes + 5))
+        }
+        _ => None,
+    }
+}
+
+/// True when the backslash at `text[at]` (maybe one of a run) starts an escape that hides a
+/// printable character: it is inside a word, not between words.
+pub(super) fn hides_at(text: &[u8], at: usize) -> bool {
+    let start = text[..at].iter().rev().take_while(|&&b| b == b'\\').count();
+    escape_at(text, at - start).is_some()
+}
+
+/// True when `line` has an escape that hides a printable character.
+pub(super) fn hides(line: &[u8]) -> bool {
+    first(line).is_some()
+}
+
+/// Where the first escape that hides a printable character starts (its first backslash).
+fn first(line: &[u8]) -> Option<usize> {
+    let unicode = UNICODE.find_iter(line).find_map(|at| {
+        let start = at - line[..at].iter().rev().take_while(|&&b| b == b'\\').count();
+        escape_at(line, start).map(|_| start)
+    });
+    let slash = SLASH
+        .find(line)
+        .map(|at| at - line[..at].iter().rev().take_while(|&&b| b == b'\\').count());
+    match (unicode, slash) {
+        (Some(u), Some(s)) => Some(u.min(s)),
+        (u, s) => u.or(s),
+    }
+}
+
+/// A line with its hiding escapes read, and where each of its bytes is in the line.
+pub(super) struct Shadow {
+    pub text: Vec<u8>,
+    /// `raw_at[i]`: where the byte `text[i]` starts in the line; one more, the line's length.
+    raw_at: Vec<usize>,
+}
+
+impl Shadow {
+    /// The shadow of `line`, or `None` when it has no hiding escape.
+    pub(super) fn of(line: &[u8]) -> Option<Shadow> {
+        let mut i = first(line)?;
+        let mut text = Vec::with_capacity(line.len());
+        let mut raw_at = Vec::with_capacity(line.len() + 1);
+        text.extend_from_slice(&line[..i]);
+        raw_at.extend(0..i);
+        while i < line.len() {
+            if line[i] == b'\\' {
+                if let Some((c, len)) = escape_at(line, i) {
+                    let mut utf8 = [0; 4];
+                    let c = c.encode_utf8(&mut utf8).as_bytes();
+                    text.extend_from_slice(c);
+                    raw_at.extend(std::iter::repeat_n(i, c.len()));
+                    i += len;
+                    continue;
+                }
+                // A run of backslashes that hides nothing: copied whole, so that a later
+                // backslash of the run is not read as the start of an escape.
+                let run = line[i..].iter().take_while(|&&b| b == b'\\').count();
+                let stop = line.get(i + run).map_or(run, |_| run + 1);
+                text.extend_from_slice(&line[i..i + stop]);
+                raw_at.extend(i..i + stop);
+                i += stop;
+                continue;
+            }
+            text.push(line[i]);
+            raw_at.push(i);
+            i += 1;
+        }
+        raw_at.push(line.len());
+        Some(Shadow { text, raw_at })
+    }
+
+    /// Where position `at` of the shadow is in the line.
+    pub(super) fn raw(&self, at: usize) -> usize {
+        self.raw_at[at]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_of_characters_are_read_at_any_depth() {
+        let line = br#"a\u0067h\\u0070_\/x\\\/y\"z\\n\u001b\u00E9\u0022"#;
+        let s = Shadow::of(line).unwrap();
+        assert_eq!(
+            s.text,
+            r#"aghp_/x/y\"z\\n\u001bé\u0022"#.as_bytes().to_vec()
+        );
+        // `h` after the first escape, `p` after the doubled one.
+        assert_eq!(s.raw(2), 7);
+        assert_eq!(s.raw(3), 8);
+        assert_eq!(s.raw(4), 15);
+        assert_eq!(s.raw(s.text.len()), line.len());
+    }
+
+    #[test]
+    fn a_line_without_hiding_escapes_has_no_shadow() {
+        assert!(Shadow::of(br#"{"a":"x\n\"y\\u\u001b\u009b\u005c\ud800"}"#).is_none());
+        assert!(hides(br#"{"a":"\u0041"}"#));
+        assert!(hides(br#"{"a":"https:\/\/"}"#));
+    }
+}

@@ -1,0 +1,316 @@
+//! The leaks a second attack on the door found (#46), each named after what leaked. Every test
+//! fails on the build before its fix (run them against another build with `SMART_TEE_TEST_BIN`).
+
+use std::io::Write;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use crate::common::{self, lines};
+use crate::door::{Case, ENV_NAME, Rng, assert_clean, run, unarchive, windows};
+
+/// A GitHub token whose body must never show, 9 bytes at a time.
+const BODY: &str = "0123456789abcdefghijABCDEFGHIJ012345";
+
+/// A secret written with `\uXXXX` escapes (as Go, .NET or a hostile writer may) was left whole in
+/// the log, the archive, every view and `--original`.
+#[test]
+fn a_secret_written_with_unicode_escapes_is_redacted_on_every_surface() {
+    let case = Case::new("leak-escapes", 0x1eac_0001, 0, 5);
+    let env = &case.secrets.env_value;
+    let escaped_env: String = env
+        .chars()
+        .map(|c| format!("\\u{:04X}", c as u32))
+        .collect();
+    let long = "filler ".repeat(2000);
+    let input = format!(
+        "{{\"type\":\"user\",\"text\":\"push gh\\u0070_{BODY} and {escaped_env} {long} \
+         url postgres:\\\\\\/\\\\\\/admin:Q7kS3cretPassw0rd@db end\"}}\n"
+    );
+    let log = case.path("a.jsonl");
+    let archive = format!("{log}.orig.zst");
+    let out = run(
+        &case.secrets,
+        &["--redact", "-b", "2048", "--archive", &archive, &log],
+        input.as_bytes(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout == input.as_bytes(), "stdout is untouched");
+    let w = windows(&[
+        crate::door::Planted {
+            text: String::new(),
+            body: BODY.into(),
+        },
+        crate::door::Planted {
+            text: String::new(),
+            body: env.clone(),
+        },
+        crate::door::Planted {
+            text: String::new(),
+            body: "Q7kS3cretPassw0rd".into(),
+        },
+    ]);
+    let logged = std::fs::read(&log).unwrap();
+    assert_clean("the log", &logged, &w);
+    assert!(String::from_utf8_lossy(&logged).contains(&format!("[REDACTED:env:{ENV_NAME}]")));
+    assert_clean("the archive", &unarchive(&archive), &w);
+    // The same stream logged without --redact, read back with it.
+    let raw = case.path("raw.jsonl");
+    let raw_archive = format!("{raw}.orig.zst");
+    run(
+        &case.secrets,
+        &["-b", "2048", "--archive", &raw_archive, &raw],
+        input.as_bytes(),
+    );
+    for args in [
+        vec!["--view", "--format", "jsonl", &raw],
+        vec!["--view", "--format", "json", &raw],
+        vec!["--view", &raw],
+        vec!["--view", "--original", "--line", "1", &raw],
+        vec!["--summary", &raw],
+    ] {
+        let out = case.read(&args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_clean(&format!("{args:?}"), &out.stdout, &w);
+    }
+}
+
+/// A last line the input ended inside (`kill` mid-line) kept the part of a token before the
+/// end: no pattern matches a part, so the log, the archive and `--progress` showed it.
+#[test]
+fn a_last_line_cut_by_the_end_of_input_keeps_no_part_of_a_secret() {
+    let case = Case::new("leak-eof", 0x1eac_0002, 0, 5);
+    let log = case.path("a.jsonl");
+    let (archive, progress) = (format!("{log}.orig.zst"), case.path("progress.txt"));
+    let input = format!("{{\"a\":1}}\n{{\"a\":\"key ghp_{}", &BODY[..24]);
+    let out = run(
+        &case.secrets,
+        &[
+            "--redact",
+            "--archive",
+            &archive,
+            &format!("--progress={progress}"),
+            &log,
+        ],
+        input.as_bytes(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let w: Vec<String> = (0..=15).map(|i| BODY[i..i + 9].to_string()).collect();
+    let logged = std::fs::read(&log).unwrap();
+    assert_eq!(lines(&logged).len(), 2, "one log line a line");
+    assert_clean("the log", &logged, &w);
+    assert_clean("the archive", &unarchive(&archive), &w);
+    assert_clean("--progress", &std::fs::read(&progress).unwrap(), &w);
+    // A complete JSON last line without its newline is whole: nothing is taken from it.
+    let whole = case.path("whole.jsonl");
+    run(
+        &case.secrets,
+        &["--redact", &whole],
+        b"{\"a\":\"last words\"}",
+    );
+    assert_eq!(std::fs::read(&whole).unwrap(), b"{\"a\":\"last words\"}\n");
+}
+
+/// `-a --redact` cut the torn line's end (by the longest secret value) before redacting it, so
+/// a whole token near the end lost its tail and was no longer one: its head was kept.
+#[test]
+fn a_torn_record_is_redacted_before_its_end_is_left_out() {
+    let case = Case::new("leak-torn-order", 0x1eac_0003, 0, 5);
+    let log = case.path("a.jsonl");
+    // A token, then fewer bytes than the environment value is long (23), then the tear.
+    std::fs::write(
+        &log,
+        format!("{{\"a\":1}}\n{{\"b\":\"x ghp_{BODY} and then"),
+    )
+    .unwrap();
+    let out = run(&case.secrets, &["-a", "--redact", &log], b"{\"c\":3}\n");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read(&log).unwrap();
+    assert!(String::from_utf8_lossy(&text).contains("\"type\":\"torn\""));
+    let w: Vec<String> = (0..=27).map(|i| BODY[i..i + 9].to_string()).collect();
+    assert_clean("the torn record", &text, &w);
+    assert_eq!(lines(&text).len(), 3);
+}
+
+/// `--view --redact -` copied standard input raw into `$TMPDIR/smart-tee-stdin-PID`, which a
+/// `kill -9` left behind. The copy now has no name from the start, and holds redacted lines.
+#[test]
+fn view_of_standard_input_leaves_no_copy_behind_a_kill() {
+    let case = Case::new("leak-spool", 0x1eac_0004, 0, 5);
+    let tmp = case.dir.join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let mut child = crate::door::bin(&case.secrets)
+        .args(["--view", "--redact", "-"])
+        .env("TMPDIR", &tmp)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(format!("{{\"a\":\"ghp_{BODY}\"}}\n").as_bytes())
+        .unwrap();
+    // Wait (bounded) until the copy is open: its descriptor shows under /proc.
+    let fds = format!("/proc/{}/fd", child.id());
+    let until = Instant::now() + common::CHILD_TIMEOUT;
+    let spool = loop {
+        let found = std::fs::read_dir(&fds).ok().and_then(|d| {
+            d.flatten()
+                .filter_map(|e| std::fs::read_link(e.path()).ok())
+                .find(|t| t.starts_with(&tmp))
+        });
+        if let Some(found) = found {
+            break found;
+        }
+        assert!(Instant::now() < until, "the copy of stdin never opened");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(
+        spool.display().to_string().ends_with("(deleted)"),
+        "{spool:?}"
+    );
+    assert_eq!(
+        std::fs::read_dir(&tmp).unwrap().count(),
+        0,
+        "no name in TMPDIR"
+    );
+    child.kill().unwrap();
+    common::wait_timeout(&mut child);
+    assert_eq!(
+        std::fs::read_dir(&tmp).unwrap().count(),
+        0,
+        "nothing left after kill -9"
+    );
+    // And the view of a piped stdin still reads it, redacted.
+    let out = case.read(&["--view", "--format", "jsonl", "-"]);
+    assert!(out.status.success());
+    let piped = common::run_cmd(
+        crate::door::bin(&case.secrets)
+            .args(["--view", "--redact", "--format", "jsonl", "-"])
+            .env("TMPDIR", &tmp),
+        format!("{{\"a\":\"ghp_{BODY}\"}}\n{{\"b\":2}}\n").as_bytes(),
+    );
+    let shown = String::from_utf8_lossy(&piped.stdout);
+    assert!(shown.contains("[REDACTED:github_token]"), "{shown}");
+    assert!(shown.contains("\"b\":2"), "{shown}");
+}
+
+/// `smart-tee mcp --redact` printed clap's refusal of a flag (which quotes its value) past the
+/// door: a secret given as a value came out.
+#[test]
+fn a_secret_in_a_refused_mcp_flag_is_redacted() {
+    let case = Case::new("leak-mcp-flag", 0x1eac_0005, 0, 5);
+    let out = run(
+        &case.secrets,
+        &["mcp", "--redact", &case.secrets.env_value],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("[REDACTED:env:{ENV_NAME}]")), "{err}");
+    assert!(!err.contains(&case.secrets.env_value), "{err}");
+}
+
+/// `--compact --redact` left a compressed log that needed no cut as it was ("unchanged"),
+/// secrets and all; refused a plain one whose labels are longer than its secrets ("would make it
+/// larger"); and copied a plain log's unfinished last line raw.
+#[test]
+fn compact_with_redact_redacts_every_log_it_is_given() {
+    let case = Case::new("leak-compact", 0x1eac_0006, 0, 5);
+    let short = &case.secrets.env_value;
+    let log = format!(
+        "{{\"a\":\"{short}\"}}\n{{\"b\":\"ghp_{BODY}\"}}\n{{\"c\":\"key ghp_{}",
+        &BODY[..20]
+    );
+    let plain = case.path("plain.jsonl");
+    std::fs::write(&plain, &log).unwrap();
+    let zst = case.path("packed.jsonl.zst");
+    let whole = log.rsplit_once('\n').unwrap().0.to_string() + "\n";
+    std::fs::write(&zst, zstd::stream::encode_all(whole.as_bytes(), 3).unwrap()).unwrap();
+    let w: Vec<String> = (0..=11)
+        .map(|i| BODY[i..i + 9].to_string())
+        .chain((0..=short.len() - 9).map(|i| short[i..i + 9].to_string()))
+        .collect();
+    for (path, n) in [(&plain, 3), (&zst, 2)] {
+        let out = case.read(&["--compact", path]);
+        assert!(
+            out.status.success(),
+            "{path}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let after = std::fs::read(path).unwrap();
+        let after = if path.ends_with(".zst") {
+            zstd::stream::decode_all(&after[..]).unwrap()
+        } else {
+            after
+        };
+        assert_eq!(lines(&after).len(), n, "{path}");
+        assert_clean(&format!("--compact --redact of {path}"), &after, &w);
+    }
+}
+
+/// The archive of a line past the memory cap was redacted in parts that ended at a `"`, or,
+/// with none in the last MiB, at the end of each piece read: a token across a part's end was
+/// split in two that no pattern knows, and both were kept.
+#[test]
+fn the_archive_of_a_line_past_the_memory_cap_splits_no_secret() {
+    let case = Case::new("leak-archive-big", 0x1eac_0007, 0, 5);
+    let mut rng = Rng(0x1eac);
+    // Tokens back to back, one space between: every end of a part falls in one, or on a space.
+    let mut line = String::from("{\"a\":\"");
+    let mut bodies = Vec::new();
+    while line.len() < 9 << 20 {
+        let body = rng.alnum(36);
+        line.push_str(&format!("ghp_{body} "));
+        if bodies.len() < 4096 {
+            bodies.push(body);
+        }
+    }
+    line.push_str("\"}\n");
+    let input_path = case.path("input.jsonl");
+    std::fs::write(&input_path, &line).unwrap();
+    let log = case.path("a.jsonl");
+    let archive = format!("{log}.orig.zst");
+    let out = crate::door::bin(&case.secrets)
+        .args(["--redact", "--archive", &archive, &log])
+        .stdin(std::fs::File::open(&input_path).unwrap())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map(common::output_timeout)
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let archived = String::from_utf8(unarchive(&archive)).unwrap();
+    assert_eq!(archived.matches('\n').count(), 1);
+    // Any token body's tail: what a split leaves after the part's end.
+    let leaked = archived
+        .split([' ', '"', ':', '\n'])
+        .filter(|w| !w.is_empty() && !w.starts_with("[REDACTED") && !w.starts_with('{'))
+        .filter(|w| !w.starts_with("github_token]") && *w != "a" && *w != "}")
+        .take(3)
+        .collect::<Vec<_>>();
+    assert!(
+        leaked.is_empty(),
+        "parts of tokens in the archive: {leaked:?}"
+    );
+}
