@@ -26,7 +26,6 @@ use std::os::fd::BorrowedFd;
 use rustix::event::PollFlags;
 use rustix::fs::{FileType, fstat};
 use rustix::io::Errno;
-use rustix::pipe::SpliceFlags;
 
 /// What feeds stdout from: stdin's pipe, or its file at an offset.
 enum Source {
@@ -60,6 +59,9 @@ impl<'a> Splice<'a> {
     /// A splice from `input` to `output` when `output` is a pipe and `input` a pipe or a
     /// regular file; `None` otherwise.
     pub fn new(input: BorrowedFd<'a>, output: BorrowedFd<'a>) -> Option<Splice<'a>> {
+        if !kernel::AVAILABLE {
+            return None;
+        }
         let kind = |fd: BorrowedFd<'_>| fstat(fd).ok().map(|s| FileType::from_raw_mode(s.st_mode));
         if kind(output)? != FileType::Fifo {
             return None;
@@ -71,9 +73,9 @@ impl<'a> Splice<'a> {
             }
             _ => return None,
         };
-        grow(output);
+        kernel::grow(output);
         if let Source::Pipe = source {
-            grow(input);
+            kernel::grow(input);
         }
         Some(Splice {
             input,
@@ -95,10 +97,8 @@ impl<'a> Splice<'a> {
     pub fn fill(&mut self, buf: &mut [u8]) -> Result<usize, Failed> {
         let fed = loop {
             let fed = match self.source {
-                Source::Pipe => rustix::pipe::tee(self.input, self.output, buf.len(), NONBLOCK),
-                Source::File(_) => {
-                    rustix::pipe::splice(self.input, None, self.output, None, buf.len(), NONBLOCK)
-                }
+                Source::Pipe => kernel::tee(self.input, self.output, buf.len()),
+                Source::File(_) => kernel::splice(self.input, self.output, buf.len()),
             };
             match fed {
                 Ok(n) => break n,
@@ -134,18 +134,60 @@ impl<'a> Splice<'a> {
     }
 }
 
-const NONBLOCK: SpliceFlags = SpliceFlags::NONBLOCK;
+/// The kernel's calls: Linux's `tee(2)`, `splice(2)` and pipe sizes. Elsewhere there are none,
+/// [`Splice::new`] gives `None`, and stdout takes the copying path.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+mod kernel {
+    use rustix::pipe::SpliceFlags;
+    use std::os::fd::BorrowedFd;
 
-/// The pipe size asked for: a 64 KiB pipe (Linux's default) makes a `tee`/`splice` and a `read`
-/// per 64 KiB, and the downstream reader wakes as often.
-const PIPE_SIZE: usize = 1 << 20;
+    /// The pipe size asked for: a 64 KiB pipe (Linux's default) makes a `tee`/`splice` and a
+    /// `read` per 64 KiB, and the downstream reader wakes as often.
+    const PIPE_SIZE: usize = 1 << 20;
 
-/// Grows the pipe `fd` to [`PIPE_SIZE`] if it is smaller. Best effort: past the user's pipe
-/// quota or `/proc/sys/fs/pipe-max-size` the pipe stays as it is.
-fn grow(fd: BorrowedFd<'_>) {
-    if rustix::pipe::fcntl_getpipe_size(fd).is_ok_and(|size| size < PIPE_SIZE) {
-        let _ = rustix::pipe::fcntl_setpipe_size(fd, PIPE_SIZE);
+    pub const AVAILABLE: bool = true;
+
+    pub fn tee(
+        input: BorrowedFd<'_>,
+        output: BorrowedFd<'_>,
+        len: usize,
+    ) -> rustix::io::Result<usize> {
+        rustix::pipe::tee(input, output, len, SpliceFlags::NONBLOCK)
     }
+
+    pub fn splice(
+        input: BorrowedFd<'_>,
+        output: BorrowedFd<'_>,
+        len: usize,
+    ) -> rustix::io::Result<usize> {
+        rustix::pipe::splice(input, None, output, None, len, SpliceFlags::NONBLOCK)
+    }
+
+    /// Grows the pipe `fd` to [`PIPE_SIZE`] if it is smaller. Best effort: past the user's pipe
+    /// quota or `/proc/sys/fs/pipe-max-size` the pipe stays as it is.
+    pub fn grow(fd: BorrowedFd<'_>) {
+        if rustix::pipe::fcntl_getpipe_size(fd).is_ok_and(|size| size < PIPE_SIZE) {
+            let _ = rustix::pipe::fcntl_setpipe_size(fd, PIPE_SIZE);
+        }
+    }
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+mod kernel {
+    use rustix::io::Errno;
+    use std::os::fd::BorrowedFd;
+
+    pub const AVAILABLE: bool = false;
+
+    pub fn tee(_: BorrowedFd<'_>, _: BorrowedFd<'_>, _: usize) -> rustix::io::Result<usize> {
+        Err(Errno::NOSYS)
+    }
+
+    pub fn splice(_: BorrowedFd<'_>, _: BorrowedFd<'_>, _: usize) -> rustix::io::Result<usize> {
+        Err(Errno::NOSYS)
+    }
+
+    pub fn grow(_: BorrowedFd<'_>) {}
 }
 
 #[cfg(test)]

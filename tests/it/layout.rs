@@ -48,6 +48,80 @@ fn all_sources() -> Vec<(String, PathBuf)> {
     files
 }
 
+/// The top-level modules `text` (the file at `path`) uses, outside comments: by `crate::name`,
+/// in a grouped import (`use crate::{a::x, b}`), and by `super::super::…` up to the root.
+fn used_modules(path: &Path, text: &str) -> Vec<String> {
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    // The file's module path under src/ (`read/view/html.rs`: read, view, html).
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let rel = path.strip_prefix(&src).unwrap().with_extension("");
+    let mut own: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if own.last().is_some_and(|l| l == "mod") {
+        own.pop();
+    }
+    let mut used = Vec::new();
+    for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
+        for (i, _) in line.match_indices("crate::") {
+            let rest = &line[i + 7..];
+            if let Some(group) = rest.strip_prefix('{') {
+                // Names at the group's first level, up to its closing brace (on this line).
+                let mut depth = 0;
+                let mut start = true;
+                for (k, c) in group.char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' if depth == 0 => break,
+                        '}' => depth -= 1,
+                        ',' if depth == 0 => start = true,
+                        c if start && (c.is_alphanumeric() || c == '_') => {
+                            used.push(ident(&group[k..]));
+                            start = false;
+                        }
+                        _ => {}
+                    }
+                }
+            } else {
+                used.push(ident(rest));
+            }
+        }
+        for (i, _) in line.match_indices("super::") {
+            if line[..i].ends_with("super::") {
+                continue; // counted from the first `super::` of the run
+            }
+            let mut rest = &line[i..];
+            let mut up = 0;
+            while let Some(r) = rest.strip_prefix("super::") {
+                up += 1;
+                rest = r;
+            }
+            let kept = own.len().saturating_sub(up);
+            used.push(if kept == 0 {
+                ident(rest)
+            } else {
+                own[0].clone()
+            });
+        }
+    }
+    used
+}
+
+#[test]
+fn grouped_imports_and_super_paths_are_seen() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let used = used_modules(
+        &src.join("cut/redact/mod.rs"),
+        "use crate::{line::x, tee::{a, b}, door};\nuse super::super::read::y;\nsuper::z();",
+    );
+    assert_eq!(used, ["line", "tee", "door", "read", "cut"]);
+}
+
 #[test]
 fn no_module_uses_a_later_phase() {
     let mut wrong = Vec::new();
@@ -60,21 +134,15 @@ fn no_module_uses_a_later_phase() {
             continue;
         };
         let text = std::fs::read_to_string(path).unwrap();
-        for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
-            for (i, _) in line.match_indices("crate::") {
-                let used: String = line[i + 7..]
-                    .chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect();
-                match phase_of(&used) {
-                    Some(p) if p > own => wrong.push(format!(
-                        "{}: {module} ({}) uses {used} ({})",
-                        path.display(),
-                        PHASES[own].0,
-                        PHASES[p].0
-                    )),
-                    _ => {}
-                }
+        for used in used_modules(path, &text) {
+            match phase_of(&used) {
+                Some(p) if p > own => wrong.push(format!(
+                    "{}: {module} ({}) uses {used} ({})",
+                    path.display(),
+                    PHASES[own].0,
+                    PHASES[p].0
+                )),
+                _ => {}
             }
         }
     }

@@ -271,6 +271,8 @@ fn squeeze_on(path: Simd) -> Option<Squeeze> {
 /// Runs `body` with the masks of `path`, at most the widest this CPU has (AVX-512 runs the
 /// AVX2 code), and `squeeze`.
 fn run_block_loop_on<L: BlockLoop>(path: Simd, body: L, squeeze: Option<Squeeze>) -> L::Out {
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = squeeze; // only the AVX2 loop squeezes
     match path.min(Simd::widest()) {
         #[cfg(target_arch = "x86_64")]
         #[allow(unsafe_code)]

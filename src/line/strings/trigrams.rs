@@ -20,6 +20,7 @@
 
 /// The filter of a set of literals (see the module doc).
 #[derive(Clone, Debug)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub struct Trigrams {
     /// By position in the literal (first, second, third byte), the groups of the bytes with
     /// each low four bits, then with each high four bits (none from 0x80): their AND holds the
@@ -149,6 +150,7 @@ impl Trigrams {
 
     /// Whether the first [`EXACT`] bytes of a literal (all of a shorter one) start at `text[i]`.
     #[inline]
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     fn hit_at(&self, text: &[u8], i: usize) -> bool {
         let prefixes = |k: usize| self.exact[k][text.get(i + k).map_or(256, |&b| usize::from(b))];
         // Three bytes first: most positions let through go no further.
@@ -160,6 +162,7 @@ impl Trigrams {
     /// exact tables: the positions the filter lets through are checked one by one. Inline:
     /// a call would spill the filter's tables around it.
     #[inline]
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     fn exact(&self, text: &[u8], at: usize, mut bits: u64) -> bool {
         while bits != 0 {
             if self.hit_at(text, at + bits.trailing_zeros() as usize) {
@@ -174,6 +177,8 @@ impl Trigrams {
     /// tell at the filter's speed).
     #[inline]
     pub fn rules_out(&self, text: &[u8]) -> bool {
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = text; // no SIMD filter here: nothing is ruled out
         #[cfg(target_arch = "x86_64")]
         match self.simd {
             #[allow(unsafe_code)]

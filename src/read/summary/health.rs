@@ -92,11 +92,10 @@ pub fn writer_holds(file: &File) -> bool {
 /// device `dev` and inode `ino`. Its lines read `1: FLOCK  ADVISORY  READ 4711 fd:01:1234 0
 /// EOF`: the device as hexadecimal major:minor, the inode in decimal; a waiter's line has `->`.
 fn flock_listed(locks: &str, dev: u64, ino: u64) -> bool {
-    let want = format!(
-        "{:02x}:{:02x}:{ino}",
-        rustix::fs::major(dev),
-        rustix::fs::minor(dev)
-    );
+    // Linux's encoding of a device number (`major(3)`, `minor(3)`): `/proc/locks` is Linux's.
+    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+    let want = format!("{major:02x}:{minor:02x}:{ino}");
     locks.lines().any(|line| {
         let mut words = line.split_whitespace();
         words.next(); // the lock's number
