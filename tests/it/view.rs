@@ -1249,3 +1249,35 @@ fn a_log_and_its_original_give_the_same_summary() {
         }
     }
 }
+
+/// #50: `claude -p`'s stream carries no times. On such a log `--summary` says how to get them,
+/// and `--view --since` says once why it showed nothing, instead of an empty answer.
+#[test]
+fn a_log_without_times_says_how_to_get_them() {
+    let dir = tempdir("no-times");
+    let log = dir.join("a.jsonl");
+    std::fs::write(
+        &log,
+        "{\"type\":\"system\",\"subtype\":\"init\"}\n{\"type\":\"result\",\"subtype\":\"success\"}\n",
+    )
+    .unwrap();
+    let log = log.to_str().unwrap();
+    let out = common::run_cmd(bin().args(["--summary", log]), b"");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let time = text.lines().find(|l| l.starts_with("time")).unwrap();
+    assert!(time.contains("--add-timestamp"), "{text}");
+    let out = view(&["--since", "2026-01-01", log]);
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches("--add-timestamp").count(), 1, "{err}");
+    assert!(err.contains("2 left out"), "{err}");
+    // A log with times says nothing of it.
+    std::fs::write(
+        dir.join("b.jsonl"),
+        "{\"type\":\"result\",\"subtype\":\"success\",\"timestamp\":\"2026-02-01T00:00:00Z\"}\n",
+    )
+    .unwrap();
+    let b = dir.join("b.jsonl");
+    let out = common::run_cmd(bin().args(["--summary", b.to_str().unwrap()]), b"");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("--add-timestamp"));
+}

@@ -9,8 +9,8 @@ use super::{
     clip, n, plus, s,
 };
 use crate::line::agents::Head;
+use crate::read::events::is_error_event;
 use crate::read::gist::{call_output_failed, first_line, gist, time_of};
-use crate::read::view::is_error_event;
 use crate::read::when::event_instant;
 
 /// Failed calls' ids kept to count each once.

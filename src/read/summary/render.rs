@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::health::State;
 use super::{ENDED_WITHOUT_FINAL, LIST_CAP, STRING_CAP, Summary, clip, grouped};
-use crate::read::view::{Format, escape_controls, inert_json};
+use crate::read::view::{Format, NO_TIME_NOTE, escape_controls, inert_json};
 
 impl Summary {
     /// The summary as one JSON object, with at most `lists` entries per list and `strings`
@@ -214,10 +214,11 @@ impl Summary {
             "time      {} → {}{}\n",
             or(&self.first_time),
             or(&self.last_time),
-            self.duration_ms.map_or(String::new(), |d| format!(
-                " ({:.1} s reported)",
-                d as f64 / 1000.0
-            ))
+            match (self.duration_ms, &self.first_time, &self.last_time) {
+                (Some(d), ..) => format!(" ({:.1} s reported)", d as f64 / 1000.0),
+                (None, None, None) if self.events > 0 => format!(" ({NO_TIME_NOTE})"),
+                _ => String::new(),
+            }
         ));
         t.push_str(&format!(
             "events    {}, turns {}\n",

@@ -22,6 +22,7 @@ mod render;
 mod retracted;
 mod stdin;
 
+pub use crate::read::events::is_error_event;
 pub use stdin::{is_stdin, spool as spool_stdin};
 
 use std::collections::VecDeque;
@@ -203,7 +204,9 @@ impl ViewOptions {
         }
         if self.since.is_some() || self.until.is_some() {
             let Some(t) = crate::read::when::event_instant(&v) else {
-                return false; // an event without a time cannot be placed
+                // An event without a time cannot be placed: left out, and said once at the end.
+                UNTIMED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                return false;
             };
             if self.since.is_some_and(|s| t < s) || self.until.is_some_and(|u| t >= u) {
                 return false;
@@ -211,57 +214,6 @@ impl ViewOptions {
         }
         true
     }
-}
-
-/// True for an event that reports a failure, in any agent's stream: `is_error`, an `error`
-/// (top level, or in a Codex item or an opencode part), an error type or subtype, a failed
-/// status, a non-zero exit code, or a tool result flagged as an error.
-pub fn is_error_event(v: &Value) -> bool {
-    let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
-    let sub = v.get("subtype").and_then(Value::as_str).unwrap_or("");
-    if kind == "error" && v.get("severity").and_then(Value::as_str) == Some("warning") {
-        return false; // Gemini CLI's warnings come as error events
-    }
-    if matches!(kind, "error" | "turn.failed") || sub.starts_with("error") {
-        return true;
-    }
-    if crate::read::gist::rollout_failure(v) {
-        return true;
-    }
-    let inner = [
-        Some(v),
-        v.get("item"),
-        v.get("payload"),
-        v.pointer("/payload/item"),
-        v.pointer("/part/state"),
-        v.get("message"),
-    ];
-    for x in inner.into_iter().flatten() {
-        if x.get("is_error") == Some(&Value::Bool(true)) {
-            return true;
-        }
-        if x.get("error").is_some_and(|e| !e.is_null() && e != "") {
-            return true;
-        }
-        if matches!(
-            x.get("status").and_then(Value::as_str),
-            Some("error" | "failed")
-        ) {
-            return true;
-        }
-        if x.get("exit_code")
-            .or_else(|| x.get("exitCode"))
-            .and_then(Value::as_i64)
-            .is_some_and(|c| c != 0)
-        {
-            return true;
-        }
-    }
-    let blocks = v.pointer("/message/content").and_then(Value::as_array);
-    blocks.is_some_and(|b| {
-        b.iter()
-            .any(|c| c.get("is_error") == Some(&Value::Bool(true)))
-    })
 }
 
 /// The least per-event cap under `--max-tokens`.
@@ -434,12 +386,23 @@ pub fn render_events(events: &[Vec<u8>], opts: &ViewOptions, out: &mut Vec<u8>) 
     let _ = printer.end();
 }
 
+/// Events `--since`/`--until` left out for carrying no time.
+static UNTIMED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// What `--view` and `--summary` say of events without a time (`claude -p`'s stream has none).
+pub const NO_TIME_NOTE: &str =
+    "events without a time: log them with `smart-tee --add-timestamp` to give each one";
+
 /// Runs `--view`. Returns false when a file could not be read (reported, and the others
 /// shown).
 pub fn run(opts: &ViewOptions) -> Result<bool, Error> {
     let problems = run_to(opts, crate::door::stdout())?;
     for p in &problems {
         crate::say!("smart-tee: {p}");
+    }
+    let untimed = UNTIMED.load(std::sync::atomic::Ordering::Relaxed);
+    if untimed > 0 {
+        crate::say!("smart-tee: {NO_TIME_NOTE} ({untimed} left out by --since/--until)");
     }
     Ok(problems.is_empty())
 }
