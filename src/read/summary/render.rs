@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::health::State;
 use super::{ENDED_WITHOUT_FINAL, LIST_CAP, STRING_CAP, Summary, clip, grouped};
-use crate::read::view::{Format, NO_TIME_NOTE, escape_controls, inert_json};
+use crate::read::view::{Format, NO_TIME_NOTE, escape_controls, inert_json, strip_sgr};
 
 impl Summary {
     /// The summary as one JSON object, with at most `lists` entries per list and `strings`
@@ -177,7 +177,8 @@ impl Summary {
 
     /// This summary's own lines, its conversations aside.
     fn own_text_within(&self, lists: usize, strings: usize) -> String {
-        let e = |x: &str| escape_controls(&clip(x, strings));
+        // Colours dropped, other controls made visible: a text line stays inert.
+        let e = |x: &str| escape_controls(&clip(&strip_sgr(x), strings));
         let or = |x: &Option<String>| x.as_deref().map_or_else(|| "-".into(), e);
         let mut t = String::new();
         if let Some(state) = self.state_text() {

@@ -33,7 +33,8 @@ body:has(#only-errors:checked) .ev:not(.err){display:none}
 .ev>details{grid-column:2/-1}
 .ev.d1{margin-left:28px;border-left:3px solid var(--line)}.ev.d2{margin-left:56px;border-left:3px solid var(--line)}.ev.d3{margin-left:84px;border-left:3px solid var(--line)}.ev.d4{margin-left:112px;border-left:3px solid var(--line)}
 .ev a{color:var(--mut);text-decoration:none}.ev a:hover{text-decoration:underline}
-.ev time{color:var(--mut);white-space:nowrap}.ev .g{overflow-wrap:anywhere}
+.ev time{color:var(--mut);white-space:nowrap}.ev .g,.ev .k{overflow-wrap:anywhere;min-width:0}
+.tb{font-weight:700}.t30,.t90{color:var(--mut)}.t31,.t91{color:var(--err)}.t32,.t92{color:var(--fin)}.t33,.t93{color:#b08800}.t34,.t94{color:var(--tool)}.t35,.t95{color:#a0a}.t36,.t96{color:var(--res)}
 .k-msg .k{font-weight:700}.k-res .k{color:var(--res)}.k-tool .k{color:var(--tool)}.k-fin .k{color:var(--fin)}.k-oth .k{color:var(--mut)}
 .ev.err{background:var(--errbg)}.ev.err .k,.ev .bad{color:var(--err)}
 .pair a{margin-left:12px;white-space:nowrap}
@@ -72,7 +73,7 @@ pub(super) const SCRIPT: &str = r#"
 "#;
 
 /// `sha256-` and the base64 of [`STYLE`]'s SHA-256, for the CSP (checked by a test).
-pub(super) const STYLE_HASH: &str = "sha256-7+/ZFYEqdnpcVFlT7pO6rU+h2V02Dn4CK8DPcBVNgo0=";
+pub(super) const STYLE_HASH: &str = "sha256-fNE5WiSoFjyeJrdtYYAbxlM1qf27d0QVnmAofNUf0jA=";
 /// `sha256-` and the base64 of [`SCRIPT`]'s SHA-256, for the CSP (checked by a test).
 pub(super) const SCRIPT_HASH: &str = "sha256-6eGhawRDH++38Cae7nOjqil4K2P87GTDCB8FO0Ubnv4=";
 
@@ -182,7 +183,7 @@ pub(super) fn header(
         out.push_str("<ul class=\"errs\">");
         for e in first_errors {
             out.push_str("<li>");
-            escape_text(e, out);
+            super::html_row::escape_styled(e, out);
             out.push_str("</li>");
         }
         out.push_str("</ul>\n");
@@ -258,11 +259,11 @@ fn tools_chart(tools: Option<&Value>, out: &mut String) {
     for (i, (name, n)) in bars.iter().enumerate() {
         let y = i as f64 * row;
         let w = (*n as f64 / most as f64 * (W - label - 50.0)).max(1.0);
-        let mut shown = String::new();
-        let name: String = name.chars().take(20).collect();
-        escape_text(&name, &mut shown);
+        let (mut shown, mut full) = (String::new(), String::new());
+        escape_text(&shorten_middle(name, 20), &mut shown);
+        escape_text(name, &mut full);
         out.push_str(&format!(
-            "<text x=\"{x}\" y=\"{ty}\" text-anchor=\"end\">{shown}</text>\
+            "<text x=\"{x}\" y=\"{ty}\" text-anchor=\"end\"><title>{full}</title>{shown}</text>\
              <rect class=\"bar\" x=\"{label}\" y=\"{ry}\" width=\"{w:.1}\" height=\"{bh}\"/>\
              <text x=\"{nx:.1}\" y=\"{ty}\">{n}</text>",
             x = label - 6.0,
@@ -273,6 +274,21 @@ fn tools_chart(tools: Option<&Value>, out: &mut String) {
         ));
     }
     out.push_str("</svg><figcaption>tool calls by tool</figcaption></figure>");
+}
+
+/// `name` in at most `max` characters, shortened from the middle (`mcp__playwright__browser_click`
+/// as `mcp__playw…ser_click`), so that tools that share a prefix stay distinct.
+pub(super) fn shorten_middle(name: &str, max: usize) -> String {
+    let n = name.chars().count();
+    if n <= max {
+        return name.to_string();
+    }
+    let tail = (max - 1) / 2;
+    let head = max - 1 - tail;
+    let mut out: String = name.chars().take(head).collect();
+    out.push('…');
+    out.extend(name.chars().skip(n - tail));
+    out
 }
 
 /// `29121851` as `29,121,851`.
@@ -347,6 +363,25 @@ pub(super) fn original_html(text: &str, len: u64, shown: usize, out: &mut String
 mod tests {
     use super::*;
     use sha2::{Digest, Sha256};
+
+    /// #50: four playwright tools all showed as `mcp__playwright__bro`.
+    #[test]
+    fn tool_names_are_shortened_from_the_middle_and_stay_distinct() {
+        let names = [
+            "mcp__playwright__browser_click",
+            "mcp__playwright__browser_navigate",
+            "mcp__playwright__browser_snapshot",
+            "mcp__playwright__browser_type",
+        ];
+        let shown: Vec<String> = names.iter().map(|n| shorten_middle(n, 20)).collect();
+        for s in &shown {
+            assert_eq!(s.chars().count(), 20, "{s}");
+        }
+        let mut distinct = shown.clone();
+        distinct.dedup();
+        assert_eq!(distinct.len(), names.len(), "{shown:?}");
+        assert_eq!(shorten_middle("Read", 20), "Read");
+    }
 
     fn base64(bytes: &[u8]) -> String {
         const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

@@ -46,6 +46,39 @@ pub(super) fn escape_text(s: &str, out: &mut String) {
     }
 }
 
+/// Like [`escape_text`], with terminal colours as styled spans: a style sequence (`ESC[31m`,
+/// `ESC[1;32m`) opens a `<span>` whose classes name its bold and its colour (`tb`, `t31`), a
+/// reset or another sequence closes it. Only those fixed class names are written: nothing of
+/// the log reaches an attribute, and the text between stays [`escape_text`]'s.
+pub(super) fn escape_styled(s: &str, out: &mut String) {
+    let mut done = 0;
+    let mut open = false;
+    for (range, params) in super::render::sgr_sequences(s) {
+        escape_text(&s[done..range.start], out);
+        done = range.end;
+        if open {
+            out.push_str("</span>");
+            open = false;
+        }
+        let classes: Vec<String> = params
+            .split([';', ':'])
+            .filter_map(|p| match p.parse::<u8>().ok()? {
+                1 => Some("tb".to_string()),
+                c @ (30..=37 | 90..=97) => Some(format!("t{c}")),
+                _ => None,
+            })
+            .collect();
+        if !classes.is_empty() {
+            out.push_str(&format!("<span class=\"{}\">", classes.join(" ")));
+            open = true;
+        }
+    }
+    escape_text(&s[done..], out);
+    if open {
+        out.push_str("</span>");
+    }
+}
+
 /// Like [`escape_text`], for a block of lines (in a `<pre>`): its newlines stay newlines.
 pub(super) fn escape_lines(s: &str, out: &mut String) {
     for (i, line) in s.split('\n').enumerate() {
@@ -177,8 +210,11 @@ impl Row {
         if let Some(t) = &time {
             escape_text(t, &mut cells);
         }
-        cells.push_str("</time><b class=\"k\">");
-        escape_text(&kind, &mut cells);
+        // The type's full name on hover: a long one wraps in its column.
+        let mut escaped_kind = String::new();
+        escape_text(&kind, &mut escaped_kind);
+        cells.push_str(&format!("</time><b class=\"k\" title=\"{escaped_kind}\">"));
+        cells.push_str(&escaped_kind);
         cells.push_str("</b><span class=\"g\">");
         let gist = if gist.len() > GIST_CAP {
             let end = super::render::floor_char(&gist, GIST_CAP);
@@ -186,10 +222,8 @@ impl Row {
         } else {
             gist
         };
-        escape_text(&gist, &mut cells);
+        escape_styled(&gist, &mut cells);
         cells.push_str("</span>");
-        let mut escaped_kind = String::new();
-        escape_text(&kind, &mut escaped_kind);
         Row {
             at,
             kind: escaped_kind,
@@ -347,5 +381,23 @@ mod tests {
         let session = serde_json::json!({"type":"response_item",
             "payload":{"type":"function_call","call_id":"c1"}});
         assert_eq!(call_ids(&session).0, vec!["c1".to_string()]);
+    }
+
+    /// #50: terminal colours showed as text (`\e[31m⎯⎯\e[39m`) in the report. They become
+    /// spans with fixed class names; nothing else of the sequence, and no markup, gets through.
+    #[test]
+    fn terminal_colours_become_styled_spans() {
+        let mut out = String::new();
+        escape_styled(
+            "a \x1b[1;31mred <b>\x1b[39m and \x1b[32mgreen\x1b[0m \x1b[5q",
+            &mut out,
+        );
+        assert_eq!(
+            out,
+            "a <span class=\"tb t31\">red &lt;b&gt;</span> and <span class=\"t32\">green</span> \\e[5q"
+        );
+        let mut open = String::new();
+        escape_styled("\x1b[33munclosed", &mut open);
+        assert_eq!(open, "<span class=\"t33\">unclosed</span>");
     }
 }

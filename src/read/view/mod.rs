@@ -45,7 +45,9 @@ pub use read::{
     Compression, DecompressLimit, ReverseLines, for_each_line, for_each_line_in, is_compressed,
     open_log,
 };
-pub use render::{Renderer, escape_controls, inert_json, is_unsafe_char, progress_renderer};
+pub use render::{
+    Renderer, escape_controls, inert_json, is_unsafe_char, progress_renderer, strip_sgr,
+};
 
 /// How events are printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

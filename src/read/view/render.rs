@@ -249,6 +249,48 @@ pub fn escape_controls(s: &str) -> String {
     out
 }
 
+/// The terminal style sequences (SGR: `ESC[` parameters `m`, as coloured output has them) in
+/// `s`: each one's byte range and parameters, in order.
+pub fn sgr_sequences(s: &str) -> impl Iterator<Item = (std::ops::Range<usize>, &str)> {
+    let b = s.as_bytes();
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        while let Some(k) = memchr::memchr(0x1b, &b[at..]) {
+            let start = at + k;
+            at = start + 1;
+            if b.get(start + 1) != Some(&b'[') {
+                continue;
+            }
+            let params = b[start + 2..]
+                .iter()
+                .take_while(|c| c.is_ascii_digit() || matches!(c, b';' | b':'))
+                .count();
+            let end = start + 2 + params;
+            if b.get(end) == Some(&b'm') {
+                at = end + 1;
+                return Some((start..end + 1, &s[start + 2..end]));
+            }
+        }
+        None
+    })
+}
+
+/// `s` without its terminal style sequences ([`sgr_sequences`]): what `--summary`'s text lines
+/// show of coloured output. Other controls are left for [`escape_controls`].
+pub fn strip_sgr(s: &str) -> std::borrow::Cow<'_, str> {
+    let mut out = String::new();
+    let mut done = 0;
+    for (range, _) in sgr_sequences(s) {
+        out.push_str(&s[done..range.start]);
+        done = range.end;
+    }
+    if done == 0 {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    out.push_str(&s[done..]);
+    std::borrow::Cow::Owned(out)
+}
+
 /// True for a character that acts on a terminal or on how text around it reads: C0, DEL, C1,
 /// bidi controls, zero-width and invisible characters, line and paragraph separators.
 pub fn is_unsafe_char(c: char) -> bool {
@@ -356,6 +398,15 @@ fn colorize(text: &str, head_len: usize, kind_len: usize, v: &Value, out: &mut V
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// #50: `--summary` printed colour codes as text; its lines drop them, and keep every
+    /// other control for escape_controls to show.
+    #[test]
+    fn strip_sgr_drops_colours_and_keeps_other_controls() {
+        assert_eq!(strip_sgr("\x1b[31m⎯⎯\x1b[39m ok\x1b[2K"), "⎯⎯ ok\x1b[2K");
+        assert_eq!(strip_sgr("plain"), "plain");
+        assert_eq!(strip_sgr("\x1b[1;38;5;196mX\x1b[m"), "X");
+    }
 
     #[test]
     fn control_characters_are_escaped() {
