@@ -73,6 +73,9 @@ impl Cli {
                     .into(),
             );
         }
+        if format == crate::read::view::Format::Csv && !self.summary {
+            return Err("--format csv is the table of runs: use it with --summary".into());
+        }
         if follow && format == crate::read::view::Format::Json {
             return Err(
                 "--follow prints events as they come, which a JSON array cannot hold; \
@@ -91,8 +94,9 @@ impl Cli {
             bound("--since", self.since.take())?,
             bound("--until", self.until.take())?,
         );
-        let (summary, stall_after) = (
+        let (summary, by_run, stall_after) = (
             self.summary,
+            self.by_run,
             std::time::Duration::from_secs(self.stall_after),
         );
         let (archive, original, lines) = (
@@ -147,6 +151,7 @@ impl Cli {
                 color: color && format == crate::read::view::Format::Text,
                 width,
                 summary,
+                by_run,
                 stall_after,
                 engine: config.engine,
                 lines,

@@ -370,7 +370,8 @@ struct Cli {
     types: Vec<String>,
 
     /// text: one readable line per event (time, type, gist); jsonl: events as log lines; json:
-    /// one JSON array; html: one self-contained page (summary, charts, timeline) for a browser.
+    /// one JSON array; html: one self-contained page (summary, charts, timeline) for a browser;
+    /// csv: --summary's table of runs.
     #[arg(
         long,
         value_enum,
@@ -406,6 +407,12 @@ struct Cli {
         help_heading = "Reading logs (--view)"
     )]
     summary: bool,
+
+    /// With --summary: one row per run (file, conversation, agent, model, start, duration,
+    /// state, turns, calls/failed, tokens, cost) and a total row, sorted by start; the text
+    /// --summary of more than 10 conversations is this table. Also --format json or csv.
+    #[arg(long, requires = "summary", help_heading = "Reading logs (--view)")]
+    by_run: bool,
 
     /// With --summary: a run whose writer still holds the log reads `stalled` after SECS
     /// seconds without an event (heartbeats do not count).

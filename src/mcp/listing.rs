@@ -50,6 +50,24 @@ fn describe(log: OpenedLog) -> Value {
     for k in TOKEN_FIELDS {
         d[k] = s[k].clone();
     }
+    // The columns of `--summary --by-run`: who ran, for how long, what it did and cost.
+    for k in [
+        "session_id",
+        "agent",
+        "agent_version",
+        "model",
+        "duration_ms",
+        "turns",
+        "tool_calls",
+        "tool_failures",
+        "cost_usd",
+    ] {
+        d[k] = s[k].clone();
+    }
+    d["conversations"] = s.get("conversation_count").cloned().unwrap_or(json!(1));
+    if let Some(runs) = s.get("runs") {
+        d["runs"] = runs.clone();
+    }
     if limit.hit.load(Ordering::Relaxed) {
         d["cut"] = json!(format!(
             "read the first {} MiB decompressed only",

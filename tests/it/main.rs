@@ -33,6 +33,7 @@ mod redact;
 mod report;
 mod retracted;
 mod rotation;
+mod runs;
 mod simd;
 mod synth;
 mod types;

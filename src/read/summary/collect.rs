@@ -45,8 +45,9 @@ impl Summary {
         let file_start =
             std::mem::take(&mut self.file_start) && self.parts.last().is_some_and(|p| p.events > 0);
         if file_start || self.starts_conversation(v) {
-            if let Some(p) = self.parts.last() {
+            if let Some(p) = self.parts.last_mut() {
                 self.closed.get_or_insert_with(Closed::default).add(p);
+                p.close();
             }
             if self.parts.len() >= CONVERSATION_CAP {
                 self.parts.remove(0);
@@ -54,11 +55,15 @@ impl Summary {
             }
             self.parts.push(Summary {
                 session: s(v, "/new_conversation_id"),
+                file: self.file.clone(),
                 ..Summary::default()
             });
         }
         if self.parts.is_empty() {
-            self.parts.push(Summary::default());
+            self.parts.push(Summary {
+                file: self.file.clone(),
+                ..Summary::default()
+            });
         }
         if let Some(part) = self.parts.last_mut() {
             part.add_value(v, self.lines, true);
@@ -71,6 +76,13 @@ impl Summary {
             self.turns = plus(closed.turns, current.turns);
             self.duration_ms = plus(closed.duration_ms, current.duration_ms);
         }
+    }
+
+    /// Lets go of what only an open conversation needs (the messages and failed calls told
+    /// apart to count each once), so that many closed ones cost little.
+    fn close(&mut self) {
+        self.messages.close();
+        self.counts.failed_ids = Default::default();
     }
 
     /// True when `v` starts a conversation of its own: a `conversation_reset`, or the start of
@@ -124,6 +136,7 @@ impl Summary {
         self.models_named(v, kind);
         if let Some(t) = event_instant(v) {
             self.last_any = Some(self.last_any.map_or(t, |l| l.max(t)));
+            self.first_any = Some(self.first_any.map_or(t, |l| l.min(t)));
             if !is_heartbeat(v, kind) {
                 self.last_progress = Some(self.last_progress.map_or(t, |l| l.max(t)));
             }

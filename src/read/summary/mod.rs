@@ -11,7 +11,9 @@
 mod collect;
 mod health;
 mod render;
+mod table;
 mod tokens;
+mod total;
 
 pub use health::{Health, State, is_final, writer_holds};
 pub use tokens::{Tokens, grouped};
@@ -25,7 +27,7 @@ use serde_json::Value;
 
 use crate::error::Error;
 use crate::line::agents::Drift;
-use crate::read::view::{DecompressLimit, ViewOptions, for_each_line_in};
+use crate::read::view::{DecompressLimit, Format, ViewOptions, for_each_line_in};
 use crate::read::when::Instant;
 use tokens::{Messages, ModelUse, Usage};
 
@@ -44,8 +46,12 @@ const MODEL_CAP: usize = 100;
 /// How long a run whose writer is alive may go without an event before it reads `stalled`,
 /// unless told (`--stall-after`, `stall_after_seconds`).
 pub const STALL_AFTER: Duration = Duration::from_secs(120);
-/// Conversations summarized apart at most (the last ones); all count in the total.
-const CONVERSATION_CAP: usize = 20;
+/// Conversations summarized apart at most (the last ones); all count in the total. High
+/// enough that a program reading `--format json` gets every run of a day's logs; a closed
+/// conversation keeps no per-message state, so each costs little.
+const CONVERSATION_CAP: usize = 100_000;
+/// Conversations past which the text `--summary` is the table of runs (`--by-run`).
+pub const TABLE_AFTER: usize = 10;
 /// The token counts of a JSON summary, as `list_logs` and `wait_for_log` give them too.
 pub const TOKEN_FIELDS: [&str; 6] = [
     "input_tokens",
@@ -119,6 +125,10 @@ pub struct Summary {
     last_progress: Option<Instant>,
     /// The latest instant any event carries, heartbeats included.
     last_any: Option<Instant>,
+    /// The earliest instant any event carries.
+    first_any: Option<Instant>,
+    /// The file a conversation was read from; for a total, the file being read.
+    file: Option<String>,
     /// A new file begins: its first event starts a conversation.
     file_start: bool,
     counts: Counts,
@@ -257,6 +267,7 @@ pub(crate) fn summarize<W: Write>(opts: &ViewOptions, mut out: W) -> Result<Vec<
     let mut summary = Summary::default();
     let mut problems = Vec::new();
     for (k, path) in opts.files.iter().enumerate() {
+        summary.file = Some(clip(&path.to_string_lossy(), STRING_CAP));
         let res = opts.open(k).and_then(|f| {
             summary.add_log(&f, &opts.decompress, |l| opts.wants(l))?;
             summary.merge_health(Health::of(&f, opts.stall_after));
@@ -276,7 +287,16 @@ pub(crate) fn summarize<W: Write>(opts: &ViewOptions, mut out: W) -> Result<Vec<
         return Ok(problems);
     }
     let budget = opts.budget().unwrap_or(usize::MAX);
-    out.write_all(summary.render_within(opts.format, budget).as_bytes())
+    let conversations = summary.parts.len() as u64 + summary.parts_dropped;
+    let table = opts.by_run
+        || opts.format == Format::Csv
+        || (opts.format == Format::Text && conversations > TABLE_AFTER as u64);
+    let text = if table {
+        summary.table_within(opts.format, opts.width.unwrap_or(80), budget)
+    } else {
+        summary.render_within(opts.format, budget)
+    };
+    out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
         .map_err(|source| Error::WriteStdout { source })?;
     Ok(problems)
@@ -286,7 +306,6 @@ pub(crate) fn summarize<W: Write>(opts: &ViewOptions, mut out: W) -> Result<Vec<
 mod tests {
     use super::collect::original_len;
     use super::*;
-    use crate::read::view::Format;
     use serde_json::json;
 
     /// A cut log's array of denials counted as the stream's: its marker element gives the

@@ -20,10 +20,17 @@ impl Summary {
                     let mut j = p.own_json_within(lists, strings);
                     if let Some(o) = j.as_object_mut() {
                         o.shift_remove("type");
+                        o.insert(
+                            "file".into(),
+                            json!(p.file.as_deref().map(|f| clip(f, strings.max(60)))),
+                        );
                     }
                     j
                 })
                 .collect();
+            if let Some(o) = v.as_object_mut() {
+                self.total_json(o, strings);
+            }
             v["conversation_count"] = json!(self.parts.len() as u64 + self.parts_dropped);
             v["conversations"] = json!(parts);
         }
@@ -171,13 +178,70 @@ impl Summary {
             t.push_str(&p.own_text_within(lists, strings));
         }
         t.push_str(&format!("── total of {count} conversations\n"));
-        t.push_str(&self.own_text_within(lists, strings));
+        t.push_str(&self.lines_within(lists, strings, true));
         t
     }
 
     /// This summary's own lines, its conversations aside.
     fn own_text_within(&self, lists: usize, strings: usize) -> String {
+        self.lines_within(lists, strings, false)
+    }
+
+    /// A run's lines, or with `total` a total's: runs, agents and models with their shares
+    /// in place of a session, a state and an ending.
+    fn lines_within(&self, lists: usize, strings: usize, total: bool) -> String {
         // Colours dropped, other controls made visible: a text line stays inert.
+        let e = |x: &str| escape_controls(&clip(&strip_sgr(x), strings));
+        let mut t = String::new();
+        if total {
+            t.push_str(&self.total_text_within(lists, strings));
+        } else {
+            t.push_str(&self.run_head_text(lists, strings));
+        }
+        t.push_str(&format!(
+            "events    {}, turns {}\n",
+            self.events,
+            self.turns.map_or("-".into(), |n| n.to_string())
+        ));
+        if let Some(cost) = self.cost() {
+            t.push_str(&format!("cost      ${cost:.4}\n"));
+        }
+        let usage = self.usage();
+        t.push_str(&format!("tokens    {}\n", usage.tokens.text()));
+        t.push_str(&self.tools_text(lists, strings));
+        let models = usage.models;
+        // One model's line would repeat the tokens line; a total's models line says them.
+        if models.len() > 1 && !total {
+            let mut shown: Vec<String> = models
+                .iter()
+                .take(lists)
+                .map(|(m, u)| {
+                    format!(
+                        "{} in {} out {}{}",
+                        e(m),
+                        grouped(u.tokens.all_input()),
+                        grouped(u.tokens.output),
+                        u.cost.map_or(String::new(), |c| format!(" ${c:.4}"))
+                    )
+                })
+                .collect();
+            if models.len() > lists {
+                shown.push(format!("… {} more", models.len() - lists));
+            }
+            t.push_str(&format!("models    {}\n", shown.join("; ")));
+        }
+        t.push_str(&format!("errors    {}\n", self.error_count));
+        for x in self.errors.iter().take(lists) {
+            t.push_str(&format!("  {}\n", e(x)));
+        }
+        if !total && matches!(self.state(), None | Some(State::Finished(_))) {
+            t.push_str(&format!("ended     {}\n", e(&self.ended())));
+        }
+        t
+    }
+
+    /// A run's first lines: state, session, model, agent, unknown events, time.
+    fn run_head_text(&self, lists: usize, strings: usize) -> String {
         let e = |x: &str| escape_controls(&clip(&strip_sgr(x), strings));
         let or = |x: &Option<String>| x.as_deref().map_or_else(|| "-".into(), e);
         let mut t = String::new();
@@ -221,16 +285,13 @@ impl Summary {
                 _ => String::new(),
             }
         ));
-        t.push_str(&format!(
-            "events    {}, turns {}\n",
-            self.events,
-            self.turns.map_or("-".into(), |n| n.to_string())
-        ));
-        if let Some(cost) = self.cost() {
-            t.push_str(&format!("cost      ${cost:.4}\n"));
-        }
-        let usage = self.usage();
-        t.push_str(&format!("tokens    {}\n", usage.tokens.text()));
+        t
+    }
+
+    /// The tools, files, calls and issues lines.
+    fn tools_text(&self, lists: usize, strings: usize) -> String {
+        let e = |x: &str| escape_controls(&clip(&strip_sgr(x), strings));
+        let mut t = String::new();
         let mut tools: Vec<(&String, &u64)> = self.tools.iter().collect();
         tools.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
         let mut shown: Vec<String> = tools
@@ -295,34 +356,6 @@ impl Summary {
         if !acted.is_empty() {
             t.push_str(&format!("issues    {}\n", acted.join(", ")));
         }
-        let models = usage.models;
-        // One model's line would repeat the tokens line.
-        if models.len() > 1 {
-            let mut shown: Vec<String> = models
-                .iter()
-                .take(lists)
-                .map(|(m, u)| {
-                    format!(
-                        "{} in {} out {}{}",
-                        e(m),
-                        grouped(u.tokens.all_input()),
-                        grouped(u.tokens.output),
-                        u.cost.map_or(String::new(), |c| format!(" ${c:.4}"))
-                    )
-                })
-                .collect();
-            if models.len() > lists {
-                shown.push(format!("… {} more", models.len() - lists));
-            }
-            t.push_str(&format!("models    {}\n", shown.join("; ")));
-        }
-        t.push_str(&format!("errors    {}\n", self.error_count));
-        for x in self.errors.iter().take(lists) {
-            t.push_str(&format!("  {}\n", e(x)));
-        }
-        if matches!(self.state(), None | Some(State::Finished(_))) {
-            t.push_str(&format!("ended     {}\n", e(&self.ended())));
-        }
         t
     }
 
@@ -366,9 +399,12 @@ impl Summary {
         }
         // The least form: members dropped, the least telling first; type, events, errors and
         // how the run ended go last.
-        const DROP: [&str; 38] = [
+        const DROP: [&str; 41] = [
             "conversations",
             "conversation_count",
+            "runs_by_model",
+            "runs_by_agent",
+            "runs",
             "unknown_events",
             "agent_version",
             "agent",

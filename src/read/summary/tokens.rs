@@ -385,6 +385,11 @@ impl Messages {
         self.sum.tokens()
     }
 
+    /// Lets go of the messages told apart: no copy of them comes after their run closed.
+    pub fn close(&mut self) {
+        self.seen = HashMap::new();
+    }
+
     /// Tokens per model (Claude Code's `<synthetic>` placeholder, which has none, left out).
     pub fn models(&self) -> BTreeMap<String, ModelUse> {
         self.models

@@ -60,6 +60,8 @@ pub enum Format {
     Json,
     /// One self-contained HTML page: the summary, charts and the timeline.
     Html,
+    /// `--summary`'s table of runs as CSV (RFC 4180).
+    Csv,
 }
 
 /// What to show.
@@ -89,6 +91,8 @@ pub struct ViewOptions {
     pub width: Option<usize>,
     /// Print one summary of the selected events instead of the events (`--summary`).
     pub summary: bool,
+    /// The summary as a table of runs, one row each (`--by-run`).
+    pub by_run: bool,
     /// `--line`: only the events on these lines of their file (inclusive ranges, from 1); all
     /// when empty.
     pub lines: Vec<(u64, u64)>,
@@ -124,6 +128,7 @@ impl ViewOptions {
             color: false,
             width: None,
             summary: false,
+            by_run: false,
             lines: Vec::new(),
             engine: EngineConfig::default(),
             opened: Vec::new(),

@@ -70,7 +70,7 @@ impl<'a> Renderer<'a> {
         let mut out = Vec::new();
         match self.opts.format {
             Format::Jsonl | Format::Json => self.render_json(line, &mut out),
-            Format::Text | Format::Html => self.render_text(file, line, &mut out),
+            Format::Text | Format::Html | Format::Csv => self.render_text(file, line, &mut out),
         }
         out
     }
