@@ -12,7 +12,7 @@ use crate::cut::costs::{Costs, Sizes};
 use crate::cut::emit::{self, EmitStyle};
 use crate::cut::plan::{DESCRIPTOR, MAX_LOG_DEPTH, Planner, State, WHOLE};
 use crate::cut::record::{self, NON_JSON, Text, UNPLANNED};
-use crate::cut::redact::Redactor;
+use crate::cut::redact::{KeyLines, Redactor};
 use crate::line::fields::FieldClasses;
 use crate::line::index::{IndexBuilder, Node};
 use crate::line::marker::MarkerTemplate;
@@ -133,6 +133,8 @@ pub struct Known {
 pub struct LineEngine {
     config: EngineConfig,
     redactor: Option<Arc<Redactor>>,
+    /// `--redact`: where the stream is in a private key written over several lines.
+    keys: KeyLines,
     /// What the caller knew of the line being processed ([`LineEngine::process_known`]), and
     /// where that line is (its address and length), so that a line rewritten on the way
     /// (redacted, stamped) does not take what was known of the original.
@@ -169,6 +171,7 @@ impl LineEngine {
             redactor: config
                 .redact
                 .then(|| Arc::new(Redactor::with_secrets(&config.secrets))),
+            keys: KeyLines::default(),
             known: Known::default(),
             given: (0, 0),
             config,
@@ -286,6 +289,14 @@ impl LineEngine {
         {
             return Outcome::Blank;
         }
+        // A line of a private key written over several lines of text is replaced, whatever
+        // the filters say of it (its body lines hold no secret's start).
+        if let Some(r) = &self.redactor
+            && (self.keys.inside() || !self.known.ruled_out)
+            && let Some(replaced) = r.key_line(line, &mut self.keys)
+        {
+            return self.process_line(&replaced, out);
+        }
         // A line the reader ruled out has nothing to redact (see `process_rewritten`).
         if (self.redactor.is_none() || self.known.ruled_out) && !self.config.add_timestamp {
             return self.process_line(line, out);
@@ -388,8 +399,20 @@ impl LineEngine {
     /// text is planned like any line, with markers counting the sizes the input had.
     pub fn process_reduced(&mut self, reduced: Reduced, out: &mut Vec<u8>) -> Outcome {
         self.reduction = reduced.elided;
+        let before = out.len();
         let outcome = self.process(&reduced.doc, out);
         self.reduction.clear();
+        // With --redact: the reduction cut its long strings before the engine saw them, so a
+        // secret cut there shows as a part no pattern knows, beside the string's marker. The
+        // log line leaves out the run of bytes beside each marker, as the read side does.
+        if let Some(r) = &self.redactor {
+            let line = out[before..].strip_suffix(b"\n").unwrap_or(&out[before..]);
+            if let Some(trimmed) = r.without_cut_ends(line, self.config.marker.prefix()) {
+                out.truncate(before);
+                out.extend_from_slice(&trimmed);
+                out.push(b'\n');
+            }
+        }
         outcome
     }
 

@@ -80,7 +80,7 @@ pub fn text(text: String) -> String {
 /// surface cuts, pages or summarises it. A log written without `--redact` may hold a secret
 /// that its own cut split, its head before a `[TRUNCATED: …]` marker and its tail after: no
 /// pattern knows a part, so beside each marker the run of bytes a secret could end or start
-/// with is left out too (what [`Redactor::inner_end`] leaves out of an excerpt).
+/// with is left out too ([`Redactor::without_cut_ends`]).
 #[inline]
 pub fn line_in(line: &[u8]) -> Cow<'_, [u8]> {
     let Some(r) = redactor() else {
@@ -89,7 +89,7 @@ pub fn line_in(line: &[u8]) -> Cow<'_, [u8]> {
     // The ends first: a name before a marker (`DB_PASSWORD=…[TRUNCATED: …]`) would otherwise
     // take the marker for its value and hide where the cut was.
     if memchr::memmem::find(line, CUT_MARKER.as_bytes()).is_some()
-        && let Some(trimmed) = without_cut_ends(r, line)
+        && let Some(trimmed) = r.without_cut_ends(line, CUT_MARKER)
     {
         return Cow::Owned(bytes(&trimmed).into_owned());
     }
@@ -98,54 +98,6 @@ pub fn line_in(line: &[u8]) -> Cow<'_, [u8]> {
 
 /// How a cut shows in a log line (the default marker's first bytes).
 const CUT_MARKER: &str = "[TRUNCATED: ";
-
-/// `line` (JSON) with, in every string that holds a cut marker, the run of bytes before and
-/// after each marker left out; `None` when it is not JSON or holds no such string.
-#[cold]
-fn without_cut_ends(r: &Redactor, line: &[u8]) -> Option<Vec<u8>> {
-    fn walk(v: &mut serde_json::Value, r: &Redactor, changed: &mut bool) {
-        match v {
-            serde_json::Value::String(s) if s.contains(CUT_MARKER) => {
-                *s = trim_cut_ends(r, s);
-                *changed = true;
-            }
-            serde_json::Value::Array(a) => a.iter_mut().for_each(|v| walk(v, r, changed)),
-            serde_json::Value::Object(o) => o.values_mut().for_each(|v| walk(v, r, changed)),
-            _ => {}
-        }
-    }
-    let mut value: serde_json::Value = serde_json::from_slice(line).ok()?;
-    let mut changed = false;
-    walk(&mut value, r, &mut changed);
-    changed.then(|| serde_json::to_vec(&value).ok()).flatten()
-}
-
-/// `s` as its pieces between cut markers, each redacted on its own and without the run of
-/// bytes at its ends beside a marker ([`Redactor::excerpt`]), on character boundaries: a
-/// secret whole in a piece is redacted, and the part of one that a cut left at a piece's end
-/// is left out, without breaking a secret next to it into a part no pattern knows.
-fn trim_cut_ends(r: &Redactor, s: &str) -> String {
-    let mut pieces: Vec<(&str, bool)> = Vec::new(); // (text, is a marker)
-    let mut rest = s;
-    while let Some(at) = rest.find(CUT_MARKER) {
-        let end = rest[at..].find(']').map_or(rest.len(), |e| at + e + 1);
-        pieces.push((&rest[..at], false));
-        pieces.push((&rest[at..end], true));
-        rest = &rest[end..];
-    }
-    pieces.push((rest, false));
-    let mut out = String::with_capacity(s.len());
-    let mut excerpt = Vec::new();
-    for (i, &(piece, marker)) in pieces.iter().enumerate() {
-        if marker {
-            out.push_str(piece);
-            continue;
-        }
-        r.excerpt(piece.as_bytes(), i > 0, i + 1 < pieces.len(), &mut excerpt);
-        out.push_str(&String::from_utf8_lossy(&excerpt));
-    }
-    out
-}
 
 /// A path as a diagnostic or an answer names it: its secrets redacted in place
 /// (`/logs/[REDACTED:env:MY_API_TOKEN].jsonl`).
@@ -266,6 +218,33 @@ pub fn clap_message(error: &clap::Error) {
 /// outside the tee's stream.
 pub fn stdout() -> Answer<io::StdoutLock<'static>> {
     Answer::new(io::stdout().lock())
+}
+
+/// A JSON-RPC answer of the MCP server as it may leave, into one line: with redaction on, the
+/// whole answer redacted but its `id`, which the client sent and must get back as sent (a
+/// token-shaped id redacted would no longer match its request). Should the redacted answer not
+/// read back as JSON, it is withheld: an error says so. Write the line with
+/// [`stdout_answered`].
+pub fn json_rpc_line(mut answer: serde_json::Value) -> String {
+    if redactor().is_none() {
+        return answer.to_string();
+    }
+    let id = answer.get_mut("id").map(std::mem::take);
+    let redacted = text(answer.to_string());
+    let Ok(mut answer) = serde_json::from_str::<serde_json::Value>(&redacted) else {
+        let withheld = serde_json::json!({"jsonrpc": "2.0", "id": id,
+            "error": {"code": -32603, "message": "answer withheld: it did not redact cleanly"}});
+        return withheld.to_string();
+    };
+    if let (Some(id), Some(slot)) = (id, answer.get_mut("id")) {
+        *slot = id;
+    }
+    answer.to_string()
+}
+
+/// Standard output for lines made by [`json_rpc_line`], redacted already.
+pub fn stdout_answered() -> io::StdoutLock<'static> {
+    io::stdout().lock()
 }
 
 /// Standard error as a writer, for the few that write their diagnostics to a `dyn Write`:

@@ -26,6 +26,16 @@ pub struct MarkerTemplate {
 }
 
 impl MarkerTemplate {
+    /// The marker's text before its first number, as written in a JSON string (`[TRUNCATED: `
+    /// for the default): how a reader finds a cut. Empty when the template starts with a
+    /// number.
+    pub fn prefix(&self) -> &str {
+        match self.pieces.first() {
+            Some(Piece::Text(t)) => t,
+            _ => "",
+        }
+    }
+
     /// Parses a template; `{original}` and `{kept}` are the placeholders, any other text is kept
     /// literally.
     pub fn parse(template: &str) -> MarkerTemplate {

@@ -85,18 +85,19 @@ pub struct Server {
     cx: Context,
 }
 
-/// A JSON-RPC answer line: inert (no character from a log can act on a terminal).
-fn line(v: &Value) -> String {
-    let s = v.to_string();
+/// A JSON-RPC answer line: redacted but its id ([`crate::door::json_rpc_line`]), and inert
+/// (no character from a log can act on a terminal).
+fn line(v: Value) -> String {
+    let s = crate::door::json_rpc_line(v);
     String::from_utf8_lossy(&crate::read::view::inert_json(s.as_bytes())).into_owned()
 }
 
 fn error(id: &Value, code: i64, message: &str) -> String {
-    line(&json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}))
+    line(json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}))
 }
 
 fn result(id: &Value, result: Value) -> String {
-    line(&json!({"jsonrpc": "2.0", "id": id, "result": result}))
+    line(json!({"jsonrpc": "2.0", "id": id, "result": result}))
 }
 
 impl Server {
@@ -323,11 +324,11 @@ fn pool(
     tx
 }
 
-/// Writes answers to stdout, one a line; says when it is done (all senders gone, or stdout
-/// gone).
+/// Writes answers to stdout, one a line, each redacted already ([`line`]); says when it is
+/// done (all senders gone, or stdout gone).
 fn writer(answers: Receiver<String>, done: SyncSender<()>) {
     std::thread::spawn(move || {
-        let mut out = crate::door::stdout();
+        let mut out = crate::door::stdout_answered();
         for a in answers {
             let ok = out
                 .write_all(a.as_bytes())

@@ -139,8 +139,11 @@ pub(crate) fn assert_clean(surface: &str, bytes: &[u8], windows: &[String]) {
     // And with every `\uXXXX` of a printable character read, at any depth: a secret written
     // with escapes is one (#46).
     let text = format!("{text}\n{}", read_escapes(&text));
-    for w in windows {
-        if let Some(at) = text.find(w.as_str()) {
+    // One pass for every window (a surface of megabytes against thousands of windows).
+    let searcher = aho_corasick::AhoCorasick::new(windows).unwrap();
+    if let Some(m) = searcher.find(text.as_str()) {
+        let (w, at) = (&windows[m.pattern().as_usize()], m.start());
+        {
             let from = text[..at]
                 .char_indices()
                 .rev()

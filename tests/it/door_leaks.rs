@@ -314,3 +314,196 @@ fn the_archive_of_a_line_past_the_memory_cap_splits_no_secret() {
         "parts of tokens in the archive: {leaked:?}"
     );
 }
+
+/// A base64url run of `n` characters from `rng`.
+fn b64url(rng: &mut Rng, n: usize) -> String {
+    let set = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    (0..n).map(|_| set[rng.below(set.len())] as char).collect()
+}
+
+/// A PEM private key of `lines` body lines of 64 characters, and its body.
+fn pem(rng: &mut Rng, lines: usize) -> (String, String) {
+    let body: Vec<String> = (0..lines)
+        .map(|_| b64url(rng, 64).replace(['-', '_'], "+"))
+        .collect();
+    let key = format!(
+        "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
+        body.join("\n")
+    );
+    (key, body.concat())
+}
+
+/// Every 9-byte window of each of `bodies`.
+fn body_windows(bodies: &[String]) -> Vec<String> {
+    windows(
+        &bodies
+            .iter()
+            .map(|b| crate::door::Planted {
+                text: String::new(),
+                body: b.clone(),
+            })
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// Found by the third attack: in a line past the 8 MiB memory cap, the log line's tail began
+/// inside a private key (whose body runs over many `\n`s) or a JWT longer than 4 KiB, and only
+/// the run of bytes up to the first `\n` or the first 4 KiB were left out: the rest showed.
+#[test]
+fn a_long_secret_cut_by_a_giant_lines_excerpt_leaves_no_part() {
+    let case = Case::new("leak-giant-excerpt", 0x1eac_0008, 0, 5);
+    let mut rng = Rng(0x91a7);
+    let (key, key_body) = pem(&mut rng, 20);
+    let (sig, payload) = (b64url(&mut rng, 342), b64url(&mut rng, 6000));
+    let jwt = format!("eyJhbGciOiJSUzI1NiJ9.eyJ{payload}.{sig}");
+    for (k, secret) in [key.clone(), format!("tok={jwt} ")].iter().enumerate() {
+        let filler = "x ".repeat(4_400_000);
+        let line = serde_json::json!({"type": "user", "text": format!("{filler}{secret}{secret}")});
+        let log = case.path(&format!("g{k}.jsonl"));
+        let out = run(
+            &case.secrets,
+            &["--redact", "-b", "2048", &log],
+            format!("{line}\n").as_bytes(),
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let logged = std::fs::read(&log).unwrap();
+        assert_eq!(lines(&logged).len(), 1);
+        let bodies = [
+            key_body.clone(),
+            sig.clone(),
+            payload[payload.len() - 200..].to_string(),
+        ];
+        assert_clean("the giant line's log line", &logged, &body_windows(&bodies));
+    }
+}
+
+/// Found by the third attack: the archive of a line past the memory cap was redacted in parts
+/// whose ends looked back 4 KiB for a secret across them: a JWT longer than that, across an
+/// end, was split in two parts no pattern knows.
+#[test]
+fn the_archive_of_a_giant_line_splits_no_long_jwt() {
+    let case = Case::new("leak-archive-jwt", 0x1eac_0009, 0, 5);
+    let mut rng = Rng(0x5eed);
+    let mut text = "x ".repeat(4_400_000);
+    let mut sigs = Vec::new();
+    for _ in 0..200 {
+        let sig = b64url(&mut rng, 342);
+        text.push_str(&format!(
+            " tok=eyJhbGciOiJSUzI1NiJ9.eyJ{}.{sig}",
+            b64url(&mut rng, 8000)
+        ));
+        sigs.push(sig);
+    }
+    let line = format!("{}\n", serde_json::json!({"type": "user", "text": text}));
+    let input = case.path("input.jsonl");
+    std::fs::write(&input, &line).unwrap();
+    let (log, archive) = (case.path("a.jsonl"), case.path("a.jsonl.orig.zst"));
+    let out = crate::door::bin(&case.secrets)
+        .args(["--redact", "--archive", &archive, &log])
+        .stdin(std::fs::File::open(&input).unwrap())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map(common::output_timeout)
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let archived = unarchive(&archive);
+    assert_eq!(archived.iter().filter(|&&b| b == b'\n').count(), 1);
+    assert_clean("the archive", &archived, &body_windows(&sigs));
+}
+
+/// Found by the third attack: a private key written as lines of text (`cat key.pem` in a
+/// stream that mixes text and JSON) was logged and archived line by line in clear: no line
+/// holds a whole key.
+#[test]
+fn a_private_key_over_several_lines_of_text_is_redacted() {
+    let case = Case::new("leak-pem-lines", 0x1eac_000a, 0, 5);
+    let mut rng = Rng(0x7e3);
+    let (key, body) = pem(&mut rng, 12);
+    let input = format!("build ok\nkey: {key}{{\"a\":1}}\nafter\n");
+    let (log, archive) = (case.path("a.jsonl"), case.path("a.jsonl.orig.zst"));
+    let out = run(
+        &case.secrets,
+        &["--redact", "--archive", &archive, &log],
+        input.as_bytes(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let logged = std::fs::read(&log).unwrap();
+    assert_eq!(
+        lines(&logged).len(),
+        input.lines().count(),
+        "one log line a line"
+    );
+    let w = body_windows(&[body]);
+    assert_clean("the log", &logged, &w);
+    let archived = unarchive(&archive);
+    assert_clean("the archive", &archived, &w);
+    let text = String::from_utf8_lossy(&logged);
+    assert!(text.contains("key: [REDACTED:private_key]"), "{text}");
+    assert!(text.contains("{\"a\":1}") && text.contains("after") && text.contains("build ok"));
+}
+
+/// Found by the third attack: a secret holding a character past U+FFFF (an emoji) is written as
+/// a surrogate pair in JSON (upper-case by .NET, escaped twice in JSON inside JSON); neither half
+/// is a character, so the value was left whole.
+#[test]
+fn a_secret_with_a_surrogate_pair_is_redacted() {
+    let case = Case::new("leak-surrogate", 0x1eac_000b, 0, 5);
+    let value = "Kx9Qm2\u{1F600}Lp7Wz4Rt8Vb3";
+    let input = "{\"a\":\"v=Kx9Qm2\\uD83D\\uDE00Lp7Wz4Rt8Vb3\"}\n\
+                 {\"t\":\"{\\\"a\\\":\\\"Kx9Qm2\\\\ud83d\\\\ude00Lp7Wz4Rt8Vb3\\\"}\"}\n";
+    let log = case.path("a.jsonl");
+    let out = crate::door::bin(&case.secrets)
+        .env("MY_DB_PASSWORD", value)
+        .args(["--redact", &log])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map(|mut c| {
+            c.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+            common::output_timeout(c)
+        })
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let logged = String::from_utf8(std::fs::read(&log).unwrap()).unwrap();
+    assert_eq!(
+        logged.matches("[REDACTED:env:MY_DB_PASSWORD]").count(),
+        2,
+        "{logged}"
+    );
+    assert!(!logged.contains("Lp7Wz4Rt8Vb3"), "{logged}");
+}
+
+/// Found by the third attack: the MCP server redacted whole answer lines, its `id` too, so a
+/// client whose request id was token-shaped could not match the answer to its request.
+#[test]
+fn an_mcp_answer_keeps_the_id_its_client_sent() {
+    let case = Case::new("leak-mcp-id", 0x1eac_000c, 0, 5);
+    let id = format!("ghp_{BODY}");
+    let request = serde_json::json!({"jsonrpc":"2.0","id":id,"method":"ping"});
+    let root = case.dir.display().to_string();
+    let out = run(
+        &case.secrets,
+        &["mcp", "--redact", "--root", &root],
+        format!("{request}\n").as_bytes(),
+    );
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["id"], serde_json::json!(id));
+}

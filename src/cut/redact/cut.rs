@@ -51,20 +51,20 @@ pub fn around_cut(text: &[u8], at: usize) -> Option<std::ops::Range<usize>> {
 
 impl Redactor {
     /// Where the part of an excerpt should end (`head`) or start (its tail) to leave out the
-    /// run of bytes at its inner end, up to [`MAX_RUN`], and at least the longest secret
-    /// value: there a secret cut by the excerpt would show a part of itself.
+    /// run of bytes at its inner end, however long, and at least the longest secret value:
+    /// there a secret cut by the excerpt would show a part of itself.
     pub fn inner_end(&self, part: &[u8], head: bool) -> usize {
         let longest = self.values.as_ref().map_or(0, |v| v.longest);
-        let room = MAX_RUN.min(part.len());
-        let run = |mut at: Box<dyn Iterator<Item = usize>>| {
-            at.position(|i| ends_run_at(part, i)).unwrap_or(room)
-        };
+        let end = part.len();
         if head {
-            let end = part.len();
-            let drop = run(Box::new((end - room..end).rev())).max(longest).min(end);
-            end - drop
+            let run = (0..end)
+                .rev()
+                .position(|i| ends_run_at(part, i))
+                .unwrap_or(end);
+            end - run.max(longest).min(end)
         } else {
-            run(Box::new(0..room)).max(longest).min(part.len())
+            let run = (0..end).position(|i| ends_run_at(part, i)).unwrap_or(end);
+            run.max(longest).min(end)
         }
     }
 
@@ -107,6 +107,14 @@ impl Redactor {
                 to -= 1;
             }
         }
+        // A private key cut by the excerpt: its body runs over several lines, past any run.
+        // What the whole text redacted is gone, so a header or footer left is of a cut key.
+        if cut_start && let Some(footer) = key_footer_before_header(text) {
+            from = from.max(footer);
+        }
+        if cut_end && let Some(header) = key_header_after_footer(text) {
+            to = to.min(header);
+        }
         let label = |at: usize| {
             let start = memchr::memmem::rfind(&text[..at], b"[REDACTED:")?;
             let end = start + memchr::memchr(b']', &text[start..])? + 1;
@@ -125,14 +133,19 @@ impl Redactor {
     }
 
     /// Where to end the part of a text read so far (`text`, more to come) that can be
-    /// redacted now, so that no secret is split between two redactions: [`MAX_RUN`] and the
-    /// longest secret value before its end, moved back to the start of any secret found
-    /// across that point. What follows it waits for the next bytes.
+    /// redacted now, so that no secret is split between two redactions: at a byte no token
+    /// holds ([`ends_run`]) at least [`MAX_RUN`] and the longest secret value before its end,
+    /// moved back to the start of any secret found across that point, and before a private
+    /// key's header whose footer has not come. What follows it waits for the next bytes; `0`
+    /// when nothing can go yet.
     pub fn safe_cut(&self, text: &[u8]) -> usize {
         let longest = self.values.as_ref().map_or(0, |v| v.longest);
         let at = text.len().saturating_sub(MAX_RUN + longest);
-        let from = at.saturating_sub(MAX_RUN + longest);
-        let mut cut = at;
+        let mut cut = (0..at)
+            .rev()
+            .find(|&i| ends_run_at(text, i))
+            .map_or(at, |i| i + 1);
+        let from = cut.saturating_sub(MAX_RUN + longest);
         self.each_hit(&text[from..], |hit| {
             if let Some(h) = hit
                 && from + h.start < cut
@@ -142,6 +155,140 @@ impl Redactor {
             }
             false
         });
+        // A key's body is a few KiB: past that a header is not held for.
+        if let Some(header) = key_header_after_footer(&text[..cut])
+            && cut - header <= 64 << 10
+        {
+            cut = header;
+        }
         cut
+    }
+
+    /// `line` (JSON) with, in every string that holds a cut marker (its text up to the first
+    /// number: `[TRUNCATED: `), each piece between markers as [`Redactor::excerpt`] makes it:
+    /// redacted on its own, without the run of bytes beside a marker, on character boundaries.
+    /// A secret that a cut left in two parts, its head before a marker and its tail after, is
+    /// left out; one whole in a piece is redacted. `None` when `line` is not JSON (or nested
+    /// past serde_json's depth) or holds no such string.
+    pub fn without_cut_ends(&self, line: &[u8], marker: &str) -> Option<Vec<u8>> {
+        fn walk(v: &mut serde_json::Value, r: &Redactor, marker: &str, changed: &mut bool) {
+            match v {
+                serde_json::Value::String(s) if s.contains(marker) => {
+                    *s = r.trim_cut_ends(s, marker);
+                    *changed = true;
+                }
+                serde_json::Value::Array(a) => {
+                    a.iter_mut().for_each(|v| walk(v, r, marker, changed));
+                }
+                serde_json::Value::Object(o) => {
+                    o.values_mut().for_each(|v| walk(v, r, marker, changed));
+                }
+                _ => {}
+            }
+        }
+        if marker.is_empty() || memchr::memmem::find(line, marker.as_bytes()).is_none() {
+            return None;
+        }
+        let mut value: serde_json::Value = serde_json::from_slice(line).ok()?;
+        let mut changed = false;
+        walk(&mut value, self, marker, &mut changed);
+        changed.then(|| serde_json::to_vec(&value).ok()).flatten()
+    }
+
+    /// `s` as its pieces between markers, each made an excerpt ([`Redactor::excerpt`]) cut
+    /// where a marker is beside it.
+    fn trim_cut_ends(&self, s: &str, marker: &str) -> String {
+        let mut pieces: Vec<(&str, bool)> = Vec::new(); // (text, is a marker)
+        let mut rest = s;
+        while let Some(at) = rest.find(marker) {
+            let end = rest[at..].find(']').map_or(rest.len(), |e| at + e + 1);
+            pieces.push((&rest[..at], false));
+            pieces.push((&rest[at..end], true));
+            rest = &rest[end..];
+        }
+        pieces.push((rest, false));
+        let mut out = String::with_capacity(s.len());
+        let mut excerpt = Vec::new();
+        for (i, &(piece, marker)) in pieces.iter().enumerate() {
+            if marker {
+                out.push_str(piece);
+                continue;
+            }
+            self.excerpt(piece.as_bytes(), i > 0, i + 1 < pieces.len(), &mut excerpt);
+            out.push_str(&String::from_utf8_lossy(&excerpt));
+        }
+        out
+    }
+}
+
+/// Where the private key's header that opens the last block of `text` without its footer
+/// starts (`-----BEGIN … PRIVATE KEY`), if any.
+fn key_header_after_footer(text: &[u8]) -> Option<usize> {
+    let header = memchr::memmem::rfind(text, b"-----BEGIN ")?;
+    let rest = &text[header..];
+    let key = memchr::memmem::find(&rest[..rest.len().min(80)], b"PRIVATE KEY").is_some();
+    (key && memchr::memmem::find(rest, b"-----END ").is_none()).then_some(header)
+}
+
+/// Where the private key's footer that closes the first block of `text` without its header
+/// ends (`-----END … PRIVATE KEY-----`), if any.
+fn key_footer_before_header(text: &[u8]) -> Option<usize> {
+    let footer = memchr::memmem::find(text, b"-----END ")?;
+    let rest = &text[footer..];
+    let key = memchr::memmem::find(&rest[..rest.len().min(80)], b"PRIVATE KEY")?;
+    let dashes = memchr::memmem::find(&rest[key..], b"-----").map_or(key + 11, |d| key + d + 5);
+    let before = &text[..footer];
+    memchr::memmem::find(before, b"-----BEGIN ")
+        .is_none()
+        .then_some(footer + dashes)
+}
+
+/// A private key written over several lines of text (`cat key.pem` in a stream that mixes text
+/// and JSON): a header line, body lines, a footer line, each a line of its own. Held by each
+/// writer of a stream (the log's engine, the archive), line to line.
+#[derive(Debug, Default)]
+pub struct KeyLines {
+    /// Lines since the header, 0 outside a key.
+    inside: u32,
+}
+
+/// The most lines a key's block spans (an RSA 4096 key takes 51): past that, a header was not
+/// a key's, and the lines after it are left alone.
+const KEY_LINES: u32 = 200;
+
+impl KeyLines {
+    /// True inside a key's block: the next line must be looked at, whatever the filters say.
+    pub fn inside(&self) -> bool {
+        self.inside > 0
+    }
+}
+
+impl Redactor {
+    /// What a line of text becomes when it is part of a private key's block that spans lines:
+    /// from its header on (a header line), whole (a body line), up to its footer's end (the
+    /// footer line) replaced by `[REDACTED:private_key]`. `None` for any other line, and for a
+    /// JSON line (whose strings hold a key whole, `\n`s and all): one ends a block.
+    pub fn key_line(&self, line: &[u8], keys: &mut KeyLines) -> Option<Vec<u8>> {
+        const LABEL: &[u8] = b"[REDACTED:private_key]";
+        let json = matches!(line.trim_ascii_start().first(), Some(b'{' | b'['));
+        if json {
+            keys.inside = 0;
+            return None;
+        }
+        if keys.inside > 0 {
+            keys.inside += 1;
+            if let Some(end) = key_footer_before_header(line) {
+                keys.inside = 0;
+                return Some([LABEL, &line[end..]].concat());
+            }
+            if keys.inside > KEY_LINES {
+                keys.inside = 0;
+                return None;
+            }
+            return Some(LABEL.to_vec());
+        }
+        let header = key_header_after_footer(line)?;
+        keys.inside = 1;
+        Some([&line[..header], LABEL].concat())
     }
 }

@@ -28,9 +28,27 @@ fn escape_at(text: &[u8], at: usize) -> Option<(char, usize)> {
     match text.get(after)? {
         b'/' => Some(('/', slashes + 1)),
         b'u' => {
-            let hex = std::str::from_utf8(text.get(after + 1..after + 5)?).ok()?;
-            let c = char::from_u32(u32::from_str_radix(hex, 16).ok()?)?;
-            (!c.is_control() && c != '"' && c != '\\').then_some((c, slashes + 5))
+            let unit = |at: usize| -> Option<u32> {
+                let hex = std::str::from_utf8(text.get(at..at + 4)?).ok()?;
+                u32::from_str_radix(hex, 16).ok()
+            };
+            let first = unit(after + 1)?;
+            let (code, len) = if (0xD800..0xDC00).contains(&first) {
+                // A surrogate pair (`\uD83D\uDE00`): the low half is escaped the same way.
+                let next = at + slashes + 5;
+                let low_at = next + slashes;
+                let same = text.get(next..low_at)?.iter().all(|&b| b == b'\\')
+                    && text.get(low_at) == Some(&b'u');
+                let low = unit(low_at + 1).filter(|l| same && (0xDC00..0xE000).contains(l))?;
+                (
+                    0x10000 + ((first - 0xD800) << 10) + (low - 0xDC00),
+                    2 * (slashes + 5),
+                )
+            } else {
+                (first, slashes + 5)
+            };
+            let c = char::from_u32(code)?;
+            (!c.is_control() && c != '"' && c != '\\').then_some((c, len))
         }
         _ => None,
     }
@@ -135,5 +153,20 @@ mod tests {
         assert!(Shadow::of(br#"{"a":"x\n\"y\\u\u001b\u009b\u005c\ud800"}"#).is_none());
         assert!(hides(br#"{"a":"\u0041"}"#));
         assert!(hides(br#"{"a":"https:\/\/"}"#));
+    }
+
+    /// Found by attacking the door: a character past U+FFFF is written as a surrogate pair,
+    /// and neither half is a character: a value holding one (an emoji) was left whole.
+    #[test]
+    fn a_surrogate_pair_is_read_as_its_character_at_any_depth() {
+        for (line, want) in [
+            (&br#"x\ud83d\ude00y"#[..], "x\u{1F600}y"),
+            (br#"x\uD83D\uDE00y"#, "x\u{1F600}y"),
+            (br#"x\\uD83D\\uDE00y"#, "x\u{1F600}y"),
+        ] {
+            assert_eq!(Shadow::of(line).unwrap().text, want.as_bytes(), "{line:?}");
+        }
+        // A lone half is no character: left as written.
+        assert!(Shadow::of(br#"x\ud83dy"#).is_none());
     }
 }

@@ -43,7 +43,7 @@ use regex_automata::{Anchored, Input, meta};
 
 use crate::line::strings::Trigrams;
 use cut::MAX_RUN;
-pub use cut::around_cut;
+pub use cut::{KeyLines, around_cut};
 pub use patterns::PATTERNS;
 use patterns::{
     ASSIGNED_VALUE, OTHER_STARTS, SECRET_WORDS, TELEGRAM, TOKEN_STARTS, URL_CREDENTIALS,

@@ -76,6 +76,8 @@ pub struct ArchiveFeed {
     errors: Arc<Mutex<Vec<Error>>>,
     redactor: Option<Redactor>,
     redacted: Vec<u8>,
+    /// Where the stream is in a private key written over several lines.
+    keys: crate::cut::redact::KeyLines,
     /// `--redact` on a line past the memory cap: its bytes not yet redacted, held until the
     /// next piece so that a secret is never split between two redactions.
     held: Vec<u8>,
@@ -153,6 +155,7 @@ impl ArchiveFeed {
             errors,
             redactor: opts.redact.then(|| Redactor::with_secrets(&opts.secrets)),
             redacted: Vec::new(),
+            keys: Default::default(),
             held: Vec::new(),
             log: opts.log,
         })
@@ -183,6 +186,14 @@ impl ArchiveFeed {
             self.held.extend_from_slice(bytes);
             joined = std::mem::take(&mut self.held);
             text = &joined;
+        }
+        // A line of a private key written over several lines of text goes as its redaction.
+        if let Piece::Line(line) = piece
+            && (self.keys.inside() || !r.rules_out(line))
+            && let Some(replaced) = r.key_line(line, &mut self.keys)
+        {
+            self.frames.push(&replaced);
+            return;
         }
         let cut = match last {
             true => text.len(),
