@@ -57,7 +57,11 @@ for t in "${targets[@]}"; do
   fi
   echo "== $t for ${secs}s"
   # A finding stops only its own target; the others still run. Findings land in artifacts/$t.
-  if cargo +nightly fuzz run "$t" "corpus/$t" -- -max_total_time="$secs" -max_len=16384 \
+  # With GNU time, the CPU seconds too: on a shared machine, runs a CPU second say more than
+  # runs a second.
+  timer=(); rm -f "corpus/$t.cpu"
+  [ -x /usr/bin/time ] && timer=(/usr/bin/time -f '%U %S' -o "corpus/$t.cpu")
+  if "${timer[@]}" cargo +nightly fuzz run "$t" "corpus/$t" -- -max_total_time="$secs" -max_len=16384 \
     -timeout=10 -rss_limit_mb=4096 > "corpus/$t.log" 2>&1; then
     grep -E '^Done' "corpus/$t.log"
     result="ok"
@@ -76,9 +80,15 @@ for t in "${targets[@]}"; do
     runs=$(echo "$last" | sed -nE 's/^#([0-9]+).*/\1/p'); took="?"
     rate=$(echo "$last" | sed -nE 's/.*exec\/s: ([0-9]+).*/\1/p')
   fi
-  table+=("$(printf '%-16s %12s %8s %10s  %s' "$t" "${runs:-?}" "$took" "${rate:-?}" "$result")")
+  cpu_rate="?"
+  if [ -s "corpus/$t.cpu" ] && [ -n "${runs:-}" ]; then
+    cpu_rate=$(awk -v r="$runs" 'END { c = $1 + $2; if (c > 0) printf "%d", r / c; else print "?" }' \
+      "corpus/$t.cpu")
+  fi
+  table+=("$(printf '%-16s %12s %8s %10s %12s  %s' "$t" "${runs:-?}" "$took" "${rate:-?}" \
+    "$cpu_rate" "$result")")
 done
 echo
-printf '%-16s %12s %8s %10s  %s\n' target runs seconds 'runs/s' result
+printf '%-16s %12s %8s %10s %12s  %s\n' target runs seconds 'runs/s' 'runs/CPU-s' result
 printf '%s\n' "${table[@]}"
 exit "${status:-0}"
