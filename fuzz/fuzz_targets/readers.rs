@@ -10,7 +10,8 @@
 //!
 //! The first byte chooses the file's encoding (bits 0-2) and the N of `--head`/`--tail` (bits
 //! 3-7); the second the format (bits 0-1), `--summary` (bit 2), `--max-tokens` (bits 3-5),
-//! `--tail` (bit 6) and `--head` (bit 7). The file is one per process, rewritten for each input.
+//! `--tail` (bit 6) and `--head` (bit 7). The file is one per process, unlinked once open and
+//! rewritten for each input.
 #![no_main]
 
 use std::cell::RefCell;
@@ -46,6 +47,9 @@ fn log() -> &'static (Arc<File>, PathBuf) {
             .truncate(true)
             .open(&path)
             .unwrap();
+        // Read through this descriptor only (`ViewOptions::opened`): no file is left behind.
+        // (The path is looked at only for an archive beside the log, which there is not.)
+        std::fs::remove_file(&path).unwrap();
         (Arc::new(file), path)
     })
 }
