@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Runs every fuzz target for N seconds each (default 60), seeded from the test fixtures, the
-# sample stream and the real corpus. Usage: fuzz/run.sh [SECONDS] [TARGET...]
+# sample stream and the real corpus, and ends with a table of each target's runs and runs a
+# second. Usage: fuzz/run.sh [SECONDS] [TARGET...]
 set -euo pipefail
 cd "$(dirname "$0")"
 secs="${1:-60}"; shift || true
-targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(engine_line validity stream reduce mcp_request redact_surfaces)
+table=()
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(engine_line validity stream reduce mcp_request redact_surfaces readers)
 corpus_src="${SMART_TEE_CORPUS:-../tests/data/real}"
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz
 for t in "${targets[@]}"; do
@@ -33,13 +35,60 @@ for t in "${targets[@]}"; do
     printf '%s"log_summary","arguments":{"path":"d/b.log"}}}\n%s"list_logs","arguments":{}}}\n' "$rpc" "$rpc" > "corpus/$t/seed-summary"
     printf '%s"wait_for_log","arguments":{"path":"a.jsonl","timeout_seconds":1}}}\n{"jsonrpc":"2.0","id":"p","method":"ping"}\n' "$rpc" > "corpus/$t/seed-wait"
   fi
+  if [ "$t" = readers ]; then
+    # Whole logs (the first lines of each file, up to 16 KiB): plain in text, jsonl and json;
+    # compressed by the target (gzip: encoding 4, zstd: 5) with --summary; gzip and zstd files.
+    # The first byte is the encoding, the second the view (see fuzz_targets/readers.rs).
+    k=0
+    for f in "$corpus_src"/*.jsonl ../samples/*.jsonl; do
+      [ -f "$f" ] || continue
+      { head -n 40 "$f" | head -c 16000 > "corpus/$t/.log"; } || true  # head -c ends the pipe early
+      for p in '\x00\x00' '\x00\x11' '\x00\x02' '\x04\x04' '\x05\x06' '\x24\x40' '\x0f\x80'; do
+        { printf "$p"; cat "corpus/$t/.log"; } > "corpus/$t/log-$k"; k=$((k+1))
+      done
+      if command -v gzip >/dev/null; then
+        { printf '\x00\x00'; gzip -c "corpus/$t/.log"; } > "corpus/$t/log-$k"; k=$((k+1))
+      fi
+      if command -v zstd >/dev/null; then
+        { printf '\x00\x04'; zstd -qc "corpus/$t/.log"; } > "corpus/$t/log-$k"; k=$((k+1))
+      fi
+    done
+    rm -f "corpus/$t/.log"
+  fi
   echo "== $t for ${secs}s"
   # A finding stops only its own target; the others still run. Findings land in artifacts/$t.
-  if cargo +nightly fuzz run "$t" "corpus/$t" -- -max_total_time="$secs" -max_len=16384 \
+  # With GNU time, the CPU seconds too: on a shared machine, runs a CPU second say more than
+  # runs a second.
+  timer=(); rm -f "corpus/$t.cpu"
+  [ -x /usr/bin/time ] && timer=(/usr/bin/time -f '%U %S' -o "corpus/$t.cpu")
+  if "${timer[@]}" cargo +nightly fuzz run "$t" "corpus/$t" -- -max_total_time="$secs" -max_len=16384 \
     -timeout=10 -rss_limit_mb=4096 > "corpus/$t.log" 2>&1; then
     grep -E '^Done' "corpus/$t.log"
+    result="ok"
   else
     echo "!! $t failed: see fuzz/corpus/$t.log and fuzz/artifacts/$t"; status=1
+    result="FAILED"
   fi
+  # libFuzzer's last words: `Done N runs in S second(s)`; after a finding, its last status line
+  # (`#N ... exec/s: R`).
+  done_line=$(grep -E '^Done [0-9]+ runs in [0-9]+ second' "corpus/$t.log" | tail -n 1 || true)
+  if [ -n "$done_line" ]; then
+    runs=$(echo "$done_line" | awk '{print $2}'); took=$(echo "$done_line" | awk '{print $5}')
+    rate=$(( runs / (took > 0 ? took : 1) ))
+  else
+    last=$(grep -E '^#[0-9]+.*exec/s: [0-9]+' "corpus/$t.log" | tail -n 1 || true)
+    runs=$(echo "$last" | sed -nE 's/^#([0-9]+).*/\1/p'); took="?"
+    rate=$(echo "$last" | sed -nE 's/.*exec\/s: ([0-9]+).*/\1/p')
+  fi
+  cpu_rate="?"
+  if [ -s "corpus/$t.cpu" ] && [ -n "${runs:-}" ]; then
+    cpu_rate=$(awk -v r="$runs" 'END { c = $1 + $2; if (c > 0) printf "%d", r / c; else print "?" }' \
+      "corpus/$t.cpu")
+  fi
+  table+=("$(printf '%-16s %12s %8s %10s %12s  %s' "$t" "${runs:-?}" "$took" "${rate:-?}" \
+    "$cpu_rate" "$result")")
 done
+echo
+printf '%-16s %12s %8s %10s %12s  %s\n' target runs seconds 'runs/s' 'runs/CPU-s' result
+printf '%s\n' "${table[@]}"
 exit "${status:-0}"

@@ -7,6 +7,7 @@
 
 use std::sync::{Mutex, OnceLock};
 
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use libfuzzer_sys::fuzz_target;
 use smart_tee::cut::redact::Secret;
 use smart_tee::read::summary::Summary;
@@ -66,20 +67,26 @@ fn engines() -> &'static Mutex<Engines> {
     })
 }
 
-fn windows() -> &'static Vec<String> {
-    static W: OnceLock<Vec<String>> = OnceLock::new();
+/// Every 9 bytes of every secret's body, searched for at once (one pass over a surface, where
+/// a `contains` per window took most of a run).
+fn windows() -> &'static AhoCorasick {
+    static W: OnceLock<AhoCorasick> = OnceLock::new();
     W.get_or_init(|| {
-        SECRETS
+        let windows: Vec<&str> = SECRETS
             .iter()
-            .flat_map(|(_, b)| (0..=b.len() - 9).map(move |i| b[i..i + 9].to_string()))
-            .collect()
+            .flat_map(|(_, b)| (0..=b.len() - 9).map(move |i| &b[i..i + 9]))
+            .collect();
+        AhoCorasick::builder()
+            .kind(Some(AhoCorasickKind::DFA))
+            .build(windows)
+            .unwrap()
     })
 }
 
 fn assert_clean(surface: &str, bytes: &[u8]) {
     let text = String::from_utf8_lossy(bytes).replace("\\/", "/");
-    for w in windows() {
-        assert!(!text.contains(w.as_str()), "{surface} shows {w:?}: {text}");
+    if let Some(m) = windows().find(&text) {
+        panic!("{surface} shows {:?}: {text}", &text[m.range()]);
     }
 }
 
@@ -102,6 +109,12 @@ fuzz_target!(|data: &[u8]| {
     }
     let (places, filler) = data.split_at(SECRETS.len() + 1);
     let filler = String::from_utf8_lossy(filler);
+    // The fuzzer learns the secrets from the comparisons and writes them into the filler too,
+    // where they need not start at a word boundary (`assistghp_…`), and a token that does not
+    // is not one: only the secrets placed below are looked for.
+    if windows().is_match(&filler.replace("\\/", "/")) {
+        return;
+    }
     // Secrets at offsets the input chooses, each between spaces (a token starts at a word
     // boundary), on character boundaries.
     let mut at: Vec<(usize, &str)> = SECRETS

@@ -7,11 +7,23 @@
 //! the rest is the line.
 #![no_main]
 
+use std::sync::OnceLock;
+
 use libfuzzer_sys::fuzz_target;
 use smart_tee::line::fields::FieldClasses;
 use smart_tee::line::scan;
 use smart_tee::reduce::{Failure, Reducer};
 use smart_tee::{EngineConfig, LineEngine};
+
+/// `--plain`'s configuration, built once.
+fn plain() -> &'static EngineConfig {
+    static PLAIN: OnceLock<EngineConfig> = OnceLock::new();
+    PLAIN.get_or_init(|| EngineConfig {
+        value_aware: false,
+        fields: FieldClasses::defaults().without_duplicates(),
+        ..EngineConfig::default()
+    })
+}
 
 fuzz_target!(|data: &[u8]| {
     let [piece, budget, line @ ..] = data else {
@@ -39,9 +51,7 @@ fuzz_target!(|data: &[u8]| {
             assert!(valid, "invalid line accepted");
             let config = EngineConfig {
                 max_line_bytes: budget,
-                value_aware: false,
-                fields: FieldClasses::defaults().without_duplicates(),
-                ..EngineConfig::default()
+                ..plain().clone()
             };
             let mut streamed = Vec::new();
             LineEngine::new(config.clone()).process_reduced(reduced, &mut streamed);

@@ -166,11 +166,19 @@ pub struct LineEngine {
 
 impl LineEngine {
     pub fn new(config: EngineConfig) -> LineEngine {
+        LineEngine::with_redactor(config, None)
+    }
+
+    /// [`LineEngine::new`], with `--redact`'s redactor given when `config.redact` is set: one
+    /// built for `config.secrets` ([`Redactor::with_secrets`], or [`LineEngine::redactor`] of
+    /// another engine); `None` builds it. Building a redactor takes milliseconds, so callers
+    /// that make many engines (the fuzz targets) share one.
+    pub fn with_redactor(config: EngineConfig, redactor: Option<Arc<Redactor>>) -> LineEngine {
         quiet_caught_panics();
         LineEngine {
-            redactor: config
-                .redact
-                .then(|| Arc::new(Redactor::with_secrets(&config.secrets))),
+            redactor: config.redact.then(|| {
+                redactor.unwrap_or_else(|| Arc::new(Redactor::with_secrets(&config.secrets)))
+            }),
             keys: KeyLines::default(),
             known: Known::default(),
             given: (0, 0),
