@@ -49,9 +49,26 @@ const ELEMENTS: &[&str] = &[
     "p",
     "code",
     "script",
+    // A message's Markdown (html_md.rs).
+    "h4",
+    "h5",
+    "h6",
+    "ol",
+    "em",
+    "strong",
+    "del",
+    "u",
+    "blockquote",
+    "table",
+    "thead",
+    "tr",
+    "th",
+    "td",
+    "hr",
+    "br",
 ];
 /// Elements without an end tag.
-const VOID: &[&str] = &["meta", "input"];
+const VOID: &[&str] = &["meta", "input", "hr", "br"];
 
 fn html(args: &[&str], log: &Path) -> String {
     let out = run_cmd(
@@ -698,4 +715,28 @@ fn huge_counts_saturate_instead_of_overflowing() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// #50: assistant text read like a table of JSON, and Claude repeats a message's usage on each
+/// of its content blocks' events. A message is its text as Markdown, and its tokens show once.
+#[test]
+fn a_message_reads_as_markdown_with_its_tokens_once() {
+    let dir = common::tempdir("report-markdown");
+    let log = dir.join("a.jsonl");
+    let usage = r#""usage":{"input_tokens":3,"cache_read_input_tokens":1200,"cache_creation_input_tokens":34,"output_tokens":56}"#;
+    std::fs::write(
+        &log,
+        format!(
+            "{{\"type\":\"assistant\",\"message\":{{\"id\":\"m1\",\"role\":\"assistant\",\"content\":[{{\"type\":\"text\",\"text\":\"## Plan\\n\\n- **read** the `log`\\n- [link](https://example.com)\"}}],{usage}}}}}\n\
+             {{\"type\":\"assistant\",\"message\":{{\"id\":\"m1\",\"role\":\"assistant\",\"content\":[{{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"Read\",\"input\":{{}}}}],{usage}}}}}\n"
+        ),
+    )
+    .unwrap();
+    let page = html(&[], &log);
+    check(&page, "markdown");
+    assert!(page.contains("<h4>Plan</h4>"), "{page}");
+    assert!(page.contains("<li><strong>read</strong> the <code>log</code></li>"));
+    assert!(page.contains("<u>link</u>") && !page.contains("example.com\""));
+    assert_eq!(page.matches("class=\"tok\"").count(), 1);
+    assert!(page.contains("in 1,237 · out 56 tokens"));
 }

@@ -229,6 +229,9 @@ impl<'a> Pass<'a> {
         let depth = parent_call(&v).map_or(0, |p| t.calls.get(&p).map_or(1, |c| (c.2 + 1).min(8)));
         let json = self.json.render(at.0, line);
         let mut row = Row::new(at, &v, &json, line, depth);
+        if t.first_of_message(&v) {
+            row.add_usage(&v);
+        }
         let (calls, results) = call_ids(whole.as_ref().unwrap_or(&v));
         drop(whole);
         for (id, failed) in results {
@@ -333,7 +336,13 @@ struct Timeline {
     calls: HashMap<String, (u64, At, u8)>,
     /// The bytes of their ids (an id inserted twice counted twice).
     call_bytes: usize,
+    /// The messages whose tokens a row shows already (Claude repeats a message's usage on
+    /// each of its content blocks' events): at most [`MESSAGES_MAX`] ids, then forgotten.
+    messages: std::collections::HashSet<String>,
 }
+
+/// The most message ids [`Timeline::messages`] holds.
+const MESSAGES_MAX: usize = 10_000;
 
 impl Timeline {
     fn new(budget: usize, opts: &ViewOptions) -> Timeline {
@@ -354,7 +363,20 @@ impl Timeline {
             tail_limit: opts.tail,
             calls: HashMap::new(),
             call_bytes: 0,
+            messages: std::collections::HashSet::new(),
         }
+    }
+
+    /// True for the first event of the message `v` belongs to, whose row shows its tokens.
+    fn first_of_message(&mut self, v: &Value) -> bool {
+        let Some(id) = v.pointer("/message/id").and_then(Value::as_str) else {
+            return true;
+        };
+        if self.messages.len() >= MESSAGES_MAX {
+            self.messages.clear();
+        }
+        self.messages
+            .insert(id[..super::render::floor_char(id, 200)].to_string())
     }
 
     /// Whether the next event gets a row (`--head N` keeps the first N only).

@@ -38,6 +38,11 @@ body:has(#only-errors:checked) .ev:not(.err){display:none}
 .k-msg .k{font-weight:700}.k-res .k{color:var(--res)}.k-tool .k{color:var(--tool)}.k-fin .k{color:var(--fin)}.k-oth .k{color:var(--mut)}
 .ev.err{background:var(--errbg)}.ev.err .k,.ev .bad{color:var(--err)}
 .pair a{margin-left:12px;white-space:nowrap}
+.tok{margin-left:10px;color:var(--mut);white-space:nowrap}
+.md{font:13px/1.5 system-ui,sans-serif;padding:4px 10px;border-radius:8px;background:rgba(127,127,127,.07)}
+.md p,.md ul,.md ol,.md pre,.md blockquote,.md table{margin:0 0 6px}.md h4,.md h5,.md h6{margin:4px 0}
+.md code{font:12px ui-monospace,monospace}.md blockquote{border-left:3px solid var(--line);padding-left:8px;color:var(--mut)}
+.md table{border-collapse:collapse}.md th,.md td{border:1px solid var(--line);padding:1px 6px}
 details summary{cursor:pointer;color:var(--mut);font-size:11px}
 pre{margin:2px 0 6px;padding:6px 8px;max-height:32em;overflow:auto;white-space:pre-wrap;overflow-wrap:anywhere;background:rgba(127,127,127,.08);border-radius:4px}
 .ev:target{outline:2px solid var(--hl)}
@@ -73,7 +78,7 @@ pub(super) const SCRIPT: &str = r#"
 "#;
 
 /// `sha256-` and the base64 of [`STYLE`]'s SHA-256, for the CSP (checked by a test).
-pub(super) const STYLE_HASH: &str = "sha256-fNE5WiSoFjyeJrdtYYAbxlM1qf27d0QVnmAofNUf0jA=";
+pub(super) const STYLE_HASH: &str = "sha256-7HyGLyZWpznph+8pYihUdyfVQ6HbgaCoGWan7fpALac=";
 /// `sha256-` and the base64 of [`SCRIPT`]'s SHA-256, for the CSP (checked by a test).
 pub(super) const SCRIPT_HASH: &str = "sha256-6eGhawRDH++38Cae7nOjqil4K2P87GTDCB8FO0Ubnv4=";
 

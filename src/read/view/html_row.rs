@@ -215,15 +215,22 @@ impl Row {
         escape_text(&kind, &mut escaped_kind);
         cells.push_str(&format!("</time><b class=\"k\" title=\"{escaped_kind}\">"));
         cells.push_str(&escaped_kind);
-        cells.push_str("</b><span class=\"g\">");
-        let gist = if gist.len() > GIST_CAP {
-            let end = super::render::floor_char(&gist, GIST_CAP);
-            format!("{}…", &gist[..end])
+        if let Some(text) = super::html_md::message_text(v) {
+            // A message reads as its text, rendered: a bubble of Markdown.
+            cells.push_str("</b><div class=\"g md\">");
+            super::html_md::markdown(&text, &mut cells);
+            cells.push_str("</div>");
         } else {
-            gist
-        };
-        escape_styled(&gist, &mut cells);
-        cells.push_str("</span>");
+            cells.push_str("</b><span class=\"g\">");
+            let gist = if gist.len() > GIST_CAP {
+                let end = super::render::floor_char(&gist, GIST_CAP);
+                format!("{}…", &gist[..end])
+            } else {
+                gist
+            };
+            escape_styled(&gist, &mut cells);
+            cells.push_str("</span>");
+        }
         Row {
             at,
             kind: escaped_kind,
@@ -237,6 +244,31 @@ impl Row {
             cut: is_cut(line),
             original: String::new(),
         }
+    }
+
+    /// Shows the tokens of the message `v` is an event of (`message.usage`), if it has any:
+    /// input (uncached, cache read and cache write together) and output. Call it on a
+    /// message's first event only.
+    pub fn add_usage(&mut self, v: &Value) {
+        let Some(usage) = v.pointer("/message/usage") else {
+            return;
+        };
+        let n = |k: &str| usage.get(k).and_then(Value::as_u64).unwrap_or(0);
+        let input =
+            n("input_tokens") + n("cache_read_input_tokens") + n("cache_creation_input_tokens");
+        let output = n("output_tokens");
+        if input + output == 0 {
+            return;
+        }
+        let close = self.cells.rfind("</").unwrap_or(self.cells.len());
+        self.cells.insert_str(
+            close,
+            &format!(
+                "<small class=\"tok\">in {} · out {} tokens</small>",
+                super::grouped(input),
+                super::grouped(output)
+            ),
+        );
     }
 
     /// The bytes this row takes in the page, its links and original counted.
@@ -268,8 +300,9 @@ impl Row {
             anchor(self.at),
             number(self.at, several_files)
         ));
-        // The pairing links go at the end of the gist's cell.
-        out.push_str(self.cells.strip_suffix("</span>").unwrap_or(&self.cells));
+        // The pairing links go at the end of the gist's cell, before its closing tag.
+        let close = self.cells.rfind("</").unwrap_or(self.cells.len());
+        out.push_str(&self.cells[..close]);
         if self.answers.is_some() || !self.answered_by.is_empty() {
             out.push_str("<span class=\"pair\">");
             if let Some(l) = self.answers {
@@ -280,7 +313,7 @@ impl Row {
             }
             out.push_str("</span>");
         }
-        out.push_str("</span>");
+        out.push_str(&self.cells[close..]);
         out.push_str(&self.details);
         out.push_str(&self.original);
         out.push_str("</div>\n");

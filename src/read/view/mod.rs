@@ -15,6 +15,7 @@
 
 mod follow;
 mod html;
+mod html_md;
 mod html_page;
 mod html_row;
 mod read;
