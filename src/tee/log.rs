@@ -560,7 +560,7 @@ impl LogWriter {
         let before = self.batch.len();
         let ends = matches!(piece, Piece::Line(_) | Piece::End(_));
         if let Some(a) = self.archive.as_mut() {
-            a.piece(&piece);
+            a.piece(&piece, known.ruled_out);
         }
         let outcome = match BigLine::follow(&mut self.big, self.engine.config(), piece) {
             Next::Line(line) => Some(self.line(line, known)),

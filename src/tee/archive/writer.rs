@@ -165,9 +165,9 @@ impl ArchiveFeed {
     /// into `redact.rs`: [`Redactor::redact`], per line), a whole line is redacted whole; a line
     /// past the memory cap is redacted in parts of at least [`HOLD_MAX`] bytes, each ending
     /// where no secret is split ([`Redactor::safe_cut`]); the bytes after that wait for the
-    /// next piece.
+    /// next piece. `ruled_out`: the reading thread's filters ruled the line out already.
     #[inline]
-    pub fn piece(&mut self, piece: &Piece) {
+    pub fn piece(&mut self, piece: &Piece, ruled_out: bool) {
         let (bytes, last) = match piece {
             Piece::Line(b) | Piece::End(b) => (*b, true),
             Piece::Start(b) => {
@@ -189,7 +189,7 @@ impl ArchiveFeed {
         }
         // A line of a private key written over several lines of text goes as its redaction.
         if let Piece::Line(line) = piece
-            && (self.keys.inside() || !r.rules_out(line))
+            && (self.keys.inside() || !(ruled_out || r.rules_out(line)))
             && let Some(replaced) = r.key_line(line, &mut self.keys)
         {
             self.frames.push(&replaced);
@@ -200,8 +200,13 @@ impl ArchiveFeed {
             false if text.len() <= HOLD_MAX => 0,
             false => r.safe_cut(text),
         };
-        // The filters alone rule out most lines, at a fraction of a search's cost.
-        if !r.rules_out(&text[..cut]) && r.redact(&text[..cut], &mut self.redacted) {
+        // The filters alone rule out most lines, at a fraction of a search's cost; the
+        // reading thread ran them on most lines already (`ruled_out`, its verdict).
+        let whole_line = matches!(piece, Piece::Line(_));
+        if !(whole_line && ruled_out)
+            && !r.rules_out(&text[..cut])
+            && r.redact(&text[..cut], &mut self.redacted)
+        {
             self.frames.push(&self.redacted);
         } else {
             self.frames.push(&text[..cut]);
