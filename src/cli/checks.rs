@@ -94,6 +94,13 @@ impl Cli {
             bound("--since", self.since.take())?,
             bound("--until", self.until.take())?,
         );
+        if let Some(path) = self.prices.take() {
+            let table = std::fs::read_to_string(&path)
+                .map_err(|e| e.to_string())
+                .and_then(|text| crate::read::summary::prices::Prices::parse(&text))
+                .map_err(|e| format!("--prices {path:?}: {e}"))?;
+            crate::read::summary::prices::choose(table);
+        }
         let (summary, by_run, stall_after) = (
             self.summary,
             self.by_run,

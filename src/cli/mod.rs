@@ -414,6 +414,17 @@ struct Cli {
     #[arg(long, requires = "summary", help_heading = "Reading logs (--view)")]
     by_run: bool,
 
+    /// With --summary: estimate the cost of runs whose log reports none with this price
+    /// table (JSON, USD per million tokens per model, dated; docs/health.md) instead of the
+    /// one smart-tee ships.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "summary",
+        help_heading = "Reading logs (--view)"
+    )]
+    prices: Option<PathBuf>,
+
     /// With --summary: a run whose writer still holds the log reads `stalled` after SECS
     /// seconds without an event (heartbeats do not count).
     #[arg(

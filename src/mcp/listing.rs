@@ -61,6 +61,7 @@ fn describe(log: OpenedLog) -> Value {
         "tool_calls",
         "tool_failures",
         "cost_usd",
+        "cost_estimated",
     ] {
         d[k] = s[k].clone();
     }

@@ -26,6 +26,7 @@ mod layout;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod newcomer;
+mod prices;
 mod progress;
 #[cfg(feature = "mcp")]
 mod reading;

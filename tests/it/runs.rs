@@ -212,7 +212,7 @@ fn by_run_gives_one_row_per_run_in_text_json_and_csv() {
     golden("twelve-runs.txt", &default);
     let text = String::from_utf8(default).unwrap();
     assert!(
-        text.ends_with("runs 12: 8 ok, 3 failed, 1 ended without a final event\n"),
+        text.contains("\nruns 12: 8 ok, 3 failed, 1 ended without a final event\n"),
         "{text}"
     );
     // Sorted by start: run 4 (written after run 5) comes before it.

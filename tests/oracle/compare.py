@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Holds smart-tee's `--summary --format json` to an independent count (tests/oracle/count.py,
 written from the formats' documentation), conversation by conversation: the four token
-counts and their total, tool calls, failed calls, state and ok. Each file is summarized as it
+counts and their total, cost (reported, else estimated from smart-tee's price table) and
+whether it is estimated, tool calls, failed calls, state and ok. Each file is summarized as it
 is and as smart-tee logged it at the default budget (the log must say the same); all the files
 are summarized in one call too (each file's runs its own conversations, in order). A file whose
 final results carry Claude Code's `modelUsage` is held to it as well: its tokens are the sum
@@ -24,7 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import count  # noqa: E402
 
 FIELDS = ["input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
-          "output_tokens", "total_input_tokens", "cost_usd", "tool_calls", "tool_failures",
+          "output_tokens", "total_input_tokens", "cost_usd", "cost_estimated", "tool_calls", "tool_failures",
           "state", "ok"]
 
 

@@ -20,9 +20,20 @@ The rules, as the formats document them:
   `event_msg` `task_complete` (ok) or `turn_aborted` (failed). A run whose last event is not
   final has ended without one (the files here have no writer).
 - Tokens: see the functions below; None where the format gives no count.
+- Cost: the last `total_cost_usd` per session (and opencode's steps' costs); where a run
+  reports none, an estimate from smart-tee's price table (src/read/summary/prices.json, read
+  here as data): each model's tokens at its prices per million, input given whole at the
+  input price, a cache price not given being the input price; a model is found by its name,
+  then without a date suffix, then without a provider prefix, then without both. A run with a
+  model not in the table is not priced.
 """
 import json
+import os
+import re
 import sys
+
+PRICES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "read",
+                      "summary", "prices.json")
 
 HEARTBEATS = {"tool_progress", "keep_alive", "keepalive", "heartbeat", "ping"}
 
@@ -103,6 +114,10 @@ class Conversation:
         self.steps = None  # opencode
         self.costs = {}  # session -> the last total_cost_usd (Claude Code's is per process)
         self.step_cost = None  # opencode: each step's cost
+        self.declared_model = None  # the model a run's start names
+        self.message_models = {}  # model -> assistant messages naming it
+        self.message_model = {}  # (message id, request id) -> its model
+        self.anon_models = []  # the models of messages without an id
 
     def call(self, cid):
         if cid:
@@ -135,15 +150,58 @@ class Conversation:
             r = add_tokens(r, u)
         return {k: (t[k] if r[k] is None else r[k] if t[k] is None else max(t[k], r[k])) for k in t}
 
+    def model(self):
+        """The run's model: the one its start names, else the one most messages name."""
+        if self.declared_model:
+            return self.declared_model
+        named = sorted(self.message_models.items(), key=lambda kv: (-kv[1], kv[0]))
+        return named[0][0] if named else "unknown"
+
+    def tokens_by_model(self):
+        """Each model's tokens where the format tells them apart; else the run's model with
+        the run's tokens."""
+        by = {}
+        if self.model_usage:
+            for (_, m), u in self.model_usage.items():
+                by[m] = add_tokens(by.get(m, tokens()), u)
+        elif self.running is None and self.steps is None:
+            named = [(self.message_model.get(k) or "", u) for k, u in self.messages.items()]
+            for m, u in named + list(zip(self.anon_models, self.anon_messages)):
+                by[m] = add_tokens(by.get(m, tokens()), u)
+            by.pop("", None)
+            if len(by) == 1:
+                by = {m: self.tokens() for m in by}
+        by = {m: u for m, u in by.items() if sum(x or 0 for x in u.values()) > 0}
+        return by or {self.model(): self.tokens()}
+
+    def estimate(self, prices):
+        """(USD, models with no price) at `prices`; USD None when a model has none."""
+        usd, unpriced = 0.0, []
+        for m, t in self.tokens_by_model().items():
+            p = price_of(prices, m)
+            if p is None or all(t[k] is None for k in ("input", "cache_read", "cache_write", "whole", "output")):
+                unpriced.append(m)
+                continue
+            i = p["input"]
+            usd += ((t["input"] or 0) * i + (t["whole"] or 0) * i
+                    + (t["cache_read"] or 0) * p.get("cache_read", i)
+                    + (t["cache_write"] or 0) * p.get("cache_write", i)
+                    + (t["output"] or 0) * p["output"]) / 1e6
+        return (None if unpriced else usd), unpriced
+
     def report(self):
         t = self.tokens()
         total_input = add(add(add(t["input"], t["cache_read"]), t["cache_write"]), t["whole"])
         finished = self.final is not None and not self.after_final
-        cost = None
+        cost, estimated = None, False
         if self.costs or self.step_cost is not None:
             cost = sum(self.costs.values()) + (self.step_cost or 0.0)
+        elif any(x is not None for x in t.values()):
+            cost, _ = self.estimate(load_prices())
+            estimated = cost is not None
         return {
             "cost_usd": cost,
+            "cost_estimated": estimated,
             "model_usage": bool(self.model_usage),
             "file": self.file,
             "events": self.events,
@@ -157,6 +215,27 @@ class Conversation:
             "state": "finished" if finished else "ended without a final event",
             "ok": self.final if finished else None,
         }
+
+
+_PRICES = None
+
+
+def load_prices():
+    global _PRICES
+    if _PRICES is None:
+        _PRICES = json.load(open(PRICES))["models"]
+    return _PRICES
+
+
+def price_of(prices, model):
+    """By the name, then without a date suffix (-YYYYMMDD, -YYYY-MM-DD, @YYYYMMDD), then without
+    what comes before the last `/` (a provider), then without both."""
+    undated = lambda m: re.sub(r"[-@](\d{8}|\d{4}-\d{2}-\d{2})$", "", m)
+    bare = model.split("/")[-1]
+    for m in (model, undated(model), bare, undated(bare)):
+        if m in prices:
+            return prices[m]
+    return None
 
 
 def rollout_failed(p):
@@ -278,6 +357,13 @@ def event(c, v):
         c.after_final = True
     session = v.get("session_id") if isinstance(v.get("session_id"), str) else (c.session or "")
     msg = v.get("message") if isinstance(v.get("message"), dict) else {}
+    payload_model = (v.get("payload") or {}).get("model") if isinstance(v.get("payload"), dict) else None
+    if c.declared_model is None and ((t == "system" and v.get("subtype") == "init") or t == "init"):
+        c.declared_model = v.get("model") if isinstance(v.get("model"), str) and v.get("model") != "<synthetic>" else None
+    if c.declared_model is None and t == "turn_context" and isinstance(payload_model, str):
+        c.declared_model = payload_model
+    if t == "assistant" and isinstance(msg.get("model"), str) and msg["model"] != "<synthetic>":
+        c.message_models[msg["model"]] = c.message_models.get(msg["model"], 0) + 1
     content = msg.get("content") if isinstance(msg.get("content"), list) else []
     payload = v.get("payload") if isinstance(v.get("payload"), dict) else {}
     # Claude Code (and Cursor's assistant lines): tool_use blocks; results in user lines.
@@ -291,8 +377,10 @@ def event(c, v):
             new = anthropic(u)
             if msg.get("id") is None:
                 c.anon_messages.append(new)
+                c.anon_models.append(msg.get("model") if isinstance(msg.get("model"), str) else "")
             elif key not in c.messages or (new["output"] or 0) > (c.messages[key]["output"] or 0):
                 c.messages[key] = new
+                c.message_model[key] = msg.get("model") if isinstance(msg.get("model"), str) else ""
     if t == "user":
         for b in content:
             if isinstance(b, dict) and b.get("type") == "tool_result" and b.get("is_error") is True:

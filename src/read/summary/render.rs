@@ -75,6 +75,7 @@ impl Summary {
             .map(|(k, (n, at))| (clip(k, strings), json!({"count": n, "first_line": at})))
             .collect();
         let calls = self.tool_calls();
+        let cost = self.cost_figure();
         let ok = match state {
             Some(State::Finished(ok)) => Some(ok),
             _ => None,
@@ -83,7 +84,7 @@ impl Summary {
             Some(State::Stalled(s)) => Some(s),
             _ => None,
         };
-        json!({
+        let v = json!({
             "type": "summary",
             "state": state.as_ref().map(State::name),
             "ok": ok,
@@ -95,7 +96,7 @@ impl Summary {
             "last_event": self.last_time.as_deref().map(|x| clip(x, 40)),
             "duration_ms": self.duration_ms,
             "turns": self.turns,
-            "cost_usd": self.cost(),
+            "cost_usd": cost.usd(),
             "input_tokens": t.input,
             "cache_read_input_tokens": t.cache_read,
             "cache_creation_input_tokens": t.cache_write,
@@ -122,7 +123,26 @@ impl Summary {
             "first_errors": list(&self.errors),
             "files_written": list(&self.files),
             "ended": clip(&self.ended(), strings.max(24)),
-        })
+        });
+        // Whether the cost is reported or estimated, beside it (json! cannot nest deeper).
+        let unpriced: Vec<String> = cost
+            .unpriced
+            .iter()
+            .take(lists)
+            .map(|m| clip(m, strings))
+            .collect();
+        let mut out = serde_json::Map::new();
+        for (k, x) in v.as_object().into_iter().flatten() {
+            out.insert(k.clone(), x.clone());
+            if k == "cost_usd" {
+                out.insert("cost_estimated".into(), json!(cost.estimated.is_some()));
+                out.insert("cost_reported_usd".into(), json!(cost.reported));
+                let date = cost.estimated.and(cost.date.as_deref());
+                out.insert("prices_date".into(), json!(date));
+                out.insert("unpriced_models".into(), json!(unpriced));
+            }
+        }
+        Value::Object(out)
     }
 
     /// The summary as one JSON object.
@@ -203,8 +223,8 @@ impl Summary {
             self.events,
             self.turns.map_or("-".into(), |n| n.to_string())
         ));
-        if let Some(cost) = self.cost() {
-            t.push_str(&format!("cost      ${cost:.4}\n"));
+        if let Some(cost) = self.cost_figure().text(e) {
+            t.push_str(&format!("cost      {cost}\n"));
         }
         let usage = self.usage();
         t.push_str(&format!("tokens    {}\n", usage.tokens.text()));
@@ -399,7 +419,7 @@ impl Summary {
         }
         // The least form: members dropped, the least telling first; type, events, errors and
         // how the run ended go last.
-        const DROP: [&str; 41] = [
+        const DROP: [&str; 45] = [
             "conversations",
             "conversation_count",
             "runs_by_model",
@@ -436,7 +456,11 @@ impl Summary {
             "api_retries",
             "tool_failures",
             "tool_calls",
+            "unpriced_models",
+            "prices_date",
+            "cost_reported_usd",
             "cost_usd",
+            "cost_estimated",
             "ended",
             "errors",
             "events",

@@ -7,6 +7,7 @@
 use serde_json::{Value, json};
 
 use super::health::State;
+use super::prices::Cost;
 use super::tokens::Tokens;
 use super::{STRING_CAP, Summary, clip, grouped};
 use crate::read::view::{Format, escape_controls, inert_json};
@@ -33,7 +34,7 @@ struct Row {
     calls: u64,
     failed: u64,
     tokens: Tokens,
-    cost: Option<f64>,
+    cost: Cost,
 }
 
 impl Row {
@@ -57,7 +58,7 @@ impl Row {
             calls: p.tool_calls(),
             failed: p.counts.tool_failures,
             tokens: p.tokens(),
-            cost: p.cost(),
+            cost: p.cost_figure(),
         }
     }
 
@@ -94,13 +95,17 @@ impl Row {
         o.insert("tool_calls".into(), json!(self.calls));
         o.insert("tool_failures".into(), json!(self.failed));
         self.tokens.json_members(&mut o);
-        o.insert("cost_usd".into(), json!(self.cost));
+        o.insert("cost_usd".into(), json!(self.cost.usd()));
+        o.insert(
+            "cost_estimated".into(),
+            json!(self.cost.estimated.is_some()),
+        );
         Value::Object(o)
     }
 }
 
 /// The CSV columns, as the JSON rows name them.
-const CSV_COLUMNS: [&str; 20] = [
+const CSV_COLUMNS: [&str; 21] = [
     "file",
     "conversation",
     "session_id",
@@ -121,6 +126,7 @@ const CSV_COLUMNS: [&str; 20] = [
     "total_input_tokens",
     "total_tokens",
     "cost_usd",
+    "cost_estimated",
 ];
 
 /// One CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break, its
@@ -166,12 +172,14 @@ fn tokens_cell(n: Option<u64>) -> String {
     }
 }
 
-fn cost_cell(c: Option<f64>) -> String {
-    match c {
+/// A cost as its cell: `$0.123`, `~$0.123` where estimated (in part), `-` when unknown.
+fn cost_cell(c: &Cost) -> String {
+    let mark = if c.estimated.is_some() { "~" } else { "" };
+    match c.usd() {
         None => "-".into(),
-        Some(c) if c < 10.0 => format!("${c:.3}"),
-        Some(c) if c < 1000.0 => format!("${c:.2}"),
-        Some(c) => format!("${c:.0}"),
+        Some(c) if c < 10.0 => format!("{mark}${c:.3}"),
+        Some(c) if c < 1000.0 => format!("{mark}${c:.2}"),
+        Some(c) => format!("{mark}${c:.0}"),
     }
 }
 
@@ -270,7 +278,15 @@ impl Summary {
             failed,
             tokens,
             // Summed in binary: rounded to a millionth of a dollar, as results give it.
-            cost: self.cost().map(|c| (c * 1e6).round() / 1e6),
+            cost: {
+                let round = |c: Option<f64>| c.map(|c| (c * 1e6).round() / 1e6);
+                let c = self.cost_figure();
+                Cost {
+                    reported: round(c.reported),
+                    estimated: round(c.estimated),
+                    ..c
+                }
+            },
         }
     }
 
@@ -303,6 +319,10 @@ impl Summary {
     fn table_json(&self, shown: &[Row], total: &Row, all: usize) -> String {
         let mut t = total.json();
         if let Some(o) = t.as_object_mut() {
+            o.insert("cost_reported_usd".into(), json!(total.cost.reported));
+            let date = total.cost.estimated.and(total.cost.date.as_deref());
+            o.insert("prices_date".into(), json!(date));
+            o.insert("unpriced_models".into(), json!(total.cost.unpriced));
             o.insert("runs".into(), self.run_counts().json());
         }
         let v = json!({
@@ -355,7 +375,7 @@ impl Summary {
                 r.turns.map_or("-".into(), |n| n.to_string()),
                 format!("{}/{}", r.calls, r.failed),
                 tokens_cell(r.tokens.total()),
-                cost_cell(r.cost),
+                cost_cell(&r.cost),
             ]
         };
         const HEAD: [&str; 11] = [
@@ -425,6 +445,23 @@ impl Summary {
             false,
         ));
         out.push('\n');
+        // What `~` means, and the models no cost could be estimated for, each on a line.
+        let e = |x: &str| escape_controls(&clip(x, STRING_CAP));
+        let priced = Cost {
+            unpriced: Vec::new(),
+            ..total.cost.clone()
+        };
+        if priced.estimated.is_some()
+            && let Some(note) = priced.text(e)
+        {
+            out.push_str(&fit(&format!("cost {note}"), width, false));
+            out.push('\n');
+        }
+        if !total.cost.unpriced.is_empty() {
+            let note = format!("cost not counted: {}", e(&total.cost.unpriced_text()));
+            out.push_str(&fit(&note, width, false));
+            out.push('\n');
+        }
         out
     }
 }

@@ -1,0 +1,144 @@
+//! Cost (#48.2): a log that reports its cost keeps it; one that reports none is estimated from
+//! a price table (the shipped one, or `--prices FILE`), marked as an estimate; a model the
+//! table lacks is named and not priced.
+
+use crate::common;
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn real(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/real")
+        .join(name)
+}
+
+/// `smart-tee --summary ARGS --format json`, parsed (it must succeed).
+fn summary_json(args: &[&std::ffi::OsStr]) -> Value {
+    let out = common::run_cmd(
+        common::bin()
+            .args(["--summary", "--format", "json"])
+            .args(args),
+        b"",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+const TRANSCRIPT: &str = "marot__spotter__agent-a2898e3.jsonl";
+
+#[test]
+fn a_transcript_is_estimated_and_says_so() {
+    let s = summary_json(&[real(TRANSCRIPT).as_os_str()]);
+    assert_eq!(s["model"], "claude-sonnet-4-5-20250929");
+    assert_eq!(s["cost_estimated"], true);
+    assert_eq!(s["cost_reported_usd"], Value::Null);
+    assert!(s["prices_date"].as_str().is_some_and(|d| d.len() == 10));
+    assert!(s["cost_usd"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn a_price_table_of_ones_own_changes_the_estimate() {
+    let dir = common::tempdir("prices");
+    let table = dir.as_path().join("mine.json");
+    // $1 per million of every kind: the cost is the tokens' count in millions.
+    std::fs::write(
+        &table,
+        r#"{"date":"2030-01-01","source":"a test","models":{"claude-sonnet-4-5":
+            {"input":1,"output":1,"cache_read":1,"cache_write":1}}}"#,
+    )
+    .unwrap();
+    let s = summary_json(&[
+        "--prices".as_ref(),
+        table.as_os_str(),
+        real(TRANSCRIPT).as_os_str(),
+    ]);
+    assert_eq!(s["prices_date"], "2030-01-01");
+    let tokens = s["total_tokens"].as_u64().unwrap() as f64;
+    assert!((s["cost_usd"].as_f64().unwrap() - tokens / 1e6).abs() < 1e-9);
+    let text = common::run_cmd(
+        common::bin()
+            .args(["--summary", "--prices"])
+            .arg(&table)
+            .arg(real(TRANSCRIPT)),
+        b"",
+    );
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains(&format!(
+            "cost      ~${:.4} (estimated, prices of 2030-01-01)\n",
+            tokens / 1e6
+        )),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_model_not_in_the_table_is_named_and_not_priced() {
+    let dir = common::tempdir("prices-unknown");
+    let table = dir.as_path().join("other.json");
+    std::fs::write(
+        &table,
+        r#"{"date":"2030-01-01","models":{"gpt-5":{"input":1,"output":1}}}"#,
+    )
+    .unwrap();
+    let path = real(TRANSCRIPT);
+    let s = summary_json(&["--prices".as_ref(), table.as_os_str(), path.as_os_str()]);
+    assert_eq!(s["cost_usd"], Value::Null);
+    assert_eq!(s["cost_estimated"], false);
+    assert_eq!(s["unpriced_models"][0], "claude-sonnet-4-5-20250929");
+    let out = common::run_cmd(
+        common::bin()
+            .args(["--summary", "--prices"])
+            .arg(&table)
+            .arg(&path),
+        b"",
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("cost      – (no price for model claude-sonnet-4-5-20250929)\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_bad_price_table_is_refused_with_its_path_and_cause() {
+    let dir = common::tempdir("prices-bad");
+    let table = dir.as_path().join("broken.json");
+    std::fs::write(
+        &table,
+        r#"{"date":"2030-01-01","models":{"m":{"input":1}}}"#,
+    )
+    .unwrap();
+    for (file, cause) in [
+        (table.clone(), "has no \"output\" price"),
+        (dir.as_path().join("missing.json"), "No such file"),
+    ] {
+        let out = common::run_cmd(
+            common::bin()
+                .args(["--summary", "--prices"])
+                .arg(&file)
+                .arg(real(TRANSCRIPT)),
+            b"",
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{err}");
+        assert!(err.contains(&format!("--prices {file:?}")), "{err}");
+        assert!(err.contains(cause), "{err}");
+    }
+}
+
+#[test]
+fn a_reported_cost_is_not_estimated() {
+    let s =
+        summary_json(&[real("charlieyou__claude-agent-sdk-gleam__basic_query.jsonl").as_os_str()]);
+    assert_eq!(s["cost_estimated"], false);
+    assert_eq!(s["cost_usd"], s["cost_reported_usd"]);
+    let reported = s["cost_usd"].as_f64().unwrap();
+    assert!((reported - 0.13545).abs() < 1e-3, "{reported}");
+    assert_eq!(s["prices_date"], Value::Null);
+}
