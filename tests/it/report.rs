@@ -740,3 +740,21 @@ fn a_message_reads_as_markdown_with_its_tokens_once() {
     assert_eq!(page.matches("class=\"tok\"").count(), 1);
     assert!(page.contains("in 1,237 · out 56 tokens"));
 }
+
+/// #48: a transcript reports no cost; the page's header marks the estimate as one, with the
+/// date of its prices, as `--summary` does.
+#[test]
+fn an_estimated_cost_is_marked_in_the_header() {
+    let log = common::corpus_dir().join("marot__spotter__agent-a2898e3.jsonl");
+    let page = html(&[], &log);
+    let summary = run_cmd(bin().args(["--summary", log.to_str().unwrap()]), b"");
+    let text = String::from_utf8_lossy(&summary.stdout);
+    let cost = text.lines().find(|l| l.starts_with("cost")).unwrap();
+    assert!(cost.contains("(estimated, prices of "), "{cost}");
+    let figure = cost.split_whitespace().nth(1).unwrap();
+    assert!(figure.starts_with("~$"), "{cost}");
+    assert!(
+        page.contains(&format!("{figure} (estimated, prices of ")),
+        "{cost}"
+    );
+}

@@ -135,10 +135,16 @@ pub(super) fn header(
         _ => None,
     };
     let duration = num("duration_ms").map(|d| format!("{:.1} s", d as f64 / 1000.0));
-    let cost = s
-        .get("cost_usd")
-        .and_then(Value::as_f64)
-        .map(|c| format!("${c:.4}"));
+    // An estimate is marked as one, with the date of its prices (#48).
+    let estimated = s.get("cost_estimated").and_then(Value::as_bool) == Some(true);
+    let cost = s.get("cost_usd").and_then(Value::as_f64).map(|c| {
+        if estimated {
+            let date = text("prices_date").unwrap_or_else(|| "-".into());
+            format!("~${c:.4} (estimated, prices of {date})")
+        } else {
+            format!("${c:.4}")
+        }
+    });
     // The summary's own words: `in 1,769,237 (uncached 10,552, cache read …, write …) out 12,944`.
     let tokens = crate::read::summary::Tokens::from_json(s).text();
     let calls = num("tool_calls")
