@@ -202,11 +202,9 @@ impl ArchiveFeed {
         };
         // The filters alone rule out most lines, at a fraction of a search's cost; the
         // reading thread ran them on most lines already (`ruled_out`, its verdict).
-        let whole_line = matches!(piece, Piece::Line(_));
-        if !(whole_line && ruled_out)
-            && !r.rules_out(&text[..cut])
-            && r.redact(&text[..cut], &mut self.redacted)
-        {
+        let known_clean = matches!(piece, Piece::Line(_)) && ruled_out;
+        let clean = known_clean || r.rules_out(&text[..cut]);
+        if !clean && r.redact(&text[..cut], &mut self.redacted) {
             self.frames.push(&self.redacted);
         } else {
             self.frames.push(&text[..cut]);
