@@ -151,7 +151,15 @@ fn main() -> ExitCode {
                 return ExitCode::from(1);
             }
             if let Some(path) = archive.as_ref().filter(|_| !dry_run)
-                && !smart_tee::tee::archive::writer::archive_logs(&files, path, &engine)
+                && !smart_tee::tee::archive::writer::archive_logs(&files, path, &engine, |log| {
+                    // With --redact the compaction reads each line as the read side does: the
+                    // archive takes the same lines, so each original matches its log line.
+                    if engine.redact {
+                        Box::new(smart_tee::read::lines_in::LinesIn::new(log, 1 << 20))
+                    } else {
+                        log
+                    }
+                })
             {
                 return ExitCode::from(1);
             }

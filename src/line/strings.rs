@@ -265,8 +265,11 @@ pub fn boundary_at_or_before(s: &[u8], p: usize) -> usize {
     p
 }
 
-/// The first cut point at or after `p`.
+/// The first cut point at or after `p` (the end, for `p` at or past it).
 pub fn boundary_at_or_after(s: &[u8], p: usize) -> usize {
+    if p >= s.len() {
+        return s.len();
+    }
     let b = boundary_at_or_before(s, p);
     if b >= p {
         return b;
@@ -472,5 +475,22 @@ fn content_end_with(
             }
             at += run;
         }
+    }
+}
+
+#[cfg(test)]
+mod boundary_tests {
+    use super::*;
+
+    /// Found by attacking --redact: a string of a giant line's reduced copy that redaction made
+    /// shorter than the reduction's cut points was asked for a cut point past its end, and the
+    /// line's processing panicked (caught, and logged as a truncated record).
+    #[test]
+    fn a_cut_point_past_the_end_is_the_end() {
+        let s = br#"abc\u00e9def"#;
+        assert_eq!(boundary_at_or_after(s, s.len()), s.len());
+        assert_eq!(boundary_at_or_after(s, s.len() + 7), s.len());
+        assert_eq!(boundary_at_or_before(s, s.len() + 7), s.len());
+        assert_eq!(boundary_at_or_after(s, 4), 9);
     }
 }

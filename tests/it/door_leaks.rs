@@ -507,3 +507,136 @@ fn an_mcp_answer_keeps_the_id_its_client_sent() {
     let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(answer["id"], serde_json::json!(id));
 }
+
+/// Found by the fourth attack: a private key whose block is not whole in its string (`head -4
+/// id_rsa`, a key split between two lines, a header in a JSON line and the body as text lines)
+/// was shown on every surface: the pattern needs both its header and its footer.
+#[test]
+fn a_private_key_cut_before_its_footer_or_after_its_header_is_redacted() {
+    let case = Case::new("leak-pem-parts", 0x1eac_000d, 0, 5);
+    let mut rng = Rng(0xbee);
+    let bodies: Vec<String> = (0..8)
+        .map(|_| b64url(&mut rng, 64).replace(['-', '_'], "+"))
+        .collect();
+    let b = &bodies;
+    let input = format!(
+        "{{\"type\":\"user\",\"content\":\"$ head -4 id_rsa\\n-----BEGIN RSA PRIVATE KEY-----\\n{}\\n{}\\n\"}}\n\
+         {{\"private_key\":\"-----BEGIN PRIVATE KEY-----\\n{}\",\"next\":1}}\n\
+         {{\"t\":\"key:\\n-----BEGIN OPENSSH PRIVATE KEY-----\\n{}\"}}\n\
+         {{\"t\":\"{}\\n-----END OPENSSH PRIVATE KEY-----\\n\",\"u\":1}}\n\
+         {{\"type\":\"user\",\"text\":\"-----BEGIN RSA PRIVATE KEY-----\"}}\n{}\n{}\n-----END RSA PRIVATE KEY-----\n",
+        b[0], b[1], b[2], b[3], b[4], b[5], b[6]
+    );
+    let (log, archive) = (case.path("a.jsonl"), case.path("a.jsonl.orig.zst"));
+    let out = run(
+        &case.secrets,
+        &["--redact", "--archive", &archive, &log],
+        input.as_bytes(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let w = body_windows(&bodies[..7]);
+    let logged = std::fs::read(&log).unwrap();
+    assert_eq!(lines(&logged).len(), input.lines().count());
+    assert_clean("the log", &logged, &w);
+    assert_clean("the archive", &unarchive(&archive), &w);
+    let text = String::from_utf8_lossy(&logged);
+    assert!(
+        text.contains("\"next\":1") && text.contains("\"u\":1"),
+        "{text}"
+    );
+    // A log written without --redact, read back with it.
+    let raw = case.path("raw.jsonl");
+    run(&case.secrets, &[&raw], input.as_bytes());
+    let out = case.read(&["--view", "--format", "jsonl", &raw]);
+    let json_lines: Vec<&str> = input.lines().take(5).collect();
+    let w_json = body_windows(&bodies[..5]);
+    assert_clean("--view --redact of the JSON lines", &out.stdout, &w_json);
+    assert_eq!(json_lines.len(), 5);
+}
+
+/// Found by the fourth attack: a file name was shortened before it was redacted (the table of
+/// runs keeps its end, the summary's file field and the page's title their start), so the part
+/// of a secret in the name that the cut left showed.
+#[test]
+fn a_secret_in_a_file_name_is_redacted_before_the_name_is_shortened() {
+    let case = Case::new("leak-file-names", 0x1eac_000e, 0, 5);
+    let token = format!("ghp_{BODY}");
+    let one = "{\"type\":\"result\",\"subtype\":\"success\",\"session_id\":\"s\",\"total_cost_usd\":0.1}\n";
+    let long = "d".repeat(170);
+    std::fs::create_dir(case.dir.join(&long)).unwrap();
+    let mut names = Vec::new();
+    for i in 0..12 {
+        let name = case.dir.join(&long).join(format!("run-{i}-{token}.jsonl"));
+        std::fs::write(&name, one).unwrap();
+        names.push(name.display().to_string());
+    }
+    let w: Vec<String> = (0..=BODY.len() - 9)
+        .map(|i| BODY[i..i + 9].to_string())
+        .collect();
+    let files: Vec<&str> = names.iter().map(String::as_str).collect();
+    for format in [
+        &["--summary", "--by-run"][..],
+        &["--summary", "--by-run", "--format", "csv"],
+        &["--summary", "--by-run", "--format", "json"],
+        &["--summary"],
+        &["--summary", "--format", "json"],
+        &["--view", "--format", "html"],
+    ] {
+        let args: Vec<&str> = format.iter().chain(files.iter()).copied().collect();
+        let out = case.read(&args);
+        assert!(
+            out.status.success(),
+            "{format:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_clean(&format!("{format:?}"), &out.stdout, &w);
+    }
+}
+
+/// Found by the fourth attack: `--compact --redact --archive` archived the log's lines as
+/// written, while the compaction rewrote them as the read side reads them: no original matched
+/// its log line, and every `--original` was refused.
+#[test]
+fn compact_with_redact_and_archive_keeps_every_original_readable() {
+    let case = Case::new("leak-compact-archive", 0x1eac_000f, 0, 5);
+    let text = format!("tok ghp_{BODY} {} ghp_{BODY}", "x".repeat(3000));
+    let line = format!("{}\n", serde_json::json!({"type": "user", "text": text}));
+    let log = case.path("c.jsonl");
+    run(
+        &case.secrets,
+        &["-b", "1024", &log],
+        line.repeat(3).as_bytes(),
+    );
+    let archive = case.path("c.orig.zst");
+    let out = case.read(&["--compact", "--archive", &archive, &log]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for n in ["1", "2", "3"] {
+        let out = case.read(&[
+            "--view",
+            "--original",
+            "--line",
+            n,
+            "--archive",
+            &archive,
+            &log,
+        ]);
+        assert!(
+            out.status.success(),
+            "line {n}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!out.stdout.is_empty());
+        let w: Vec<String> = (0..=BODY.len() - 9)
+            .map(|i| BODY[i..i + 9].to_string())
+            .collect();
+        assert_clean("--original", &out.stdout, &w);
+    }
+}

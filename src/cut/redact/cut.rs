@@ -3,7 +3,7 @@
 //! matches, inside the run of bytes at the cut that holds no space, quote or backslash; an
 //! excerpt leaves that run out, after the text is redacted whole.
 
-use super::{Redactor, hidden};
+use super::{Hit, Label, Redactor, Rule, hidden};
 
 /// The bytes no secret has in it (but a private key, found by its header): ASCII whitespace,
 /// quotes and the backslash of JSON escapes. A secret that shows in part around a cut point is
@@ -272,7 +272,9 @@ impl Redactor {
         const LABEL: &[u8] = b"[REDACTED:private_key]";
         let json = matches!(line.trim_ascii_start().first(), Some(b'{' | b'['));
         if json {
-            keys.inside = 0;
+            // A JSON line ends a block, and opens one when a string of it ends after a header
+            // (the body comes next, as lines of text).
+            keys.inside = u32::from(key_header_after_footer(line).is_some());
             return None;
         }
         if keys.inside > 0 {
@@ -291,4 +293,77 @@ impl Redactor {
         keys.inside = 1;
         Some([&line[..header], LABEL].concat())
     }
+}
+
+impl Redactor {
+    /// The parts of private keys in `line` that no whole block covers (`hits`, sorted): a
+    /// header whose footer is not in its string (`head -4 id_rsa`, a key cut short) goes with
+    /// the rest of its string (of the line, outside JSON); a footer whose header is not in its
+    /// string (the second half of a key split between two lines) goes with its string's start.
+    pub(super) fn key_parts(&self, line: &[u8], hits: &[Hit]) -> Vec<Hit> {
+        // Inside a whole block already found (an assignment's value that is a header's first
+        // dashes is no block: the part goes on past it).
+        let covered = |at: usize| {
+            hits.iter()
+                .any(|h| h.start <= at && at < h.end && h.label == Label::Kind("private_key"))
+        };
+        let hit = |start: usize, end: usize| Hit {
+            start,
+            name_end: start,
+            after: end,
+            end,
+            label: Label::Kind("private_key"),
+            by: Rule::Token,
+        };
+        let mut parts = Vec::new();
+        for header in memchr::memmem::find_iter(line, b"-----BEGIN ") {
+            if covered(header) || !names_a_key(&line[header..]) {
+                continue;
+            }
+            let end = string_end(line, header);
+            if memchr::memmem::find(&line[header..end], b"-----END ").is_none() {
+                parts.push(hit(header, end));
+            }
+        }
+        for footer in memchr::memmem::find_iter(line, b"-----END ") {
+            if covered(footer) || !names_a_key(&line[footer..]) {
+                continue;
+            }
+            let start = string_start(line, footer);
+            if memchr::memmem::find(&line[start..footer], b"-----BEGIN ").is_none() {
+                let rest = &line[footer..];
+                let key = memchr::memmem::find(rest, b"PRIVATE KEY").unwrap_or(0);
+                let dashes =
+                    memchr::memmem::find(&rest[key..], b"-----").map_or(key + 11, |d| key + d + 5);
+                parts.push(hit(start, footer + dashes));
+            }
+        }
+        parts
+    }
+}
+
+/// True when a header or footer at the start of `text` names a private key.
+fn names_a_key(text: &[u8]) -> bool {
+    memchr::memmem::find(&text[..text.len().min(80)], b"PRIVATE KEY").is_some()
+}
+
+/// Whether the `"` at `at` ends or starts a JSON string: not escaped (an even run of
+/// backslashes before it).
+fn unescaped_quote(line: &[u8], at: usize) -> bool {
+    line[at] == b'"' && line[..at].iter().rev().take_while(|&&b| b == b'\\').count() % 2 == 0
+}
+
+/// Where the JSON string holding `at` ends (its closing quote), or the line's end.
+fn string_end(line: &[u8], at: usize) -> usize {
+    (at..line.len())
+        .find(|&i| unescaped_quote(line, i))
+        .unwrap_or(line.len())
+}
+
+/// Where the JSON string holding `at` starts (after its opening quote), or the line's start.
+fn string_start(line: &[u8], at: usize) -> usize {
+    (0..at)
+        .rev()
+        .find(|&i| unescaped_quote(line, i))
+        .map_or(0, |i| i + 1)
 }

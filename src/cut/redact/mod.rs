@@ -564,10 +564,17 @@ impl Redactor {
     /// The secrets in `line`, ordered by position.
     fn hits(&self, line: &[u8]) -> Vec<Hit> {
         let mut hits = Vec::new();
+        let mut key = false;
         self.each_hit(line, |hit| {
+            key |= hit.is_none();
             hits.extend(hit);
             false
         });
+        if key {
+            // A `PRIVATE KEY` header or footer: a key whose block is not whole here.
+            let parts = self.key_parts(line, &hits);
+            hits.extend(parts);
+        }
         hits.sort_by_key(|h| (h.start, std::cmp::Reverse(h.end), h.by));
         hits
     }

@@ -226,6 +226,11 @@ fn reference_hits(line: &[u8]) -> Vec<(usize, usize, usize, usize, Label)> {
         let colon = m.start() + memchr::memchr(b':', m.as_bytes()).unwrap_or(0);
         hits.extend(r.telegram_at(line, colon));
     }
+    // Parts of keys are a rule over the hits, not a search: the same on both sides.
+    if memchr::memmem::find(line, b"PRIVATE KEY").is_some() {
+        let parts = r.key_parts(line, &hits);
+        hits.extend(parts);
+    }
     hits.sort_by_key(|h| (h.start, std::cmp::Reverse(h.end)));
     hits.iter()
         .map(|h| (h.start, h.name_end, h.after, h.end, h.label))

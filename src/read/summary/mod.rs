@@ -268,7 +268,9 @@ pub(crate) fn summarize<W: Write>(opts: &ViewOptions, mut out: W) -> Result<Vec<
     let mut summary = Summary::default();
     let mut problems = Vec::new();
     for (k, path) in opts.files.iter().enumerate() {
-        summary.file = Some(clip(&path.to_string_lossy(), STRING_CAP));
+        // Redacted before it is shortened: a name cut first would keep a part of a secret.
+        let name = crate::door::text(path.to_string_lossy().into_owned());
+        summary.file = Some(clip(&name, STRING_CAP));
         let res = opts.open(k).and_then(|f| {
             summary.add_log(&f, &opts.decompress, |l| opts.wants(l))?;
             summary.merge_health(Health::of(&f, opts.stall_after));

@@ -168,7 +168,8 @@ fn title(opts: &ViewOptions) -> String {
                 Some(n) => n.to_string_lossy().into(),
                 None => p.display().to_string(),
             };
-            crate::read::summary::clip(&name, 80)
+            // Redacted before it is shortened (a cut name would keep a part of a secret).
+            crate::read::summary::clip(&crate::door::text(name), 80)
         })
         .collect();
     let more = opts.files.len().saturating_sub(3);

@@ -323,8 +323,16 @@ fn log_lines(log: Option<&Path>) -> u64 {
 }
 
 /// `--compact --archive FILE`: archives the whole lines of the one log in `files`, numbered as
-/// the compacted log will number them, before it is rewritten. Says what failed; false then.
-pub fn archive_logs(files: &[PathBuf], path: &Path, engine: &crate::EngineConfig) -> bool {
+/// the compacted log will number them, before it is rewritten. `lines` reads the log's whole
+/// lines as the compaction reads them (with `--redact`, as the read side does: see
+/// `read::lines_in`), so that the archive and the compacted log are made of the same lines.
+/// Says what failed; false then.
+pub fn archive_logs(
+    files: &[PathBuf],
+    path: &Path,
+    engine: &crate::EngineConfig,
+    lines: impl FnOnce(Box<dyn io::Read>) -> Box<dyn io::Read>,
+) -> bool {
     let [log] = files else {
         crate::say!("smart-tee: --compact --archive FILE compacts one log at a time");
         return false;
@@ -343,7 +351,7 @@ pub fn archive_logs(files: &[PathBuf], path: &Path, engine: &crate::EngineConfig
         })?;
         let mut writer = crate::LogWriter::new(crate::LineEngine::new(engine.clone()), Vec::new())
             .with_archive(feed);
-        let mut input = io::Read::take(file, whole);
+        let mut input = lines(Box::new(io::Read::take(file, whole)));
         let mut buf = vec![0u8; 256 * 1024];
         loop {
             let n = match io::Read::read(&mut input, &mut buf) {
