@@ -10,7 +10,10 @@
 //!
 //! The patterns run on the line as written, so inside JSON strings quotes appear as `\"`; no
 //! pattern's secret part matches `"` or `\`, so a replacement never breaks a string or an
-//! escape. Where a pattern names the secret (`password=…`, `Bearer …`), the name is kept and only
+//! escape. A line with escapes that hide characters (`gh\u0070_…`) is also searched as its
+//! [`hidden`] shadow, where they are read; a private key whose block is not whole in its string
+//! is a rule over the hits ([`Redactor::key_parts`], `cut.rs`), and one written over several
+//! lines of text a state per stream ([`KeyLines`]). Where a pattern names the secret (`password=…`, `Bearer …`), the name is kept and only
 //! the value replaced.
 //!
 //! A line is not run through the patterns: a filter of their first three bytes
