@@ -2,7 +2,7 @@
 # The oracle (#48): smart-tee's --summary --format json against an independent count written in
 # Python from the formats' documentation (tests/oracle/count.py), per conversation: the four token
 # counts and their total, cost, tool calls, failed calls, state and ok; on every real log
-# (tests/data/real, and ../shared/corpus/real when present) and every agent fixture of
+# (tests/data/real, copied with their licence from the shared corpus) and every agent fixture of
 # tests/golden, each as it is and as smart-tee logged it, all of a set in one call too, and each
 # conversation whose result has Claude Code's modelUsage against its models' counts. Prints the
 # table of files, fields, truth and smart-tee; fails on any difference. (ccusage's per-session
@@ -15,11 +15,6 @@ if [ -z "${1:-}" ] && [ ! -x target/release/smart-tee ]; then
 fi
 st="$(realpath "${1:-target/release/smart-tee}")"
 python3 tests/oracle/compare.py "$st" tests/data/real/*.jsonl
-if [ -d ../shared/corpus/real ]; then
-  python3 tests/oracle/compare.py "$st" ../shared/corpus/real/*.jsonl
-else
-  echo "NOTE: ../shared/corpus/real is not here: only tests/data/real was compared"
-fi
 # The agent fixtures (written from each tool's published schema), and the three files of
 # format-three-files in one call.
 python3 tests/oracle/compare.py "$st" tests/golden/format-*/input.jsonl
