@@ -212,7 +212,7 @@ pub fn payload_descriptor_len(media: Option<&[u8]>, len: usize) -> usize {
 }
 
 /// Writes `n` with thousands separators: `604,112`.
-fn push_grouped(out: &mut Vec<u8>, n: usize) {
+pub fn push_grouped(out: &mut Vec<u8>, n: usize) {
     let mut plain = Vec::with_capacity(20);
     push_usize(&mut plain, n);
     for (k, d) in plain.iter().enumerate() {

@@ -6,10 +6,45 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use crate::common::{self, lines};
-use crate::door::{Case, ENV_NAME, Rng, assert_clean, run, unarchive, windows};
+use crate::door::{Case, ENV_NAME, Planted, Rng, assert_clean, run, unarchive, windows};
 
 /// A GitHub token whose body must never show, 9 bytes at a time.
 const BODY: &str = "0123456789abcdefghijABCDEFGHIJ012345";
+
+/// Every 9-byte window of each of `bodies`: none may show on any surface.
+fn body_windows(bodies: &[impl AsRef<str>]) -> Vec<String> {
+    let planted: Vec<Planted> = bodies
+        .iter()
+        .map(|b| Planted {
+            text: String::new(),
+            body: b.as_ref().to_string(),
+        })
+        .collect();
+    windows(&planted)
+}
+
+/// `smart-tee --redact --archive LOG.orig.zst LOG` on `line`, stdin the regular file it is
+/// written to (the same reads, and so the same parts of a long line, on every run). Returns the
+/// paths of the log and the archive.
+fn redact_and_archive_from_a_file(case: &Case, line: &str) -> (String, String) {
+    let input = case.path("input.jsonl");
+    std::fs::write(&input, line).unwrap();
+    let (log, archive) = (case.path("a.jsonl"), case.path("a.jsonl.orig.zst"));
+    let out = crate::door::bin(&case.secrets)
+        .args(["--redact", "--archive", &archive, &log])
+        .stdin(std::fs::File::open(&input).unwrap())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map(common::output_timeout)
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (log, archive)
+}
 
 /// A secret written with `\uXXXX` escapes (as Go, .NET or a hostile writer may) was left whole in
 /// the log, the archive, every view and `--original`.
@@ -39,20 +74,7 @@ fn a_secret_written_with_unicode_escapes_is_redacted_on_every_surface() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.stdout == input.as_bytes(), "stdout is untouched");
-    let w = windows(&[
-        crate::door::Planted {
-            text: String::new(),
-            body: BODY.into(),
-        },
-        crate::door::Planted {
-            text: String::new(),
-            body: env.clone(),
-        },
-        crate::door::Planted {
-            text: String::new(),
-            body: "Q7kS3cretPassw0rd".into(),
-        },
-    ]);
+    let w = body_windows(&[BODY, env.as_str(), "Q7kS3cretPassw0rd"]);
     let logged = std::fs::read(&log).unwrap();
     assert_clean("the log", &logged, &w);
     assert!(String::from_utf8_lossy(&logged).contains(&format!("[REDACTED:env:{ENV_NAME}]")));
@@ -106,7 +128,7 @@ fn a_last_line_cut_by_the_end_of_input_keeps_no_part_of_a_secret() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let w: Vec<String> = (0..=15).map(|i| BODY[i..i + 9].to_string()).collect();
+    let w = body_windows(&[&BODY[..24]]);
     let logged = std::fs::read(&log).unwrap();
     assert_eq!(lines(&logged).len(), 2, "one log line a line");
     assert_clean("the log", &logged, &w);
@@ -142,7 +164,7 @@ fn a_torn_record_is_redacted_before_its_end_is_left_out() {
     );
     let text = std::fs::read(&log).unwrap();
     assert!(String::from_utf8_lossy(&text).contains("\"type\":\"torn\""));
-    let w: Vec<String> = (0..=27).map(|i| BODY[i..i + 9].to_string()).collect();
+    let w = body_windows(&[BODY]);
     assert_clean("the torn record", &text, &w);
     assert_eq!(lines(&text).len(), 3);
 }
@@ -243,10 +265,7 @@ fn compact_with_redact_redacts_every_log_it_is_given() {
     let zst = case.path("packed.jsonl.zst");
     let whole = log.rsplit_once('\n').unwrap().0.to_string() + "\n";
     std::fs::write(&zst, zstd::stream::encode_all(whole.as_bytes(), 3).unwrap()).unwrap();
-    let w: Vec<String> = (0..=11)
-        .map(|i| BODY[i..i + 9].to_string())
-        .chain((0..=short.len() - 9).map(|i| short[i..i + 9].to_string()))
-        .collect();
+    let w = body_windows(&[&BODY[..20], short.as_str()]);
     for (path, n) in [(&plain, 3), (&zst, 2)] {
         let out = case.read(&["--compact", path]);
         assert!(
@@ -274,32 +293,11 @@ fn the_archive_of_a_line_past_the_memory_cap_splits_no_secret() {
     let mut rng = Rng(0x1eac);
     // Tokens back to back, one space between: every end of a part falls in one, or on a space.
     let mut line = String::from("{\"a\":\"");
-    let mut bodies = Vec::new();
     while line.len() < 9 << 20 {
-        let body = rng.alnum(36);
-        line.push_str(&format!("ghp_{body} "));
-        if bodies.len() < 4096 {
-            bodies.push(body);
-        }
+        line.push_str(&format!("ghp_{} ", rng.alnum(36)));
     }
     line.push_str("\"}\n");
-    let input_path = case.path("input.jsonl");
-    std::fs::write(&input_path, &line).unwrap();
-    let log = case.path("a.jsonl");
-    let archive = format!("{log}.orig.zst");
-    let out = crate::door::bin(&case.secrets)
-        .args(["--redact", "--archive", &archive, &log])
-        .stdin(std::fs::File::open(&input_path).unwrap())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map(common::output_timeout)
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (_, archive) = redact_and_archive_from_a_file(&case, &line);
     let archived = String::from_utf8(unarchive(&archive)).unwrap();
     assert_eq!(archived.matches('\n').count(), 1);
     // Any token body's tail: what a split leaves after the part's end.
@@ -331,19 +329,6 @@ fn pem(rng: &mut Rng, lines: usize) -> (String, String) {
         body.join("\n")
     );
     (key, body.concat())
-}
-
-/// Every 9-byte window of each of `bodies`.
-fn body_windows(bodies: &[String]) -> Vec<String> {
-    windows(
-        &bodies
-            .iter()
-            .map(|b| crate::door::Planted {
-                text: String::new(),
-                body: b.clone(),
-            })
-            .collect::<Vec<_>>(),
-    )
 }
 
 /// Found by the third attack: in a line past the 8 MiB memory cap, the log line's tail began
@@ -399,22 +384,7 @@ fn the_archive_of_a_giant_line_splits_no_long_jwt() {
         sigs.push(sig);
     }
     let line = format!("{}\n", serde_json::json!({"type": "user", "text": text}));
-    let input = case.path("input.jsonl");
-    std::fs::write(&input, &line).unwrap();
-    let (log, archive) = (case.path("a.jsonl"), case.path("a.jsonl.orig.zst"));
-    let out = crate::door::bin(&case.secrets)
-        .args(["--redact", "--archive", &archive, &log])
-        .stdin(std::fs::File::open(&input).unwrap())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map(common::output_timeout)
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (_, archive) = redact_and_archive_from_a_file(&case, &line);
     let archived = unarchive(&archive);
     assert_eq!(archived.iter().filter(|&&b| b == b'\n').count(), 1);
     assert_clean("the archive", &archived, &body_windows(&sigs));
@@ -574,9 +544,7 @@ fn a_secret_in_a_file_name_is_redacted_before_the_name_is_shortened() {
         std::fs::write(case.dir.join(&name), one).unwrap();
         names.push(name);
     }
-    let w: Vec<String> = (0..=BODY.len() - 9)
-        .map(|i| BODY[i..i + 9].to_string())
-        .collect();
+    let w = body_windows(&[BODY]);
     let values = case.values();
     for format in [
         &["--summary", "--by-run"][..],
@@ -641,9 +609,7 @@ fn compact_with_redact_and_archive_keeps_every_original_readable() {
             String::from_utf8_lossy(&out.stderr)
         );
         assert!(!out.stdout.is_empty());
-        let w: Vec<String> = (0..=BODY.len() - 9)
-            .map(|i| BODY[i..i + 9].to_string())
-            .collect();
+        let w = body_windows(&[BODY]);
         assert_clean("--original", &out.stdout, &w);
     }
 }

@@ -238,15 +238,9 @@ pub fn grouped(n: Option<u64>) -> String {
     let Some(n) = n else {
         return "–".into();
     };
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    let mut out = Vec::new();
+    crate::line::marker::push_grouped(&mut out, usize::try_from(n).unwrap_or(usize::MAX));
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// One model's use: its tokens and the cost reported for it.

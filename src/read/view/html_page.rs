@@ -304,15 +304,7 @@ pub(super) fn shorten_middle(name: &str, max: usize) -> String {
 
 /// `29121851` as `29,121,851`.
 pub fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    crate::read::summary::grouped(Some(n))
 }
 
 /// `1234567` as `1.2M`, `45000` as `45k`.
