@@ -88,9 +88,8 @@ pub fn line_in(line: &[u8]) -> Cow<'_, [u8]> {
     };
     // The ends first: a name before a marker (`DB_PASSWORD=…[TRUNCATED: …]`) would otherwise
     // take the marker for its value and hide where the cut was.
-    if memchr::memmem::find(line, CUT_MARKER.as_bytes()).is_some()
-        && let Some(trimmed) = r.without_cut_ends(line, CUT_MARKER)
-    {
+    // (`without_cut_ends` looks for a marker first, and gives `None` without one.)
+    if let Some(trimmed) = r.without_cut_ends(line, CUT_MARKER) {
         return Cow::Owned(bytes(&trimmed).into_owned());
     }
     bytes(line)

@@ -226,21 +226,28 @@ impl Redactor {
 fn key_header_after_footer(text: &[u8]) -> Option<usize> {
     let header = memchr::memmem::rfind(text, b"-----BEGIN ")?;
     let rest = &text[header..];
-    let key = memchr::memmem::find(&rest[..rest.len().min(80)], b"PRIVATE KEY").is_some();
-    (key && memchr::memmem::find(rest, b"-----END ").is_none()).then_some(header)
+    (names_a_key(rest) && memchr::memmem::find(rest, b"-----END ").is_none()).then_some(header)
 }
 
 /// Where the private key's footer that closes the first block of `text` without its header
 /// ends (`-----END … PRIVATE KEY-----`), if any.
 fn key_footer_before_header(text: &[u8]) -> Option<usize> {
     let footer = memchr::memmem::find(text, b"-----END ")?;
-    let rest = &text[footer..];
-    let key = memchr::memmem::find(&rest[..rest.len().min(80)], b"PRIVATE KEY")?;
-    let dashes = memchr::memmem::find(&rest[key..], b"-----").map_or(key + 11, |d| key + d + 5);
     let before = &text[..footer];
-    memchr::memmem::find(before, b"-----BEGIN ")
-        .is_none()
-        .then_some(footer + dashes)
+    (names_a_key(&text[footer..]) && memchr::memmem::find(before, b"-----BEGIN ").is_none())
+        .then(|| footer_end(text, footer))
+}
+
+/// True when a header or footer at the start of `text` names a private key.
+fn names_a_key(text: &[u8]) -> bool {
+    memchr::memmem::find(&text[..text.len().min(80)], b"PRIVATE KEY").is_some()
+}
+
+/// Where the footer at `footer` (`-----END … PRIVATE KEY-----`) ends in `text`.
+fn footer_end(text: &[u8], footer: usize) -> usize {
+    let rest = &text[footer..];
+    let key = memchr::memmem::find(rest, b"PRIVATE KEY").unwrap_or(0);
+    footer + memchr::memmem::find(&rest[key..], b"-----").map_or(key + 11, |d| key + d + 5)
 }
 
 /// A private key written over several lines of text (`cat key.pem` in a stream that mixes text
@@ -331,20 +338,11 @@ impl Redactor {
             }
             let start = string_start(line, footer);
             if memchr::memmem::find(&line[start..footer], b"-----BEGIN ").is_none() {
-                let rest = &line[footer..];
-                let key = memchr::memmem::find(rest, b"PRIVATE KEY").unwrap_or(0);
-                let dashes =
-                    memchr::memmem::find(&rest[key..], b"-----").map_or(key + 11, |d| key + d + 5);
-                parts.push(hit(start, footer + dashes));
+                parts.push(hit(start, footer_end(line, footer)));
             }
         }
         parts
     }
-}
-
-/// True when a header or footer at the start of `text` names a private key.
-fn names_a_key(text: &[u8]) -> bool {
-    memchr::memmem::find(&text[..text.len().min(80)], b"PRIVATE KEY").is_some()
 }
 
 /// Whether the `"` at `at` ends or starts a JSON string: not escaped (an even run of

@@ -187,14 +187,6 @@ impl ArchiveFeed {
             joined = std::mem::take(&mut self.held);
             text = &joined;
         }
-        // A line of a private key written over several lines of text goes as its redaction.
-        if let Piece::Line(line) = piece
-            && (self.keys.inside() || !(ruled_out || r.rules_out(line)))
-            && let Some(replaced) = r.key_line(line, &mut self.keys)
-        {
-            self.frames.push(&replaced);
-            return;
-        }
         let cut = match last {
             true => text.len(),
             false if text.len() <= HOLD_MAX => 0,
@@ -202,8 +194,16 @@ impl ArchiveFeed {
         };
         // The filters alone rule out most lines, at a fraction of a search's cost; the
         // reading thread ran them on most lines already (`ruled_out`, its verdict).
-        let known_clean = matches!(piece, Piece::Line(_)) && ruled_out;
-        let clean = known_clean || r.rules_out(&text[..cut]);
+        let whole_line = matches!(piece, Piece::Line(_));
+        let clean = (whole_line && ruled_out) || r.rules_out(&text[..cut]);
+        // A line of a private key written over several lines of text goes as its redaction.
+        if whole_line
+            && (self.keys.inside() || !clean)
+            && let Some(replaced) = r.key_line(text, &mut self.keys)
+        {
+            self.frames.push(&replaced);
+            return;
+        }
         if !clean && r.redact(&text[..cut], &mut self.redacted) {
             self.frames.push(&self.redacted);
         } else {
