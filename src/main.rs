@@ -139,7 +139,7 @@ fn main() -> ExitCode {
             if archive.is_some()
                 && let Some(log) = files.iter().find(|f| {
                     std::fs::File::open(f)
-                        .and_then(|f| smart_tee::read::view::is_compressed(&f))
+                        .and_then(|f| smart_tee::read::log::is_compressed(&f))
                         .unwrap_or(false)
                 })
             {
@@ -173,7 +173,7 @@ fn main() -> ExitCode {
 }
 
 /// `--view`'s run and its exit status.
-fn view(options: &smart_tee::read::view::ViewOptions) -> ExitCode {
+fn view(options: &smart_tee::read::log::ViewOptions) -> ExitCode {
     match smart_tee::read::view::run(options) {
         Ok(true) => ExitCode::SUCCESS,
         // A file could not be read: said, and the others shown.

@@ -41,7 +41,7 @@ fuzz_target!(|data: &[u8]| {
         };
         assert!(!answer.contains('\n'), "an answer is one line");
         assert!(
-            !answer.chars().any(smart_tee::read::view::is_unsafe_char),
+            !answer.chars().any(smart_tee::read::log::is_unsafe_char),
             "raw unsafe character in {answer}"
         );
         let v: serde_json::Value = serde_json::from_str(&answer).expect("an answer is JSON");

@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
-use smart_tee::read::view::{DecompressLimit, Format, ViewOptions, is_unsafe_char};
+use smart_tee::read::log::{DecompressLimit, Format, ViewOptions, is_unsafe_char};
 
 /// The most bytes decompressed from one log (a few KiB of zstd can say gigabytes).
 const DECOMPRESS_CAP: u64 = 1 << 20;

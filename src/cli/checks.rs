@@ -66,17 +66,17 @@ impl Cli {
             self.follow,
             self.dry_run,
         );
-        if format == crate::read::view::Format::Html && (follow || self.summary) {
+        if format == crate::read::log::Format::Html && (follow || self.summary) {
             return Err(
                 "--format html is one finished page that holds the summary: not with \
                         --follow or --summary"
                     .into(),
             );
         }
-        if format == crate::read::view::Format::Csv && !self.summary {
+        if format == crate::read::log::Format::Csv && !self.summary {
             return Err("--format csv is the table of runs: use it with --summary".into());
         }
-        if follow && format == crate::read::view::Format::Json {
+        if follow && format == crate::read::log::Format::Json {
             return Err(
                 "--follow prints events as they come, which a JSON array cannot hold; \
                         use --format jsonl or text"
@@ -141,7 +141,7 @@ impl Cli {
             ));
         }
         Ok(if view {
-            Mode::View(Box::new(crate::read::view::ViewOptions {
+            Mode::View(Box::new(crate::read::log::ViewOptions {
                 files: config.files,
                 head,
                 tail,
@@ -155,14 +155,14 @@ impl Cli {
                 max_tokens: max_tokens.map(|t| t as usize),
                 bytes_per_token,
                 follow,
-                color: color && format == crate::read::view::Format::Text,
+                color: color && format == crate::read::log::Format::Text,
                 width,
                 summary,
                 by_run,
                 stall_after,
                 engine: config.engine,
                 lines,
-                ..crate::read::view::ViewOptions::new(Vec::new())
+                ..crate::read::log::ViewOptions::new(Vec::new())
             }))
         } else if compact {
             Mode::Compact {

@@ -379,7 +379,7 @@ struct Cli {
         requires = "view",
         help_heading = "Reading logs (--view)"
     )]
-    format: crate::read::view::Format,
+    format: crate::read::log::Format,
 
     /// The whole output fits in N tokens, counted as bytes / --bytes-per-token: the oldest
     /// events are dropped first, long fields are cut, and a first line says how many events
@@ -520,7 +520,7 @@ pub enum Mode {
     /// `smart-tee man`: the man page (roff) on stdout.
     Man,
     Tee(Config),
-    View(Box<crate::read::view::ViewOptions>),
+    View(Box<crate::read::log::ViewOptions>),
     Compact {
         files: Vec<PathBuf>,
         engine: EngineConfig,

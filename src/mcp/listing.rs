@@ -7,8 +7,9 @@ use serde_json::{Value, json};
 
 use super::logs::{MAX_LISTED, OpenedLog};
 use super::tools::{Context, MAX_DECOMPRESSED};
-use crate::read::summary::{STALL_AFTER, TOKEN_FIELDS};
-use crate::read::view::{DecompressLimit, inert_json};
+use crate::read::log::STALL_AFTER;
+use crate::read::log::{DecompressLimit, inert_json};
+use crate::read::summary::TOKEN_FIELDS;
 
 /// What `list_logs` says of one log: the fields of its summary (the same code as
 /// `log_summary`) that tell where the run stands.
@@ -25,7 +26,7 @@ fn describe(log: OpenedLog) -> Value {
     };
     let first = log.file.try_clone().ok().and_then(|f| {
         let mut first = None;
-        let _ = crate::read::view::for_each_line_in(f, &limit, |l| {
+        let _ = crate::read::log::for_each_line_in(f, &limit, |l| {
             first = serde_json::from_slice::<Value>(l).ok();
             false
         });

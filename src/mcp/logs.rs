@@ -23,7 +23,7 @@ use std::path::{Component, Path, PathBuf};
 use rustix::fs::{Dir, FileType, Mode, OFlags};
 
 use crate::read::confine::{self, Kind, Root};
-use crate::read::view::{DecompressLimit, escape_controls};
+use crate::read::log::{DecompressLimit, escape_controls};
 
 /// How much of a log's start is read to tell whether it is one.
 const HEAD: usize = 1 << 20;
@@ -359,12 +359,12 @@ fn head_of(file: &File) -> io::Result<Vec<u8>> {
         }
     }
     head.truncate(n);
-    if crate::read::view::is_compressed(file)? {
+    if crate::read::log::is_compressed(file)? {
         let limit = DecompressLimit {
             bytes: Some(HEAD as u64),
             ..DecompressLimit::default()
         };
-        let mut r = crate::read::view::open_log(file.try_clone()?, &limit)?;
+        let mut r = crate::read::log::open_log(file.try_clone()?, &limit)?;
         let mut out = Vec::new();
         r.read_to_end(&mut out)?;
         return Ok(out);

@@ -89,7 +89,7 @@ pub struct Server {
 /// (no character from a log can act on a terminal).
 fn line(v: Value) -> String {
     let s = crate::door::json_rpc_line(v);
-    String::from_utf8_lossy(&crate::read::view::inert_json(s.as_bytes())).into_owned()
+    String::from_utf8_lossy(&crate::read::log::inert_json(s.as_bytes())).into_owned()
 }
 
 fn error(id: &Value, code: i64, message: &str) -> String {
@@ -213,7 +213,7 @@ impl Server {
                     Err(InvalidParams(why)) => Dispatch::Answer(error(
                         &id,
                         INVALID_PARAMS,
-                        &crate::read::view::escape_controls(&why),
+                        &crate::read::log::escape_controls(&why),
                     )),
                 }
             }

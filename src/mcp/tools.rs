@@ -12,8 +12,9 @@ use serde_json::{Map, Value, json};
 use std::os::unix::fs::MetadataExt;
 
 use super::logs::{OpenedLog, Roots, reopen};
-use crate::read::summary::{Health, STALL_AFTER, State, Summary};
-use crate::read::view::{DecompressLimit, Format, ViewOptions};
+use crate::read::log::STALL_AFTER;
+use crate::read::log::{DecompressLimit, Format, ViewOptions};
+use crate::read::summary::{Health, State, Summary};
 
 /// The token budget of a response when the caller gives none: MCP tool results are capped at
 /// 25,000 tokens by common clients.
@@ -445,7 +446,7 @@ impl Call {
 /// The `--view` engine on an opened log, within `budget` bytes; a second block says when the
 /// bound on decompressed bytes cut the log.
 fn view(log: OpenedLog, mut opts: ViewOptions, budget: usize) -> Answer {
-    let compressed = crate::read::view::is_compressed(&log.file).unwrap_or(false);
+    let compressed = crate::read::log::is_compressed(&log.file).unwrap_or(false);
     let budget = if compressed {
         budget.saturating_sub(NOTE_ROOM)
     } else {
@@ -461,7 +462,7 @@ fn view(log: OpenedLog, mut opts: ViewOptions, budget: usize) -> Answer {
     let mut out = Vec::new();
     let problems = crate::read::view::run_to(&opts, &mut out).map_err(|e| e.to_string())?;
     if let Some(p) = problems.into_iter().next() {
-        return Err(crate::read::view::escape_controls(&p));
+        return Err(crate::read::log::escape_controls(&p));
     }
     if out.trim_ascii().is_empty() {
         out = nothing_shown(&opts).into_bytes();
@@ -481,7 +482,7 @@ fn view(log: OpenedLog, mut opts: ViewOptions, budget: usize) -> Answer {
 fn nothing_shown(opts: &ViewOptions) -> String {
     let mut events = 0u64;
     if let Some(f) = opts.opened.first().and_then(|f| f.try_clone().ok()) {
-        let _ = crate::read::view::for_each_line_in(f, &opts.decompress, |l| {
+        let _ = crate::read::log::for_each_line_in(f, &opts.decompress, |l| {
             events += u64::from(!l.trim_ascii().is_empty());
             true
         });

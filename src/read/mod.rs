@@ -10,6 +10,7 @@ pub mod confine;
 pub mod events;
 pub mod gist;
 pub mod lines_in;
+pub mod log;
 pub mod summary;
 pub mod view;
 pub mod when;

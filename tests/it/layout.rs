@@ -48,14 +48,10 @@ fn all_sources() -> Vec<(String, PathBuf)> {
     files
 }
 
-/// The top-level modules `text` (the file at `path`) uses, outside comments: by `crate::name`,
-/// in a grouped import (`use crate::{a::x, b}`), and by `super::super::…` up to the root.
-fn used_modules(path: &Path, text: &str) -> Vec<String> {
-    let ident = |s: &str| -> String {
-        s.chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect()
-    };
+/// The modules `text` (the file at `path`) uses, outside comments, each as its first two
+/// names under the crate (`read::view`, or `door` alone): by `crate::a::b`, in a grouped import
+/// (`use crate::{a::x, b}`), and by `super::super::…` from the file's own place.
+fn used_modules(path: &Path, text: &str) -> Vec<Vec<String>> {
     // The file's module path under src/ (`read/view/html.rs`: read, view, html).
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let rel = path.strip_prefix(&src).unwrap().with_extension("");
@@ -69,27 +65,7 @@ fn used_modules(path: &Path, text: &str) -> Vec<String> {
     let mut used = Vec::new();
     for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
         for (i, _) in line.match_indices("crate::") {
-            let rest = &line[i + 7..];
-            if let Some(group) = rest.strip_prefix('{') {
-                // Names at the group's first level, up to its closing brace (on this line).
-                let mut depth = 0;
-                let mut start = true;
-                for (k, c) in group.char_indices() {
-                    match c {
-                        '{' => depth += 1,
-                        '}' if depth == 0 => break,
-                        '}' => depth -= 1,
-                        ',' if depth == 0 => start = true,
-                        c if start && (c.is_alphanumeric() || c == '_') => {
-                            used.push(ident(&group[k..]));
-                            start = false;
-                        }
-                        _ => {}
-                    }
-                }
-            } else {
-                used.push(ident(rest));
-            }
+            paths(&line[i + 7..], Vec::new(), &mut used);
         }
         for (i, _) in line.match_indices("super::") {
             if line[..i].ends_with("super::") {
@@ -102,14 +78,56 @@ fn used_modules(path: &Path, text: &str) -> Vec<String> {
                 rest = r;
             }
             let kept = own.len().saturating_sub(up);
-            used.push(if kept == 0 {
-                ident(rest)
-            } else {
-                own[0].clone()
-            });
+            paths(rest, own[..kept].to_vec(), &mut used);
         }
     }
     used
+}
+
+/// The paths that `rest` (what follows `crate::` or a module path) names, to two names each:
+/// `a::b::c` gives `a::b`, `{a::x, b}` gives `a::x` and `b`, `a::{x, y}` gives `a::x`, `a::y`.
+fn paths(rest: &str, prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
+    if prefix.len() >= 2 {
+        out.push(prefix[..2].to_vec());
+        return;
+    }
+    if let Some(group) = rest.strip_prefix('{') {
+        // The group's items at its first level, up to its closing brace (on this line).
+        let mut depth = 0;
+        let mut start = 0;
+        for (k, c) in group.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' | ',' if depth == 0 => {
+                    paths(group[start..k].trim_start(), prefix.clone(), out);
+                    if c == '}' {
+                        return;
+                    }
+                    start = k + 1;
+                }
+                '}' => depth -= 1,
+                _ => {}
+            }
+        }
+        return;
+    }
+    let name: String = rest
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    if name.is_empty() {
+        if !prefix.is_empty() {
+            out.push(prefix);
+        }
+        return;
+    }
+    let after = &rest[name.len()..];
+    let mut path = prefix;
+    path.push(name);
+    match after.strip_prefix("::") {
+        Some(next) if path.len() < 2 => paths(next, path, out),
+        _ => out.push(path),
+    }
 }
 
 #[test]
@@ -117,9 +135,79 @@ fn grouped_imports_and_super_paths_are_seen() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let used = used_modules(
         &src.join("cut/redact/mod.rs"),
-        "use crate::{line::x, tee::{a, b}, door};\nuse super::super::read::y;\nsuper::z();",
+        "use crate::{line::x, tee::{a, b}, door};\nuse super::super::read::y;\nsuper::z();\n\
+         use crate::read::{log::{A, B}, events};",
     );
-    assert_eq!(used, ["line", "tee", "door", "read", "cut"]);
+    let named: Vec<String> = used.iter().map(|p| p.join("::")).collect();
+    assert_eq!(
+        named,
+        [
+            "line::x",
+            "tee::a",
+            "tee::b",
+            "door",
+            "read::y",
+            "cut::z",
+            "read::log",
+            "read::events"
+        ]
+    );
+}
+
+/// The layers of `read/`, in order: a module may use its own layer and earlier ones. What
+/// `--summary` and `--view` both read (`log`) sits below both; the view shows the summary; a
+/// compaction reads logs as the view does.
+const READ_LAYERS: &[&[&str]] = &[
+    &["confine", "lines_in", "when", "gist", "events"],
+    &["log"],
+    &["summary"],
+    &["view"],
+    &["compact"],
+];
+
+fn read_layer(module: &str) -> Option<usize> {
+    READ_LAYERS.iter().position(|ms| ms.contains(&module))
+}
+
+#[test]
+fn no_reader_uses_a_later_layer_of_read() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src")
+        .join("read");
+    let mut wrong = Vec::new();
+    for (_, path) in all_sources()
+        .into_iter()
+        .filter(|(_, p)| p.starts_with(&src) && *p != src.join("mod.rs"))
+    {
+        let own = path
+            .strip_prefix(&src)
+            .unwrap()
+            .components()
+            .next()
+            .unwrap();
+        let own = Path::new(own.as_os_str()).with_extension("");
+        let own = own.to_string_lossy();
+        let Some(own_layer) = read_layer(&own) else {
+            wrong.push(format!(
+                "{}: in no layer of read (see READ_LAYERS)",
+                path.display()
+            ));
+            continue;
+        };
+        let text = std::fs::read_to_string(&path).unwrap();
+        for used in used_modules(&path, &text) {
+            if let [first, second] = used.as_slice()
+                && first == "read"
+                && read_layer(second).is_some_and(|l| l > own_layer)
+            {
+                wrong.push(format!(
+                    "{}: read::{own} uses read::{second}",
+                    path.display()
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 #[test]
@@ -135,7 +223,8 @@ fn no_module_uses_a_later_phase() {
         };
         let text = std::fs::read_to_string(path).unwrap();
         for used in used_modules(path, &text) {
-            match phase_of(&used) {
+            let used = &used[0];
+            match phase_of(used) {
                 Some(p) if p > own => wrong.push(format!(
                     "{}: {module} ({}) uses {used} ({})",
                     path.display(),

@@ -89,7 +89,7 @@ impl Mcp {
             };
             let v = strict_parse(line.as_bytes()).expect("an answer is JSON");
             assert!(
-                !line.chars().any(smart_tee::read::view::is_unsafe_char),
+                !line.chars().any(smart_tee::read::log::is_unsafe_char),
                 "{line}"
             );
             let got = match &v["id"] {
@@ -264,7 +264,7 @@ fn assert_inert(what: &str, text: &str, newlines: bool) {
             continue;
         }
         assert!(
-            !smart_tee::read::view::is_unsafe_char(c),
+            !smart_tee::read::log::is_unsafe_char(c),
             "{what}: raw U+{:04X} in {text:?}",
             c as u32
         );

@@ -2,7 +2,8 @@
 //! way the text view reads a log.
 
 use crate::common::{self, bin, lines};
-use smart_tee::read::view::{ViewOptions, render_events};
+use smart_tee::read::log::ViewOptions;
+use smart_tee::read::view::render_events;
 
 /// #31.4: a message Claude Code retracted after a refusal read as a normal answer; its own
 /// line is marked, whether the view reads forward, from the end, within a budget, or is given

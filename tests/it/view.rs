@@ -12,7 +12,8 @@ use std::time::Duration;
 use crate::common::{bin, check_contract, corpus_files, lines, strict_parse};
 use proptest::prelude::*;
 use serde_json::Value;
-use smart_tee::read::view::{Format, ViewOptions, render_events};
+use smart_tee::read::log::{Format, ViewOptions};
+use smart_tee::read::view::render_events;
 
 fn tempdir(name: &str) -> common::TestDir {
     common::tempdir(&format!("view-{name}"))

@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 
 use crate::cut::engine::{EngineConfig, LineEngine};
 use crate::error::Error;
-use crate::read::view::{Compression, DecompressLimit, open_log};
+use crate::read::log::{Compression, DecompressLimit, open_log};
 use crate::tee::log::LogWriter;
 use crate::tee::sink::{LogSink, whole_lines_len};
 

@@ -28,7 +28,7 @@ use serde_json::Value;
 
 use crate::error::Error;
 use crate::line::agents::Drift;
-use crate::read::view::{DecompressLimit, Format, ViewOptions, for_each_line_in};
+use crate::read::log::{DecompressLimit, Format, ViewOptions, for_each_line_in};
 use crate::read::when::Instant;
 use tokens::{Messages, ModelUse, Usage};
 
@@ -44,9 +44,6 @@ const STRING_CAP: usize = 200;
 const OTHER_TOOLS: &str = "(other tools)";
 /// Models whose tokens are told apart at most (per session, for cumulative results).
 const MODEL_CAP: usize = 100;
-/// How long a run whose writer is alive may go without an event before it reads `stalled`,
-/// unless told (`--stall-after`, `stall_after_seconds`).
-pub const STALL_AFTER: Duration = Duration::from_secs(120);
 /// Conversations summarized apart at most (the last ones); all count in the total. High
 /// enough that a program reading `--format json` gets every run of a day's logs; a closed
 /// conversation keeps no per-message state, so each costs little.

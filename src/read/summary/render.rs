@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::health::State;
 use super::{ENDED_WITHOUT_FINAL, LIST_CAP, STRING_CAP, Summary, clip, grouped};
-use crate::read::view::{Format, NO_TIME_NOTE, escape_controls, inert_json, strip_sgr};
+use crate::read::log::{Format, NO_TIME_NOTE, escape_controls, inert_json, strip_sgr};
 
 impl Summary {
     /// The summary as one JSON object, with at most `lists` entries per list and `strings`

@@ -10,7 +10,7 @@ use super::health::State;
 use super::prices::Cost;
 use super::tokens::Tokens;
 use super::{STRING_CAP, Summary, clip, grouped};
-use crate::read::view::{Format, escape_controls, inert_json};
+use crate::read::log::{Format, escape_controls, inert_json};
 
 /// The narrowest a shortened cell gets.
 const MIN_CELL: usize = 3;

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::health::State;
 use super::{Summary, clip, grouped};
-use crate::read::view::escape_controls;
+use crate::read::log::escape_controls;
 
 /// How many runs stand which way.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

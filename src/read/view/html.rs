@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use super::html_page::{self as page, Counts};
 use super::html_row::{At, LINK_BYTES, Link, Row, call_ids, escape_text, parent_call};
-use super::{Format, Renderer, ViewOptions, read::read_error};
+use super::{Format, Renderer, ViewOptions, read_error};
 use crate::cut::engine::{DEFAULT_BUDGET, EngineConfig, LineEngine};
 use crate::error::Error;
 use crate::read::summary::{Health, Summary};

@@ -53,7 +53,7 @@ pub(super) fn escape_text(s: &str, out: &mut String) {
 pub(super) fn escape_styled(s: &str, out: &mut String) {
     let mut done = 0;
     let mut open = false;
-    for (range, params) in super::render::sgr_sequences(s) {
+    for (range, params) in crate::read::log::sgr_sequences(s) {
         escape_text(&s[done..range.start], out);
         done = range.end;
         if open {

@@ -4,21 +4,20 @@
 //! `--errors`, `--since`/`--until` — then rendered one per line: `jsonl` as log lines (through
 //! the engine, so each is valid JSON within a line budget), `json` as one array of them, `text`
 //! as one readable line each (`gist/`). Whatever a log holds is inert on a terminal: control,
-//! bidi and zero-width characters are escaped in every format (`render.rs`).
+//! bidi and zero-width characters are escaped in every format (`read::log::inert`).
 //!
 //! Memory stays bounded whatever the file size: without limits events are printed as they are
-//! read; `--head` stops early; `--tail` reads each file from its end (`read.rs`);
+//! read; `--head` stops early; `--tail` reads each file from its end (`read::log::lines`);
 //! `--max-tokens` keeps only the newest renders that fit (older ones are counted, not kept),
 //! and a first line says how many were left out; `--follow` reads new bytes in blocks
 //! (`follow.rs`). An unfinished last line of a plain log is a line in progress and is not
-//! shown; a compressed log is finished, and its last line is a line (`read.rs`).
+//! shown; a compressed log is finished, and its last line is a line (`read::log::lines`).
 
 mod follow;
 mod html;
 mod html_md;
 mod html_page;
 mod html_row;
-mod read;
 mod render;
 mod retracted;
 mod stdin;
@@ -27,202 +26,19 @@ pub use crate::read::events::is_error_event;
 pub use stdin::{is_stdin, spool as spool_stdin};
 
 use std::collections::VecDeque;
-use std::fs::File;
-use std::io::{self, BufWriter, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
 
-use regex::bytes::Regex;
-use serde_json::Value;
-
-use crate::cut::engine::EngineConfig;
 use crate::error::Error;
 pub use crate::read::gist::gist;
-use crate::read::when::Instant;
+use crate::read::log::lines::read_error;
+use crate::read::log::{
+    DecompressLimit, Format, NO_TIME_NOTE, ReverseLines, ViewOptions, escape_controls,
+    for_each_line_in, inert_json, is_compressed,
+};
 use follow::{Followed, follow_files};
 pub use html_page::grouped;
-use read::read_error;
-pub use read::{
-    Compression, DecompressLimit, ReverseLines, for_each_line, for_each_line_in, is_compressed,
-    open_log,
-};
-pub use render::{
-    Renderer, escape_controls, inert_json, is_unsafe_char, progress_renderer, strip_sgr,
-};
-
-/// How events are printed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// One readable line per event: time, type, gist.
-    Text,
-    /// One JSON log line per event.
-    Jsonl,
-    /// One JSON array of the events.
-    Json,
-    /// One self-contained HTML page: the summary, charts and the timeline.
-    Html,
-    /// `--summary`'s table of runs as CSV (RFC 4180).
-    Csv,
-}
-
-/// What to show.
-#[derive(Clone, Debug)]
-pub struct ViewOptions {
-    pub files: Vec<PathBuf>,
-    pub head: Option<usize>,
-    pub tail: Option<usize>,
-    pub grep: Option<Regex>,
-    pub types: Vec<String>,
-    /// Event types left out (`--exclude-type`).
-    pub exclude_types: Vec<String>,
-    /// Only errors (`--errors`).
-    pub errors: bool,
-    /// Only events at or after / before this instant (`--since`, `--until`; see `when.rs`).
-    pub since: Option<Instant>,
-    pub until: Option<Instant>,
-    pub format: Format,
-    pub max_tokens: Option<usize>,
-    /// The token estimate: bytes per token (default 3, which overestimates tokens for English
-    /// text and code, so the budget holds).
-    pub bytes_per_token: f64,
-    pub follow: bool,
-    /// Colour the text view by event kind (`--color`, on a terminal by default).
-    pub color: bool,
-    /// Cut text lines to this many columns (a terminal's width), if any.
-    pub width: Option<usize>,
-    /// Print one summary of the selected events instead of the events (`--summary`).
-    pub summary: bool,
-    /// The summary as a table of runs, one row each (`--by-run`).
-    pub by_run: bool,
-    /// `--line`: only the events on these lines of their file (inclusive ranges, from 1); all
-    /// when empty.
-    pub lines: Vec<(u64, u64)>,
-    /// The engine for jsonl/json events (its budget is the per-line cap).
-    pub engine: EngineConfig,
-    /// Files already opened (by `smart-tee mcp`, confined to its roots): when set, the k-th is
-    /// read instead of opening `files[k]` again, so that no path is resolved twice.
-    pub opened: Vec<Arc<File>>,
-    /// The bound on bytes decompressed from a compressed log.
-    pub decompress: DecompressLimit,
-    /// How long a run whose writer is alive may go without an event before its summary says
-    /// `stalled` (`--stall-after`).
-    pub stall_after: std::time::Duration,
-}
-
-impl ViewOptions {
-    /// Options for `files` with every default (text, no filters, no budget).
-    pub fn new(files: Vec<PathBuf>) -> ViewOptions {
-        ViewOptions {
-            files,
-            head: None,
-            tail: None,
-            grep: None,
-            types: Vec::new(),
-            exclude_types: Vec::new(),
-            errors: false,
-            since: None,
-            until: None,
-            format: Format::Text,
-            max_tokens: None,
-            bytes_per_token: 3.0,
-            follow: false,
-            color: false,
-            width: None,
-            summary: false,
-            by_run: false,
-            lines: Vec::new(),
-            engine: EngineConfig::default(),
-            opened: Vec::new(),
-            decompress: DecompressLimit::default(),
-            stall_after: crate::read::summary::STALL_AFTER,
-        }
-    }
-
-    /// The `k`-th file, opened: the descriptor given in [`ViewOptions::opened`] (at its
-    /// start), else `files[k]` opened by its path.
-    pub fn open(&self, k: usize) -> io::Result<File> {
-        match self.opened.get(k) {
-            Some(f) => {
-                let mut f = f.try_clone()?;
-                f.seek(SeekFrom::Start(0))?;
-                Ok(f)
-            }
-            None => File::open(&self.files[k]),
-        }
-    }
-
-    /// Calls `each` with every whole line of the `k`-th file ([`for_each_line_in`]).
-    fn for_each_line(&self, k: usize, each: impl FnMut(&[u8]) -> bool) -> io::Result<()> {
-        for_each_line_in(self.open(k)?, &self.decompress, each)
-    }
-
-    /// The output budget in bytes, under `--max-tokens`.
-    /// Whether `--line` selects line `n` of a file.
-    pub(crate) fn on_line(&self, n: u64) -> bool {
-        self.lines.is_empty() || self.lines.iter().any(|&(a, b)| a <= n && n <= b)
-    }
-
-    /// Whether events need their line numbers: for `#N` in the text view, or for `--line`.
-    fn numbered(&self) -> bool {
-        self.format == Format::Text || !self.lines.is_empty()
-    }
-
-    pub(crate) fn budget(&self) -> Option<usize> {
-        self.max_tokens
-            .map(|t| (t as f64 * self.bytes_per_token).floor() as usize)
-    }
-
-    /// Whether filters need the event parsed.
-    fn parses(&self) -> bool {
-        !self.types.is_empty()
-            || !self.exclude_types.is_empty()
-            || self.errors
-            || self.since.is_some()
-            || self.until.is_some()
-    }
-
-    /// Whether `line` is selected.
-    pub fn wants(&self, line: &[u8]) -> bool {
-        if line.iter().all(u8::is_ascii_whitespace) {
-            return false;
-        }
-        if let Some(re) = &self.grep
-            && !re.is_match(line)
-        {
-            return false;
-        }
-        if !self.parses() {
-            return true;
-        }
-        let v: Value = serde_json::from_slice(line).unwrap_or(Value::Null);
-        if !self.types.is_empty() || !self.exclude_types.is_empty() {
-            // Any level of the type the view prints (#50): `response_item`,
-            // `function_call_output`, or `response_item/function_call_output`.
-            let label = crate::read::gist::type_label(&v);
-            let named = |t: &String| crate::read::gist::type_matches(t, &label);
-            if !self.types.is_empty() && !self.types.iter().any(named) {
-                return false;
-            }
-            if self.exclude_types.iter().any(named) {
-                return false;
-            }
-        }
-        if self.errors && !is_error_event(&v) {
-            return false;
-        }
-        if self.since.is_some() || self.until.is_some() {
-            let Some(t) = crate::read::when::event_instant(&v) else {
-                // An event without a time cannot be placed: left out, and said once at the end.
-                UNTIMED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                return false;
-            };
-            if self.since.is_some_and(|s| t < s) || self.until.is_some_and(|u| t >= u) {
-                return false;
-            }
-        }
-        true
-    }
-}
+pub use render::{Renderer, progress_renderer};
 
 /// The least per-event cap under `--max-tokens`.
 const MIN_EVENT_CAP: usize = 256;
@@ -394,13 +210,6 @@ pub fn render_events(events: &[Vec<u8>], opts: &ViewOptions, out: &mut Vec<u8>) 
     let _ = printer.end();
 }
 
-/// Events `--since`/`--until` left out for carrying no time.
-static UNTIMED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// What `--view` and `--summary` say of events without a time (`claude -p`'s stream has none).
-pub const NO_TIME_NOTE: &str =
-    "events without a time: log them with `smart-tee --add-timestamp` to give each one";
-
 /// Runs `--view`. Returns false when a file could not be read (reported, and the others
 /// shown).
 pub fn run(opts: &ViewOptions) -> Result<bool, Error> {
@@ -408,7 +217,7 @@ pub fn run(opts: &ViewOptions) -> Result<bool, Error> {
     for p in &problems {
         crate::say!("smart-tee: {p}");
     }
-    let untimed = UNTIMED.load(std::sync::atomic::Ordering::Relaxed);
+    let untimed = crate::read::log::options::untimed();
     if untimed > 0 {
         crate::say!("smart-tee: {NO_TIME_NOTE} ({untimed} left out by --since/--until)");
     }
