@@ -1,7 +1,8 @@
 //! `--view -`: standard input as a log. Reading a log back seeks (its end for `--tail`, its
 //! first bytes for the format), so a piped standard input is copied first into a private
-//! temporary file that has no name: it is removed as soon as it is created, before a byte is
-//! written, so nothing of it is left behind by any ending, `kill -9` included. With
+//! temporary file that has no name: on Linux it is made without one (`O_TMPFILE`); elsewhere,
+//! or where the file system cannot, it is removed as soon as it is created, before a byte is
+//! written. Nothing of it is left behind by any ending, `kill -9` included. With
 //! `--redact`, each line is redacted on its way in ([`crate::door::line_in`]), so the copy holds
 //! no secret either.
 
@@ -44,10 +45,28 @@ pub fn spool(files: &mut [PathBuf]) -> io::Result<Option<File>> {
     Ok(spooled)
 }
 
-/// A new file in the temporary directory, private to this process and already removed.
+/// A new file in the temporary directory, private to this process, with no name: made
+/// without one where the system can (Linux's `O_TMPFILE`), else removed once created.
 fn nameless_file() -> io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
     let dir = std::env::temp_dir();
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        #[allow(
+            clippy::disallowed_methods,
+            reason = "a door (docs/redaction.md): a nameless private copy of stdin"
+        )]
+        let opened = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(rustix::fs::OFlags::TMPFILE.bits() as i32)
+            .mode(0o600)
+            .open(&dir);
+        if let Ok(file) = opened {
+            return Ok(file);
+        }
+        // A file system without O_TMPFILE: a name for an instant, below.
+    }
     let mut attempt = 0u32;
     loop {
         let path = dir.join(format!("smart-tee-stdin-{}-{attempt}", std::process::id()));
