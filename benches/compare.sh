@@ -30,6 +30,10 @@
 # lines; the 256 MiB string line; the latency with and without --archive). ONLY=progress runs
 # smart-tee with and without --progress (on stderr, into a file), alternating, on the corpus alone.
 # ONLY=redact runs --redact, with 100 secrets, and --archive --redact beside the plain runs (corpus, short lines).
+# ONLY=filters weighs each of --redact's filters in front of aho-corasick (#49): --redact with
+# 100 secrets, with all filters and with each switched off (SMART_TEE_REDACT_SKIP=trigrams,
+# grams, scout, and all three), alternating, beside the run without --redact, on the corpus,
+# ANSI text and the short lines; each over all filters (above 1: the filter buys that much).
 # SIMD=avx2 (portable, sse2, avx2, avx512) runs every smart-tee of the script on that SIMD path
 # (SMART_TEE_SIMD, capped at what the CPU has). ONLY=simd runs each path side by side instead,
 # alternating, with tee, on text, random bytes, the 256 MiB escapes line and the corpus
@@ -178,6 +182,30 @@ simd_paths() {
   done
 }
 if [ "${ONLY:-}" = simd ]; then simd_paths; exit; fi
+# ONLY=filters: see the header.
+redact_filters() {
+  local text="$work/text-100M.log" input skip env
+  [ -s "$text" ] || target/release/examples/gen_corpus text 100M > "$text"
+  local skips="${SKIPS:-none trigrams grams scout trigrams,grams,scout}"
+  for input in "$corpus" "$text" "$tiny"; do
+    cat "$input" > /dev/null
+    rm -f "$work"/*.times
+    for ((i = 0; i < reps; i++)); do
+      measure plain "$T $st $work/st.log < $input | cat > /dev/null"
+      for skip in $skips; do
+        measure "skip-$skip" "$T env SMART_TEE_REDACT_SKIP=$skip $(tr '\n' ' ' < $secrets) $st --redact $work/st.log < $input | cat > /dev/null"
+      done
+    done
+    echo "== $(basename "$input"): $(du -h "$input" | cut -f1), $reps runs each, alternating (medians)"
+    printf '%-24s %.3f s\n' "no --redact" "$(median "$work/plain.times")"
+    for skip in $skips; do
+      m=$(median "$work/skip-$skip.times")
+      printf '%-24s %.3f s   /all filters %.2f   /no --redact %.2f\n' "skip $skip" "$m" \
+        "$(echo "$m / $(median "$work/skip-none.times")" | bc -l)" "$(echo "$m / $(median "$work/plain.times")" | bc -l)"
+    done
+  done
+}
+if [ "${ONLY:-}" = filters ]; then redact_filters; exit; fi
 if [ "${ONLY:-}" = progress ]; then run_set "$corpus" corpus; run_set "$corpus" corpus piped; exit; fi
 # ONLY=redact: --redact, with 100 secrets, and with --archive, beside the plain runs (#46's costs).
 if [ "${ONLY:-}" = redact ]; then run_set "$corpus" corpus; run_set "$tiny" tiny; exit; fi

@@ -4,6 +4,11 @@
 //! tiny 300-byte lines; each also with `--redact`. The `non-json` group times lines that are not
 //! JSON (text with ANSI colours and accents, random bytes), written as records; `redact-scout`
 //! times `--redact`'s filters on the reading thread.
+//!
+//! Each group is named with the SIMD path it ran on (`fit/avx2`): the dispatch's own choice
+//! (`default`), or the one `SMART_TEE_SIMD` forces, read once per process. Every path, side by
+//! side: `for p in portable sse2 avx2 avx512; do SMART_TEE_SIMD=$p cargo bench --bench engine;
+//! done` (a path the CPU lacks runs as the widest it has, and is named so).
 #![allow(
     clippy::disallowed_macros,
     clippy::disallowed_methods,
@@ -21,6 +26,12 @@ use synth::StreamGen;
 mod naive;
 
 const BUDGET: usize = 5120;
+
+/// A group's name with the SIMD path it runs on.
+fn on_path(name: &str) -> String {
+    let path = smart_tee::line::strings::Simd::forced().map_or("default", |p| p.name());
+    format!("{name}/{path}")
+}
 
 /// Lines of `kind` until `bytes` are reached; `fit` keeps only lines within the budget.
 fn lines(kind: &str, bytes: usize, seed: u64) -> Vec<Vec<u8>> {
@@ -64,7 +75,7 @@ fn bench(c: &mut Criterion) {
     ];
     for (name, input) in &groups {
         let bytes: usize = input.iter().map(Vec::len).sum();
-        let mut group = c.benchmark_group(*name);
+        let mut group = c.benchmark_group(on_path(name));
         group.throughput(Throughput::Bytes(bytes as u64));
         group.sample_size(20);
         // `--redact` beside the run without it: its cost, as a ratio (#16 asks for +10% at most).
@@ -109,7 +120,7 @@ fn non_json(c: &mut Criterion) {
     synth::write_text_lines(&mut text, 8 << 20, 5).unwrap();
     let mut noise = Vec::new();
     synth::write_random_bytes(&mut noise, 8 << 20, 6).unwrap();
-    let mut group = c.benchmark_group("non-json");
+    let mut group = c.benchmark_group(on_path("non-json"));
     group.sample_size(20);
     for (name, input) in [("text-ansi", text), ("random-bytes", noise)] {
         let lines = split_lines(&input);
@@ -136,7 +147,7 @@ fn non_json(c: &mut Criterion) {
 /// 5 KiB to 8 MiB. Time per input byte stays flat: the excerpt writer is linear (it was
 /// quadratic in the budget).
 fn excerpt(c: &mut Criterion) {
-    let mut group = c.benchmark_group("excerpt");
+    let mut group = c.benchmark_group(on_path("excerpt"));
     group.sample_size(10);
     for budget in [5 << 10, 64 << 10, 1 << 20, 8 << 20] {
         let line: Vec<u8> = (0..4 * budget)
@@ -189,7 +200,7 @@ fn scout(c: &mut Criterion) {
             .map(String::as_str)
             .zip(values.iter().map(String::as_str)),
     );
-    let mut group = c.benchmark_group("redact-scout");
+    let mut group = c.benchmark_group(on_path("redact-scout"));
     group.sample_size(20);
     group.throughput(Throughput::Bytes(chunk.len() as u64));
     for (id, redactor) in [

@@ -305,7 +305,9 @@ where
     if let Some((signals, ignore_interrupts)) = signals {
         watch_signals(signals, Arc::clone(&handoff), ignore_interrupts);
     }
-    let scout = log.redactor();
+    let scout = log
+        .redactor()
+        .filter(|_| !crate::cut::redact::skipped("scout"));
     let text_seen = log.text_seen();
     let reader = {
         let alive = Arc::clone(&logs_alive);

@@ -431,3 +431,43 @@ fn a_token_in_coloured_output_is_not_logged() {
     );
     assert_eq!(logged.matches("[REDACTED:github_token]").count(), 6);
 }
+
+/// The filters in front of aho-corasick (the start literals' trigrams, the values' grams, the
+/// reading thread's look ahead) only save work: with any of them switched off
+/// (`SMART_TEE_REDACT_SKIP`, for benches/compare.sh `ONLY=filters`) the log is the same, byte
+/// for byte, and holds no secret.
+#[test]
+fn each_filter_switched_off_finds_the_same() {
+    let dir = common::tempdir("redact-skip");
+    let mut input = input();
+    // Short lines with no secret, between lines with one, for the look ahead to rule out.
+    for k in 0..2000 {
+        input.extend_from_slice(format!("{{\"type\":\"user\",\"n\":{k}}}\n").as_bytes());
+        if k % 97 == 0 {
+            input.extend_from_slice(format!("DEPLOY_TOKEN={}\n", ENV[2].1).as_bytes());
+        }
+    }
+    let mut logs = Vec::new();
+    for skip in ["", "trigrams", "grams", "scout", "trigrams,grams,scout"] {
+        let log = dir.join(format!("skip-{skip}.jsonl"));
+        let mut cmd = common::bin();
+        cmd.arg("--redact")
+            .arg(&log)
+            .env("SMART_TEE_REDACT_SKIP", skip);
+        for (name, value) in ENV {
+            cmd.env(name, value);
+        }
+        let out = common::run_cmd(&mut cmd, &input);
+        assert!(
+            out.status.success(),
+            "{skip}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let bytes = std::fs::read(&log).unwrap();
+        assert_clean(&format!("the log with {skip:?} off"), &bytes);
+        logs.push((skip, bytes));
+    }
+    for (skip, bytes) in &logs[1..] {
+        assert!(*bytes == logs[0].1, "{skip} off changed the log");
+    }
+}

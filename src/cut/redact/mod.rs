@@ -210,8 +210,8 @@ pub struct Redactor {
     /// [`WORD_STARTS`].
     word_starts: AhoCorasick,
     /// The first three bytes of every literal of both sets: a line it rules out is not
-    /// searched for them.
-    starts: Trigrams,
+    /// searched for them (none under `SMART_TEE_REDACT_SKIP=trigrams`, [`skipped`]).
+    starts: Option<Trigrams>,
     /// All token patterns as one alternation, matched where a `Token` literal starts.
     any: meta::Regex,
     /// Each token pattern on its own, to tell which one matched: compiled at the first secret
@@ -258,6 +258,18 @@ enum Label {
     Value(u32),
 }
 
+/// The filters in front of aho-corasick's own search that a benchmark may switch off, to
+/// weigh what each buys (`SMART_TEE_REDACT_SKIP=trigrams,grams,scout`, read once; see
+/// docs/performance.md): `trigrams`, the start literals' filter; `grams`, the values' filter
+/// (the values are then searched by one automaton over the whole line); `scout`, the reading
+/// thread's look ahead ([`Scouted`]). What is found is the same either way.
+pub fn skipped(filter: &str) -> bool {
+    static SKIP: OnceLock<String> = OnceLock::new();
+    SKIP.get_or_init(|| std::env::var("SMART_TEE_REDACT_SKIP").unwrap_or_default())
+        .split(',')
+        .any(|f| f.trim() == filter)
+}
+
 impl Default for Redactor {
     fn default() -> Self {
         Redactor::new()
@@ -288,7 +300,7 @@ impl Redactor {
             .map(|l| l.as_bytes())
             .collect();
         Redactor {
-            starts: Trigrams::new(&every_start),
+            starts: (!skipped("trigrams")).then(|| Trigrams::new(&every_start)),
             token_starts: literals(&[TOKEN_STARTS, OTHER_STARTS].concat()),
             word_starts: literals(WORD_STARTS),
             any: anchored(&joined.join("|")),
@@ -499,7 +511,7 @@ impl Redactor {
             }
         }
         // Most lines hold none of the literals a secret starts with: one look rules them out.
-        if self.starts.rules_out(line) {
+        if self.starts.as_ref().is_some_and(|s| s.rules_out(line)) {
             return false;
         }
         let (url, telegram, url_escaped) = (
@@ -586,7 +598,7 @@ impl Redactor {
     /// [`Redactor::finds`] is false, and [`Redactor::redact`] leaves it alone.
     pub fn rules_out(&self, line: &[u8]) -> bool {
         self.values.as_ref().is_none_or(|v| v.rules_out(line))
-            && self.starts.rules_out(line)
+            && self.starts.as_ref().is_some_and(|s| s.rules_out(line))
             && !hidden::hides(line)
     }
 

@@ -320,6 +320,9 @@ pub(super) fn forms(value: &[u8]) -> Vec<Vec<u8>> {
 pub(super) struct ValueSet {
     grams: Grams,
     searcher: AhoCorasick,
+    /// Under `SMART_TEE_REDACT_SKIP=grams` ([`super::skipped`]): the values as one automaton
+    /// run over the whole text, with no gram filter in front.
+    whole: Option<AhoCorasick>,
     /// By pattern of the automaton, the index of its secret.
     owner: Vec<u32>,
     names: Vec<String>,
@@ -352,9 +355,15 @@ impl ValueSet {
             .match_kind(MatchKind::LeftmostLongest)
             .build(&patterns)
             .ok()?;
+        let whole = super::skipped("grams").then(|| {
+            AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostLongest)
+                .build(&patterns)
+        });
         Some(ValueSet {
             grams,
             searcher,
+            whole: whole.and_then(Result::ok),
             owner,
             names,
             longest,
@@ -368,6 +377,11 @@ impl ValueSet {
         text: &[u8],
         mut found: impl FnMut(usize, usize, u32) -> bool,
     ) -> bool {
+        if let Some(whole) = &self.whole {
+            return whole
+                .find_iter(text)
+                .any(|m| found(m.start(), m.end(), self.owner[m.pattern().as_usize()]));
+        }
         let stride = self.grams.stride;
         let mut covered = 0;
         let mut q = 0;
@@ -392,6 +406,9 @@ impl ValueSet {
     /// True when `text` holds none of the values (its grams rule them all out), without a
     /// search: what [`ValueSet::each`] would find nothing in.
     pub(super) fn rules_out(&self, text: &[u8]) -> bool {
+        if let Some(whole) = &self.whole {
+            return !whole.is_match(text);
+        }
         self.grams.next_hit(text, 0).is_none()
     }
 
