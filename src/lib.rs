@@ -29,13 +29,11 @@
 //! `early` (a start-up check of stdout) and `error` are shared.
 //!
 //! Where the `unsafe` lives: `early` (one `.init_array` entry) and [`line::strings`], the SIMD
-//! code. There, every function that runs AVX2 or AVX-512 instructions is an `unsafe fn` with
-//! `#[target_feature]` (`strings/simd.rs`, the two filters of `strings/trigrams.rs`), or a safe
-//! `#[target_feature]` helper that only those may call; the only calls into them are in the
-//! dispatch (`content_end_on`, `run_block_loop_on`, `run_string_loop_on`, `Trigrams::rules_out`),
-//! after the cached CPU check of [`line::strings::Simd`], and in [`line::strings::Squeeze`],
-//! a type only a check of the CPU makes. `SMART_TEE_SIMD=portable|sse2|avx2|avx512` forces the
-//! path (capped at what the CPU has).
+//! code. There, the SSE2 mask functions (`strings/simd.rs`) are compiled only for targets that
+//! enable SSE2, and the one function that runs AVX2 instructions, the trigram filter of
+//! `strings/trigrams.rs`, is an `unsafe fn` with `#[target_feature]`, called only from
+//! `Trigrams::rules_out` after the cached CPU check that [`line::strings::Trigrams::new`] makes.
+//! `SMART_TEE_SIMD=portable|sse2|avx2|avx512` forces the path (capped at what the CPU has).
 #![deny(unsafe_code)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 

@@ -8,21 +8,20 @@
 //! each other every sixty-four bytes whatever they hold (an escape that crosses into the next
 //! block is carried over), so the loads of the next blocks never wait on this one's masks.
 //!
-//! The masks come from SSE2 (part of every x86_64 target), from AVX2, or from a portable loop
-//! (AVX-512 versions were measured no faster end to end and deleted): each family of functions runs the path [`Simd::pick`] gives it (the fastest
-//! measured on this CPU, or the one `SMART_TEE_SIMD=portable|sse2|avx2|avx512` forces, capped at
-//! what the CPU has; [`dispatch`]). This module and its submodules hold the crate's SIMD unsafe
-//! code (the only other unsafe item is `early.rs`'s start-up check): the `unsafe fn`s compiled
-//! for those instruction sets ([`simd`], and `trigrams`' two filters), and the calls into them,
-//! each after the check that makes it sound (`content_end_on`, `masks::run_block_loop_on`,
-//! `printable::run_string_loop_on`, [`Squeeze`], [`Trigrams::new`]). Tests check the SIMD masks
-//! against a byte-at-a-time reference on every byte value in every lane, and `scan`'s tests
-//! check the whole scan on every path this CPU has against a plain walk.
+//! The masks come from SSE2 (part of every x86_64 target) or from a portable loop (AVX2 and
+//! AVX-512 versions were measured less than 15% faster end to end and deleted): each family of
+//! functions runs the path [`Simd::pick`] gives it (the fastest measured on this CPU, or the one
+//! `SMART_TEE_SIMD=portable|sse2|avx2|avx512` forces, capped at what the CPU has; [`dispatch`]).
+//! This module and its submodules hold the crate's SIMD unsafe code (the only other unsafe item
+//! is `early.rs`'s start-up check): the SSE2 mask functions ([`simd`], compiled only where the
+//! target has SSE2) and `trigrams`' AVX2 filter, an `unsafe fn` called only after the check that
+//! makes it sound ([`Trigrams::new`]). Tests check the SIMD masks against a byte-at-a-time
+//! reference on every byte value in every lane, and `scan`'s tests check the whole scan on every
+//! path against a plain walk.
 //!
-//! The masks themselves, and the loop runner that picks the instruction set, are in
-//! [`masks`] (and [`printable`], those of binary lines); the functions compiled for SSE2, AVX2
-//! and AVX-512BW in [`simd`]. [`trigrams`]
-//! is a filter of short literals (`--redact`'s) on the same instructions.
+//! The masks themselves, and the loop runner that picks the path, are in [`masks`] (and
+//! [`printable`], those of binary lines); the functions compiled for SSE2 in [`simd`].
+//! [`trigrams`] is a filter of short literals (`--redact`'s), with an AVX2 version.
 
 /// The body of a function of sixteen bytes: `sse2::$f(block)` where the target has SSE2 (every
 /// x86_64 target does), else `$portable(block)`.
@@ -363,12 +362,7 @@ fn content_end(s: &[u8], at: usize) -> Result<usize, Invalid> {
 /// [`content_end`] on `path`, at most the widest this CPU has.
 #[inline(always)]
 fn content_end_on(path: Simd, s: &[u8], at: usize) -> Result<usize, Invalid> {
-    match path.min(Simd::widest()) {
-        #[cfg(target_arch = "x86_64")]
-        #[allow(unsafe_code)]
-        // SAFETY: `avx2::content_end` is unsafe to call only because it is compiled for AVX2,
-        // and the CPU has it (`Simd::widest` is AVX2 or wider; AVX-512 runs the AVX2 code).
-        Simd::Avx2 | Simd::Avx512 => unsafe { simd::avx2::content_end(s, at) },
+    match path {
         Simd::Portable => content_end_with(s, at, portable_masks64, portable_u_masks64),
         _ => content_end_with(s, at, masks64, u_masks64),
     }
@@ -377,8 +371,8 @@ fn content_end_on(path: Simd, s: &[u8], at: usize) -> Result<usize, Invalid> {
 /// [`content_end`] on each code path this CPU has, the portable one first (for tests).
 #[cfg(test)]
 pub(crate) fn content_end_each_way(s: &[u8], at: usize) -> Vec<Result<usize, Invalid>> {
-    Simd::offered()
-        .filter(|&p| p <= Simd::Avx2)
+    [Simd::Portable, Simd::Sse2]
+        .into_iter()
         .map(|path| content_end_on(path, s, at))
         .collect()
 }

@@ -5,9 +5,7 @@
 //! check the block writers, each way this CPU can run them, against a plain unit-by-unit
 //! reference.
 
-use crate::line::strings::{
-    BlockLoop, Masks, Spelling, Squeeze, TextMasks, block_at, run_block_loop,
-};
+use crate::line::strings::{BlockLoop, Masks, TextMasks, block_at, run_block_loop};
 
 /// How a record writes its text, decided once for the whole line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -229,10 +227,6 @@ pub(super) fn utf8_at(s: &[u8], i: usize) -> Result<usize, usize> {
 /// Bytes one block can make at most: six for each byte (`\u0001`).
 const BLOCK_MAX: usize = 64 * 6;
 
-/// Stops (escapes, runs of bytes that are not text) from which a block of text that is not
-/// UTF-8 is written at once by the CPU's [`Squeeze`], when it has one.
-const DENSE: u32 = 6;
-
 /// [`Text::Utf8`] was asked for and the text is not UTF-8.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NotUtf8;
@@ -306,7 +300,6 @@ impl BlockLoop for Escape<'_, '_> {
         masks64: impl Fn(&[u8; 64]) -> Masks<u64>,
         text_masks64: impl Fn(&[u8; 64]) -> TextMasks<u64>,
         escapes64: impl Fn(&[u8; 64]) -> u64,
-        squeeze: Option<Squeeze>,
     ) -> Result<usize, NotUtf8> {
         let Escape {
             raw,
@@ -318,11 +311,9 @@ impl BlockLoop for Escape<'_, '_> {
         match (text, known) {
             (Text::Utf8, true) => Ok(escape_utf8_blocks(raw, limit, out, escapes64)),
             (Text::Utf8, false) => {
-                escape_blocks::<false, true>(raw, limit, out, masks64, text_masks64, None)
+                escape_blocks::<false, true>(raw, limit, out, masks64, text_masks64)
             }
-            (Text::Lossy, _) => {
-                escape_blocks::<true, true>(raw, limit, out, masks64, text_masks64, squeeze)
-            }
+            (Text::Lossy, _) => escape_blocks::<true, true>(raw, limit, out, masks64, text_masks64),
             (Text::Binary, _) => Ok(super::binary::escape_binary(raw, limit, out)),
         }
     }
@@ -437,7 +428,6 @@ fn escape_blocks<const LOSSY: bool, const CHECK: bool>(
     out: &mut Vec<u8>,
     masks64: impl Fn(&[u8; 64]) -> Masks<u64>,
     text_masks64: impl Fn(&[u8; 64]) -> TextMasks<u64>,
-    squeeze: Option<Squeeze>,
 ) -> Result<usize, NotUtf8> {
     let mode = if LOSSY { Text::Lossy } else { Text::Utf8 };
     let start = out.len();
@@ -467,8 +457,6 @@ fn escape_blocks<const LOSSY: bool, const CHECK: bool>(
         };
         let mut chars = carry_chars;
         carry_chars = 0;
-        // The bytes at the block's end of a character that ends in the next block.
-        let mut lead = 0;
         if t.high != 0 {
             // Continuation bytes (and the ranges second bytes are checked against) of the
             // three bytes after the block, for characters that end past it.
@@ -497,10 +485,6 @@ fn escape_blocks<const LOSSY: bool, const CHECK: bool>(
             // The bytes of the next block that end a character begun in this one.
             carry_chars = two >> 63 | three >> 63 | three >> 62;
             carry_chars |= four >> 63 | four >> 62 | four >> 61;
-            let crossing = two >> 63 << 63 | three >> 62 << 62 | four >> 61 << 61;
-            if crossing != 0 {
-                lead = crossing.leading_zeros() as usize + 1;
-            }
         }
         let mut stops = m.quote | m.backslash;
         let noise = if LOSSY {
@@ -515,34 +499,6 @@ fn escape_blocks<const LOSSY: bool, const CHECK: bool>(
         if LOSSY {
             let runs = noise & !(noise << 1 | carry_run);
             carry_run = noise >> 63;
-            // A block of many stops (binary) is written at once; one of few (text with a
-            // stray byte) by the copy of its runs, which costs less there.
-            let dense = (runs | m.quote | m.backslash | t.tab).count_ones() >= DENSE;
-            if let Some(squeeze) = squeeze
-                && dense
-            {
-                // What the blocks before left to copy.
-                text.push(copied, at, out);
-                // The whole block at once; the bytes past the text's end are left out.
-                let past = u64::MAX.checked_shl((raw.len() - at) as u32).unwrap_or(0);
-                let spelling = Spelling {
-                    escape: m.quote | m.backslash | t.tab,
-                    tab: t.tab,
-                    replace: runs,
-                    drop: (noise & !runs) | past,
-                };
-                squeeze.write(block, spelling, out);
-                at += 64;
-                // A character that ends in the next block is taken back to be written with
-                // its end, so that `copied` is at a character's start (where the writer near
-                // the limit may go on from).
-                out.truncate(out.len() - lead);
-                copied = at.min(raw.len()) - lead;
-                if carry_run != 0 {
-                    replaced_to = copied;
-                }
-                continue;
-            }
             if copied == at && noise & 1 != 0 && replaced_to == at {
                 // A run that goes on from the block before: already replaced.
                 copied = at + (!noise).trailing_zeros() as usize;

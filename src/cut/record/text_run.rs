@@ -8,9 +8,7 @@
 use super::escape::{Runs, push_escape};
 use super::{NON_JSON, open_record, record_overhead};
 use crate::line::scan;
-use crate::line::strings::{
-    BlockLoop, Masks, Squeeze, TextMasks, block_at, byte_set, run_block_loop,
-};
+use crate::line::strings::{BlockLoop, Masks, TextMasks, block_at, byte_set, run_block_loop};
 
 /// A run of plain lines written by [`write_text_run`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -92,7 +90,6 @@ impl BlockLoop for Run<'_, '_> {
         _: impl Fn(&[u8; 64]) -> Masks<u64>,
         _: impl Fn(&[u8; 64]) -> TextMasks<u64>,
         escapes64: impl Fn(&[u8; 64]) -> u64,
-        _: Option<Squeeze>,
     ) -> TextRun {
         let Run {
             text,

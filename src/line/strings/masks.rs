@@ -6,8 +6,6 @@
 //! in every lane, on every path this CPU has.
 
 use super::dispatch::{Simd, default};
-#[cfg(target_arch = "x86_64")]
-use super::simd::avx2;
 
 /// Which bytes of a block are `"`, `\`, `n` or `t` (the usual escape letters: an escaped byte
 /// that is one of these four needs no further check), and below 0x20: bit `k` for byte `k`.
@@ -54,11 +52,6 @@ fn masks64_each_way(block: &[u8; 64]) -> Vec<(Masks<u64>, UMasks<u64>)> {
     Simd::offered()
         .map(|path| match path {
             Simd::Portable => (portable_masks64(block), portable_u_masks64(block)),
-            #[cfg(target_arch = "x86_64")]
-            #[allow(unsafe_code)]
-            // SAFETY: the CPU has AVX2 (`Simd::offered` lists the paths it has; AVX-512 runs
-            // the AVX2 code).
-            Simd::Avx2 | Simd::Avx512 => unsafe { (avx2::masks64(block), avx2::u_masks64(block)) },
             _ => (masks64(block), u_masks64(block)),
         })
         .collect()
@@ -78,11 +71,6 @@ fn escapes64_each_way(block: &[u8; 64]) -> Vec<u64> {
     Simd::offered()
         .map(|path| match path {
             Simd::Portable => portable_escapes64(block),
-            #[cfg(target_arch = "x86_64")]
-            #[allow(unsafe_code)]
-            // SAFETY: the CPU has AVX2 (`Simd::offered` lists the paths it has; AVX-512 runs
-            // the AVX2 code).
-            Simd::Avx2 | Simd::Avx512 => unsafe { avx2::escapes64(block) },
             _ => escapes64(block),
         })
         .collect()
@@ -190,125 +178,44 @@ fn text_masks64_of(
     m
 }
 
-/// How the bytes of a 64-byte block of text that is not UTF-8 throughout are written as JSON
-/// string content (bit `k` for byte `k`); a byte in none of the masks is copied.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Spelling {
-    /// Written as a backslash and a letter: `"`, `\` and tab (`\t`).
-    pub escape: u64,
-    /// The tabs among them.
-    pub tab: u64,
-    /// Written as U+FFFD: the first byte of each run of bytes that are not text.
-    pub replace: u64,
-    /// Not written: the rest of each such run, and bytes past the text's end.
-    pub drop: u64,
-}
-
-/// Appends the bytes of a block as its [`Spelling`] says, all at once (no branch per byte): a
-/// function compiled for SIMD instructions, made only by [`Squeeze::avx2`], which checks that
-/// the CPU has them first (the field is private, so no other code can make one).
-#[derive(Clone, Copy, Debug)]
-pub struct Squeeze(unsafe fn(&[u8; 64], Spelling, &mut Vec<u8>));
-
-impl Squeeze {
-    /// The AVX2 writer ([`avx2::squeeze`]), when this CPU has AVX2.
-    pub fn avx2() -> Option<Squeeze> {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            return Some(Squeeze(avx2::squeeze));
-        }
-        None
-    }
-
-    /// Appends `block` to `out` as `spelling` says.
-    #[inline(always)]
-    pub fn write(self, block: &[u8; 64], spelling: Spelling, out: &mut Vec<u8>) {
-        #[allow(unsafe_code)]
-        // SAFETY: the function is unsafe to call only because it is compiled for instructions
-        // the CPU may lack; a `Squeeze` is made only by `avx2`, after it found the CPU has
-        // them.
-        unsafe {
-            (self.0)(block, spelling, out)
-        }
-    }
-}
-
 /// A loop over 64-byte blocks that reads their [`Masks`] and [`TextMasks`] (the record
 /// writers of `record.rs`), run by [`run_block_loop`] compiled for one [`Simd`] path.
 pub trait BlockLoop {
     type Out;
-    /// Runs the loop with these mask functions, and `squeeze` when this path can write a block
-    /// of text that is not UTF-8 all at once (AVX2). Should be
-    /// `#[inline(always)]`, so that it is compiled into each instruction set's caller.
+    /// Runs the loop with these mask functions. Should be `#[inline(always)]`, so that it is
+    /// compiled into each instruction set's caller.
     fn run(
         self,
         masks64: impl Fn(&[u8; 64]) -> Masks<u64>,
         text_masks64: impl Fn(&[u8; 64]) -> TextMasks<u64>,
         escapes64: impl Fn(&[u8; 64]) -> u64,
-        squeeze: Option<Squeeze>,
     ) -> Self::Out;
 }
 
-/// Runs `body` on the block writers' path ([`Simd::pick`]) and its [`Squeeze`] (both found
-/// once).
+/// Runs `body` on the block writers' path ([`Simd::pick`], found once).
 pub fn run_block_loop<L: BlockLoop>(body: L) -> L::Out {
-    static WAY: std::sync::OnceLock<(Simd, Option<Squeeze>)> = std::sync::OnceLock::new();
-    let &(path, squeeze) = WAY.get_or_init(|| {
-        let path = Simd::pick(default::BLOCK_WRITER);
-        (path, squeeze_on(path))
-    });
-    run_block_loop_on(path, body, squeeze)
+    static PATH: std::sync::OnceLock<Simd> = std::sync::OnceLock::new();
+    run_block_loop_on(
+        *PATH.get_or_init(|| Simd::pick(default::BLOCK_WRITER)),
+        body,
+    )
 }
 
-/// The [`Squeeze`] of a path: AVX2's from AVX2 on.
-fn squeeze_on(path: Simd) -> Option<Squeeze> {
+/// Runs `body` with the masks of `path` (SSE2's from SSE2 on: no wider code earned its place).
+fn run_block_loop_on<L: BlockLoop>(path: Simd, body: L) -> L::Out {
     match path {
-        Simd::Avx2 | Simd::Avx512 => Squeeze::avx2(),
-        Simd::Portable | Simd::Sse2 => None,
+        Simd::Portable => body.run(portable_masks64, portable_text_masks64, portable_escapes64),
+        _ => body.run(masks64, text_masks64, escapes64),
     }
 }
 
-/// Runs `body` with the masks of `path`, at most the widest this CPU has (AVX-512 runs the
-/// AVX2 code), and `squeeze`.
-fn run_block_loop_on<L: BlockLoop>(path: Simd, body: L, squeeze: Option<Squeeze>) -> L::Out {
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = squeeze; // only the AVX2 loop squeezes
-    match path.min(Simd::widest()) {
-        #[cfg(target_arch = "x86_64")]
-        #[allow(unsafe_code)]
-        // SAFETY: `avx2::run_block_loop` is unsafe to call only because it is compiled for
-        // AVX2, and the CPU has it (`Simd::widest` is AVX2 or wider).
-        Simd::Avx2 | Simd::Avx512 => unsafe { avx2::run_block_loop(body, squeeze) },
-        Simd::Portable => body.run(
-            portable_masks64,
-            portable_text_masks64,
-            portable_escapes64,
-            None,
-        ),
-        _ => body.run(masks64, text_masks64, escapes64, None),
-    }
-}
-
-/// The block loops tests run: each code path this CPU has (portable, SSE2, AVX2; AVX-512 runs
-/// the AVX2 code), the portable one first, AVX2's with and without its [`Squeeze`].
-#[cfg(test)]
-fn block_loop_ways() -> Vec<(Simd, Option<Squeeze>)> {
-    let mut ways = Vec::new();
-    for path in Simd::offered().filter(|&p| p <= Simd::Avx2) {
-        ways.push((path, None));
-        if let Some(squeeze) = squeeze_on(path) {
-            ways.push((path, Some(squeeze)));
-        }
-    }
-    ways
-}
-
-/// [`run_block_loop`] each way of [`block_loop_ways`] (for tests).
+/// [`run_block_loop`] on each code path there is (portable and SSE2; every wider path runs
+/// SSE2's), the portable one first (for tests).
 #[cfg(test)]
 pub(crate) fn run_block_loop_each_way<L: BlockLoop + Clone>(body: L) -> Vec<L::Out> {
-    block_loop_ways()
+    [Simd::Portable, Simd::Sse2]
         .into_iter()
-        .map(|(path, squeeze)| run_block_loop_on(path, body.clone(), squeeze))
+        .map(|path| run_block_loop_on(path, body.clone()))
         .collect()
 }
 
@@ -318,11 +225,6 @@ fn text_masks64_each_way(block: &[u8; 64]) -> Vec<TextMasks<u64>> {
     Simd::offered()
         .map(|path| match path {
             Simd::Portable => portable_text_masks64(block),
-            #[cfg(target_arch = "x86_64")]
-            #[allow(unsafe_code)]
-            // SAFETY: the CPU has AVX2 (`Simd::offered` lists the paths it has; AVX-512 runs
-            // the AVX2 code).
-            Simd::Avx2 | Simd::Avx512 => unsafe { avx2::text_masks64(block) },
             _ => text_masks64(block),
         })
         .collect()
@@ -593,20 +495,11 @@ mod tests {
         }
     }
 
-    /// The writers' tests run every block loop this CPU has (`run_block_loop_each_way`): the
-    /// portable one first, AVX2's with its squeeze where the CPU has AVX2 (a path the CPU
-    /// lacks is said by `tests/it/simd.rs`).
+    /// The writers' tests run both block loops (`run_block_loop_each_way`), the portable
+    /// one first.
     #[test]
-    fn every_block_writer_this_cpu_has_is_run() {
-        let ways = block_loop_ways();
-        assert_eq!(ways.len(), run_block_loop_each_way(Count).len());
-        assert!(matches!(ways[0], (Simd::Portable, None)));
-        let code_paths = Simd::offered().filter(|&p| p <= Simd::Avx2).count();
-        let squeezes = usize::from(Simd::widest() >= Simd::Avx2);
-        assert_eq!(ways.len(), code_paths + squeezes);
-        if squeezes == 1 {
-            assert!(ways.iter().any(|(p, s)| *p == Simd::Avx2 && s.is_some()));
-        }
+    fn every_block_writer_is_run() {
+        assert_eq!(run_block_loop_each_way(Count).len(), 2);
     }
 
     /// A loop that only says it ran.
@@ -620,7 +513,6 @@ mod tests {
             _: impl Fn(&[u8; 64]) -> Masks<u64>,
             _: impl Fn(&[u8; 64]) -> TextMasks<u64>,
             _: impl Fn(&[u8; 64]) -> u64,
-            _: Option<Squeeze>,
         ) {
         }
     }

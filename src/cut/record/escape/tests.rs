@@ -87,7 +87,6 @@ impl BlockLoop for EscapeNew<'_> {
         masks64: impl Fn(&[u8; 64]) -> Masks<u64>,
         text_masks64: impl Fn(&[u8; 64]) -> TextMasks<u64>,
         escapes64: impl Fn(&[u8; 64]) -> u64,
-        squeeze: Option<Squeeze>,
     ) -> (Vec<u8>, usize) {
         let mut out = Vec::new();
         let consumed = Escape {
@@ -97,7 +96,7 @@ impl BlockLoop for EscapeNew<'_> {
             known: self.3,
             out: &mut out,
         }
-        .run(masks64, text_masks64, escapes64, squeeze)
+        .run(masks64, text_masks64, escapes64)
         .expect("the text is UTF-8 as Text::of says");
         (out, consumed)
     }
