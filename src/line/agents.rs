@@ -24,6 +24,20 @@ pub enum Format {
     OpenCode,
     Cursor,
     Goose,
+    /// pi (`pi --mode json`): `session`, `agent_*`, `turn_*`, `message_*`, `tool_execution_*`.
+    Pi,
+    /// Amp (`amp -x --stream-json`): Claude Code's shape, its threads' ids `T-…`.
+    Amp,
+    /// Factory droid (`droid exec -o stream-json`).
+    Droid,
+    /// GitHub Copilot CLI (`copilot -p --output-format json`): `{type, data, id, parentId}`.
+    Copilot,
+    /// Qwen Code (`qwen -p --output-format stream-json`): Claude Code's shape.
+    Qwen,
+    /// Kimi CLI (`kimi --print --output-format=stream-json`): OpenAI-style messages, no `type`.
+    Kimi,
+    /// Google Antigravity (`agy -p --output-format stream-json`): told by `event`, not `type`.
+    Antigravity,
 }
 
 impl Format {
@@ -37,12 +51,29 @@ impl Format {
             Format::OpenCode => "opencode",
             Format::Cursor => "cursor",
             Format::Goose => "goose",
+            Format::Pi => "pi",
+            Format::Amp => "amp",
+            Format::Droid => "droid",
+            Format::Copilot => "copilot-cli",
+            Format::Qwen => "qwen-code",
+            Format::Kimi => "kimi-cli",
+            Format::Antigravity => "antigravity",
         }
+    }
+
+    /// True for a format whose events are Claude Code's (its gists, tokens and endings).
+    pub fn is_claude_shaped(self) -> bool {
+        matches!(self, Format::Claude | Format::Amp | Format::Qwen)
+    }
+
+    /// True for a format with no final event (Kimi CLI): its run ends with its process.
+    pub fn has_no_final_event(self) -> bool {
+        self == Format::Kimi
     }
 }
 
 /// Event types some agent's rules here know, for any agent (plus smart-tee's own records).
-const KNOWN_TYPES: [&str; 46] = [
+const KNOWN_TYPES: &[&str] = &[
     // Claude Code (stream-json and transcripts), Cursor
     "system",
     "assistant",
@@ -90,14 +121,66 @@ const KNOWN_TYPES: [&str; 46] = [
     "text",
     "reasoning",
     "complete",
+    // pi
+    "session",
+    "agent_start",
+    "agent_end",
+    "agent_settled",
+    "turn_start",
+    "turn_end",
+    "message_start",
+    "message_update",
+    "message_end",
+    "tool_execution_start",
+    "tool_execution_update",
+    "tool_execution_end",
+    "compaction_start",
+    "compaction_end",
+    "auto_compaction_start",
+    "auto_compaction_end",
+    "auto_retry_start",
+    "auto_retry_end",
+    "queue_update",
+    // Factory droid (also `system`, `message`, `tool_call`, `tool_result`, `turn.failed`)
+    "completion",
+    // GitHub Copilot CLI (also `result`)
+    "session.start",
+    "session.resume",
+    "session.info",
+    "session.warning",
+    "session.error",
+    "session.idle",
+    "session.model_change",
+    "session.usage_info",
+    "session.truncation",
+    "session.compaction_start",
+    "session.compaction_complete",
+    "session.shutdown",
+    "user.message",
+    "assistant.turn_start",
+    "assistant.intent",
+    "assistant.reasoning",
+    "assistant.reasoning_delta",
+    "assistant.message",
+    "assistant.message_delta",
+    "assistant.turn_end",
+    "assistant.usage",
+    "tool.user_requested",
+    "tool.execution_start",
+    "tool.execution_partial_result",
+    "tool.execution_progress",
+    "tool.execution_complete",
+    "abort",
     // smart-tee's records of lines that were not JSON, and of lines past the memory cap
     "non_json",
     "truncated",
 ];
 
 /// Claude Code `system` subtypes and Codex `exec --json` item types the rules here know.
-const KNOWN_SUBTYPES: [&str; 35] = [
+const KNOWN_SUBTYPES: &[&str] = &[
     "init",
+    // Qwen Code
+    "session_start",
     "api_retry",
     "api_error",
     "compact_boundary",
@@ -135,6 +218,9 @@ const KNOWN_SUBTYPES: [&str; 35] = [
     "user_message",
 ];
 
+/// Google Antigravity's events (its `event` member; it has no `type`).
+const KNOWN_EVENTS: [&str; 4] = ["init", "step_update", "result", "error"];
+
 /// The item types of Codex rollout files' `item_started` / `item_completed` events (0.145+:
 /// the protocol's turn items, named in PascalCase).
 pub const ROLLOUT_ITEMS: [&str; 16] = [
@@ -156,6 +242,29 @@ pub const ROLLOUT_ITEMS: [&str; 16] = [
     "ContextCompaction",
 ];
 
+/// pi's event types (none of them another agent's).
+const PI_TYPES: [&str; 19] = [
+    "session",
+    "agent_start",
+    "agent_end",
+    "agent_settled",
+    "turn_start",
+    "turn_end",
+    "message_start",
+    "message_update",
+    "message_end",
+    "tool_execution_start",
+    "tool_execution_update",
+    "tool_execution_end",
+    "compaction_start",
+    "compaction_end",
+    "auto_compaction_start",
+    "auto_compaction_end",
+    "auto_retry_start",
+    "auto_retry_end",
+    "queue_update",
+];
+
 /// What tells an event's kind and agent: borrowed strings (as written: a type never needs its
 /// escapes undone) and the presence of telling keys.
 #[derive(Clone, Copy, Debug, Default)]
@@ -167,22 +276,33 @@ pub struct Head<'a> {
     /// `payload.type` and `payload.item.type` (Codex rollout files).
     pub payload: Option<&'a str>,
     pub payload_item: Option<&'a str>,
-    /// The first of `claude_code_version`, `payload.cli_version`, `cli_version`, `version`.
+    /// `event` (Antigravity's discriminator, where `type` is absent).
+    pub event: Option<&'a str>,
+    /// `session_id` (Amp's threads are `T-…`).
+    pub session: Option<&'a str>,
+    /// The first of `claude_code_version`, `qwen_code_version`, `payload.cli_version`,
+    /// `cli_version`, `data.copilotVersion`, `version`.
     pub version: Option<&'a str>,
     version_rank: u8,
-    keys: u8,
+    keys: u16,
 }
 
 // The telling keys, as bits of `Head::keys`.
-const PAYLOAD: u8 = 1;
-const PART: u8 = 2;
-const SESSION_ID_CAMEL: u8 = 4;
-const TIMESTAMP_MS: u8 = 8;
-const MESSAGE_OBJECT: u8 = 16;
-const ROLE: u8 = 32;
-const STATS: u8 = 64;
+const PAYLOAD: u16 = 1;
+const PART: u16 = 2;
+const SESSION_ID_CAMEL: u16 = 4;
+const TIMESTAMP_MS: u16 = 8;
+const MESSAGE_OBJECT: u16 = 16;
+const ROLE: u16 = 32;
+const STATS: u16 = 64;
+const TOOL_NAME: u16 = 128;
+const IS_ERROR_CAMEL: u16 = 256;
+const TEXT: u16 = 512;
+const PARENT_ID: u16 = 1024;
+const EXIT_CODE_CAMEL: u16 = 2048;
+const QWEN_VERSION: u16 = 4096;
 
-fn key_bit(key: &str) -> u8 {
+fn key_bit(key: &str) -> u16 {
     match key {
         "payload" => PAYLOAD,
         "part" => PART,
@@ -190,6 +310,12 @@ fn key_bit(key: &str) -> u8 {
         "timestamp_ms" => TIMESTAMP_MS,
         "role" => ROLE,
         "stats" => STATS,
+        "toolName" => TOOL_NAME,
+        "isError" => IS_ERROR_CAMEL,
+        "text" => TEXT,
+        "parentId" | "ephemeral" => PARENT_ID,
+        "exitCode" => EXIT_CODE_CAMEL,
+        "qwen_code_version" => QWEN_VERSION,
         _ => 0,
     }
 }
@@ -197,9 +323,9 @@ fn key_bit(key: &str) -> u8 {
 /// The rank of a version field (lower is preferred), or none.
 fn version_rank(path: &[&str]) -> Option<u8> {
     match path {
-        ["claude_code_version"] => Some(1),
+        ["claude_code_version"] | ["qwen_code_version"] => Some(1),
         ["payload", "cli_version"] => Some(2),
-        ["cli_version"] => Some(3),
+        ["cli_version"] | ["data", "copilotVersion"] => Some(3),
         ["version"] => Some(4),
         _ => None,
     }
@@ -210,6 +336,8 @@ impl<'a> Head<'a> {
         match path {
             ["type"] => self.kind = Some(text),
             ["subtype"] => self.subtype = Some(text),
+            ["event"] => self.event = Some(text),
+            ["session_id"] => self.session = Some(text),
             ["item", "type"] => self.item = Some(text),
             ["payload", "type"] => self.payload = Some(text),
             ["payload", "item", "type"] => self.payload_item = Some(text),
@@ -242,6 +370,7 @@ impl<'a> Head<'a> {
             (&["payload", "type"], "/payload/type"),
             (&["payload", "item", "type"], "/payload/item/type"),
             (&["payload", "cli_version"], "/payload/cli_version"),
+            (&["data", "copilotVersion"], "/data/copilotVersion"),
         ] {
             if let Some(s) = at(pointer) {
                 head.set(path, s);
@@ -268,7 +397,39 @@ impl<'a> Head<'a> {
     /// Which agent's stream the event is from, by its `type` and the keys beside it.
     pub fn format(&self) -> Format {
         let kind = self.kind.unwrap_or("");
-        let has = |bit: u8| self.keys & bit != 0;
+        let has = |bit: u16| self.keys & bit != 0;
+        if self.kind.is_none() {
+            if self.event.is_some() {
+                return Format::Antigravity;
+            }
+            if has(ROLE) {
+                return Format::Kimi;
+            }
+        }
+        if PI_TYPES.contains(&kind) {
+            return Format::Pi;
+        }
+        if has(PARENT_ID)
+            || ["session.", "assistant.", "tool.", "user."]
+                .iter()
+                .any(|p| kind.starts_with(p))
+            || (kind == "result" && has(EXIT_CODE_CAMEL))
+        {
+            return Format::Copilot;
+        }
+        if kind == "completion"
+            || (kind == "tool_call" && has(TOOL_NAME))
+            || (kind == "tool_result" && has(IS_ERROR_CAMEL))
+            || (kind == "message" && has(ROLE) && has(TEXT))
+        {
+            return Format::Droid;
+        }
+        if has(QWEN_VERSION) || (kind == "system" && self.subtype == Some("session_start")) {
+            return Format::Qwen;
+        }
+        if self.session.is_some_and(|s| s.starts_with("T-")) {
+            return Format::Amp;
+        }
         if kind.starts_with("thread.") || kind.starts_with("turn.") || kind.starts_with("item.") {
             return Format::CodexExec;
         }
@@ -302,7 +463,10 @@ impl<'a> Head<'a> {
     /// The `type` (or `type/subtype`) of an event that smart-tee's rules do not know, if it is
     /// one: a sign that the agent's format moved on and the readers may be stale.
     pub fn unknown_kind(&self) -> Option<String> {
-        let kind = self.kind?;
+        let Some(kind) = self.kind else {
+            let event = self.event?;
+            return (!KNOWN_EVENTS.contains(&event)).then(|| format!("event {event}"));
+        };
         if !KNOWN_TYPES.contains(&kind) {
             return Some(kind.to_string());
         }
@@ -322,7 +486,7 @@ impl<'a> Head<'a> {
 }
 
 /// Finds the head's strings: the members at depth 1, and `type` / `cli_version` under `item`,
-/// `payload` and `payload.item`.
+/// `payload` and `payload.item` (and `copilotVersion` under `data`).
 struct HeadVisitor<'a> {
     text: &'a str,
     head: Head<'a>,
@@ -365,7 +529,7 @@ impl<'a> Visitor for HeadVisitor<'a> {
             && parent_on_path
             && match self.depth {
                 0 => true,
-                1 => matches!(self.path[0], "item" | "payload"),
+                1 => matches!(self.path[0], "item" | "payload" | "data"),
                 2 => self.path[0] == "payload" && self.path[1] == "item",
                 _ => false,
             };
@@ -400,9 +564,12 @@ pub struct Drift {
 impl Drift {
     /// Takes the event on line `line_no` (from 1).
     pub fn add(&mut self, head: &Head, line_no: u64) {
-        // Cursor's first event has Claude Code's shape; its later ones tell.
+        // Cursor's and droid's first events have Claude Code's shape; their later ones tell.
         let format = head.format();
-        if self.agent.is_none() || (self.agent == Some("claude-code") && format == Format::Cursor) {
+        if self.agent.is_none()
+            || (self.agent == Some("claude-code")
+                && matches!(format, Format::Cursor | Format::Droid))
+        {
             self.agent = Some(format.agent());
         }
         if self.version.is_none()

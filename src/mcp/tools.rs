@@ -536,7 +536,8 @@ fn wait_for_log(
     let started = Instant::now();
     let mut summary = summary_of(&log, stall_after);
     let was = summary.state();
-    let over = |s: &Option<State>| matches!(s, Some(State::Finished(_) | State::Ended));
+    let over =
+        |s: &Option<State>| matches!(s, Some(State::Finished(_) | State::Ended | State::Exited));
     let mut size = log.size;
     let after = after.unwrap_or(size);
     let mut seen = log;

@@ -5,14 +5,27 @@ use serde_json::Value;
 
 /// True for an event that reports a failure, in any agent's stream: `is_error`, an `error`
 /// (top level, or in a Codex item or an opencode part), an error type or subtype, a failed
-/// status, a non-zero exit code, or a tool result flagged as an error.
+/// status, a non-zero exit code, or a tool result flagged as an error (`isError` of pi and
+/// droid, `success: false` of Copilot CLI); pi's assistant message that stopped on an error.
+/// Antigravity's `ERROR` status.
 pub fn is_error_event(v: &Value) -> bool {
     let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
     let sub = v.get("subtype").and_then(Value::as_str).unwrap_or("");
     if kind == "error" && v.get("severity").and_then(Value::as_str) == Some("warning") {
         return false; // Gemini CLI's warnings come as error events
     }
-    if matches!(kind, "error" | "turn.failed") || sub.starts_with("error") {
+    if matches!(kind, "error" | "turn.failed" | "session.error") || sub.starts_with("error") {
+        return true;
+    }
+    if v.get("isError") == Some(&Value::Bool(true)) {
+        return true;
+    }
+    if kind == "message_end"
+        && matches!(
+            v.pointer("/message/stopReason").and_then(Value::as_str),
+            Some("error" | "aborted")
+        )
+    {
         return true;
     }
     if crate::read::gist::rollout_failure(v) {
@@ -25,9 +38,12 @@ pub fn is_error_event(v: &Value) -> bool {
         v.pointer("/payload/item"),
         v.pointer("/part/state"),
         v.get("message"),
+        v.get("data"),
     ];
     for x in inner.into_iter().flatten() {
-        if x.get("is_error") == Some(&Value::Bool(true)) {
+        if x.get("is_error") == Some(&Value::Bool(true))
+            || (kind.starts_with("tool.") && x.get("success") == Some(&Value::Bool(false)))
+        {
             return true;
         }
         if x.get("error").is_some_and(|e| !e.is_null() && e != "") {
@@ -35,7 +51,7 @@ pub fn is_error_event(v: &Value) -> bool {
         }
         if matches!(
             x.get("status").and_then(Value::as_str),
-            Some("error" | "failed")
+            Some("error" | "failed" | "ERROR" | "FAILED")
         ) {
             return true;
         }

@@ -9,6 +9,7 @@ pub mod compact;
 pub mod confine;
 pub mod events;
 pub mod gist;
+pub mod headless;
 pub mod lines_in;
 pub mod log;
 pub mod summary;

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """An independent count of what a run of an AI agent did, from the formats' documentation
 (Claude Code's stream-json and transcripts, Codex's `exec --json` and rollout files, Gemini
-CLI's and Cursor's stream-json, opencode's and Goose's JSON events), never from smart-tee's
-code: per conversation, its tokens (the four counts as Anthropic names them), tool calls,
+CLI's and Cursor's stream-json, opencode's and Goose's JSON events; pi's `--mode json`, Amp's
+and Qwen Code's Claude-shaped stream-json, droid's, Copilot CLI's, Kimi CLI's and Antigravity's
+JSON streams), never from smart-tee's code: per conversation, its tokens (the four counts as Anthropic names them), tool calls,
 failed calls and ending. tests/oracle/compare.py holds smart-tee's `--summary --format json`
 to it.
 
@@ -19,7 +20,18 @@ The rules, as the formats document them:
   `turn.completed` (ok) and `turn.failed` (Codex exec), Goose's `complete`, a rollout's
   `event_msg` `task_complete` (ok) or `turn_aborted` (failed). A run whose last event is not
   final has ended without one (the files here have no writer).
-- Tokens: see the functions below; None where the format gives no count.
+- The newer agents (see `other_agent` and `other_event` below): pi ends a run with `agent_end`
+  (unless `willRetry`) or `agent_settled`, failed when its last assistant message stopped with
+  `error` or `aborted`; droid with `completion` (ok) or `turn.failed`; Copilot CLI with
+  `result` (ok when `exitCode` is 0); Antigravity with `event: result` (ok when `status` is
+  SUCCESS). Kimi CLI has no final event: its runs are "exited; the format has no final event".
+  Runs start with pi's `session`, Copilot's `session.start`, Antigravity's `init` and Qwen
+  Code's `system/session_start` too.
+- Tokens: see the functions below; None where the format gives no count. pi: each assistant
+  `message_end`'s `usage` (input uncached, cacheRead, cacheWrite, output) and `cost.total`,
+  added; Copilot CLI: each `assistant.message`'s `outputTokens`, added (no input count);
+  droid: the `completion`'s usage; Antigravity: the result's usage, whose `input_tokens`
+  count `cache_read_tokens`; Kimi CLI: none.
 - Cost: the last `total_cost_usd` per session (and opencode's steps' costs); where a run
   reports none, an estimate from smart-tee's price table (src/read/summary/prices.json, read
   here as data): each model's tokens at its prices per million, input given whole at the
@@ -118,6 +130,8 @@ class Conversation:
         self.message_models = {}  # model -> assistant messages naming it
         self.message_model = {}  # (message id, request id) -> its model
         self.anon_models = []  # the models of messages without an id
+        self.no_final_format = False  # Kimi CLI: the format has no final event
+        self.pi_stop = None  # pi: the last assistant message's stopReason
 
     def call(self, cid):
         if cid:
@@ -212,7 +226,8 @@ class Conversation:
             "total_input_tokens": total_input,
             "tool_calls": len(self.calls) + self.anon_calls,
             "tool_failures": len(self.failed) + self.anon_failed,
-            "state": "finished" if finished else "ended without a final event",
+            "state": "finished" if finished else (
+                "exited; the format has no final event" if self.no_final_format else "ended without a final event"),
             "ok": self.final if finished else None,
         }
 
@@ -299,8 +314,115 @@ def is_final(v):
 
 def starts_run(v):
     t, sub = v.get("type"), v.get("subtype")
-    return (t == "system" and sub == "init") or t in ("thread.started", "session_meta") or (
-        t == "init" and "session_id" in v)
+    agent = other_agent(v)
+    if agent == "antigravity":
+        return v.get("event") == "init"
+    return (t == "system" and sub in ("init", "session_start")) or t in ("thread.started", "session_meta") or (
+        t == "init" and "session_id" in v) or (agent == "pi" and t == "session") or (
+        agent == "copilot" and t == "session.start")
+
+
+PI_TYPES = {"session", "agent_start", "agent_end", "agent_settled", "turn_start", "turn_end",
+            "message_start", "message_update", "message_end", "tool_execution_start",
+            "tool_execution_update", "tool_execution_end", "compaction_start", "compaction_end",
+            "auto_compaction_start", "auto_compaction_end", "auto_retry_start", "auto_retry_end",
+            "queue_update"}
+
+
+def other_agent(v):
+    """The newer agents whose events are not Claude Code's shape, by their documented shapes:
+    Antigravity's `event` (no `type`), Kimi's OpenAI-style messages (`role`, no `type`), pi's
+    event types, Copilot CLI's `{type, data, id, parentId}` lines and dotted types, droid's
+    `completion`, `tool_call.toolName`, `tool_result.isError` and `message.text`."""
+    t = v.get("type")
+    if t is None:
+        if "event" in v:
+            return "antigravity"
+        if "role" in v:
+            return "kimi"
+        return None
+    if t in PI_TYPES:
+        return "pi"
+    if "parentId" in v or "ephemeral" in v or (isinstance(t, str) and t.split(".")[0] in (
+            "session", "assistant", "tool", "user") and "." in t) or (t == "result" and "exitCode" in v):
+        return "copilot"
+    if t == "completion" or (t == "tool_call" and "toolName" in v) or (
+            t == "tool_result" and "isError" in v) or (t == "message" and "role" in v and "text" in v):
+        return "droid"
+    return None
+
+
+def other_event(c, v, agent, session):
+    """Counts an event of one of the newer agents; (final, ok) when it ends a run."""
+    t = v.get("type")
+    if agent == "pi":
+        msg = v.get("message") if isinstance(v.get("message"), dict) else {}
+        if t == "tool_execution_start":
+            c.call(v.get("toolCallId"))
+        if t == "tool_execution_end" and v.get("isError") is True:
+            c.fail(v.get("toolCallId"))
+        if t == "message_end" and msg.get("role") == "assistant":
+            c.pi_stop = msg.get("stopReason")
+            u = msg.get("usage") if isinstance(msg.get("usage"), dict) else {}
+            if u:
+                step = tokens(num(u, "input"), num(u, "cacheRead"), num(u, "cacheWrite"), num(u, "output"))
+                c.steps = step if c.steps is None else add_tokens(c.steps, step)
+            cost = (u.get("cost") or {}).get("total") if isinstance(u.get("cost"), dict) else None
+            if isinstance(cost, (int, float)):
+                c.step_cost = (c.step_cost or 0.0) + cost
+        if t == "agent_settled" or (t == "agent_end" and v.get("willRetry") is not True):
+            return True, c.pi_stop not in ("error", "aborted")
+        return False, None
+    if agent == "droid":
+        if t == "tool_call":
+            c.call(v.get("id"))
+        if t == "tool_result" and v.get("isError") is True:
+            c.fail(v.get("id"))
+        if t == "completion":
+            u = v.get("usage")
+            if isinstance(u, dict):
+                c.result_usage[session] = anthropic(u)
+            return True, True
+        return False, None
+    if agent == "copilot":
+        d = v.get("data") if isinstance(v.get("data"), dict) else {}
+        if t == "tool.execution_start":
+            c.call(d.get("toolCallId"))
+        if t == "tool.execution_complete" and d.get("success") is False:
+            c.fail(d.get("toolCallId"))
+        if t == "assistant.message" and num(d, "outputTokens") is not None:
+            step = tokens(output=num(d, "outputTokens"))
+            c.steps = step if c.steps is None else add_tokens(c.steps, step)
+        if t == "result":
+            return True, v.get("exitCode", 0) == 0
+        return False, None
+    if agent == "kimi":
+        c.no_final_format = True
+        for call in v.get("tool_calls") or []:
+            if isinstance(call, dict):
+                c.call(call.get("id"))
+        return False, None
+    if agent == "antigravity":
+        e = v.get("event")
+        if e == "init" and c.declared_model is None and isinstance(v.get("model"), str):
+            c.declared_model = v["model"]
+        if e == "step_update" and isinstance(v.get("tool_info"), dict) and v.get("status") in ("DONE", "ERROR"):
+            c.call(v.get("step_id"))
+            if v.get("status") == "ERROR":
+                c.fail(v.get("step_id"))
+        if e == "result":
+            u = v.get("usage")
+            if isinstance(u, dict):
+                prompt, cached = num(u, "input_tokens"), num(u, "cache_read_tokens")
+                if cached is None:
+                    c.result_usage[session] = tokens(output=num(u, "output_tokens"), whole=prompt)
+                else:
+                    c.result_usage[session] = tokens(
+                        input=None if prompt is None else prompt - cached, cache_read=cached,
+                        output=num(u, "output_tokens"))
+            return True, v.get("status") == "SUCCESS"
+        return False, None
+    return False, None
 
 
 def session_of(v):
@@ -348,6 +470,15 @@ def event(c, v):
         else:
             if t == "session_meta" and isinstance((v.get("payload") or {}).get("id"), str):
                 c.session = v["payload"]["id"]
+    agent = other_agent(v)
+    session = v.get("session_id") if isinstance(v.get("session_id"), str) else (c.session or "")
+    if agent is not None:
+        final, ok = other_event(c, v, agent, session)
+        if final:
+            c.final, c.after_final = ok, False
+        elif c.final is not None:
+            c.after_final = True
+        return
     final, ok = is_final(v)
     heartbeat = t in HEARTBEATS or (t == "system" and v.get("subtype") in ("heartbeat", "keep_alive")) or (
         t == "stream_event" and (v.get("event") or {}).get("type") == "ping")

@@ -1,14 +1,17 @@
 //! The gist of an event: one readable line for `--view`'s text format, for every agent's
 //! stream: Claude Code (stream-json and transcripts), Codex (`exec --json` and session files),
-//! Gemini CLI, opencode, Cursor and Goose. Never ciphertext or base64: payloads are
+//! Gemini CLI, opencode, Cursor, Goose, pi, Amp, droid, Copilot CLI, Qwen Code, Kimi CLI and
+//! Antigravity. Never ciphertext or base64: payloads are
 //! descriptors by the time an event gets here, and reasoning shows its summary.
 
 mod claude;
 mod codex;
+mod headless;
 mod others;
 
 use self::claude::claude;
 use self::codex::{codex_exec, codex_session};
+use self::headless::{antigravity, copilot, droid, kimi, pi};
 use self::others::{cursor, gemini, goose, opencode};
 use serde_json::Value;
 
@@ -36,12 +39,17 @@ pub fn gist(v: &Value) -> String {
 /// the gist.
 pub fn type_and_gist(v: &Value) -> (Option<String>, String, String) {
     let mut parts: Vec<String> = Vec::new();
-    let kind = v.get("type").and_then(Value::as_str).unwrap_or("?");
+    let kind = kind_of(v);
     let format = format_of(v);
     let label = type_label(v);
     match format {
         Format::Cursor if cursor(v, kind, &mut parts) => {}
-        Format::Claude | Format::Cursor => claude(v, kind, &mut parts),
+        Format::Claude | Format::Cursor | Format::Amp | Format::Qwen => claude(v, kind, &mut parts),
+        Format::Pi => pi(v, kind, &mut parts),
+        Format::Droid => droid(v, kind, &mut parts),
+        Format::Copilot => copilot(v, kind, &mut parts),
+        Format::Kimi => kimi(v, &mut parts),
+        Format::Antigravity => antigravity(v, kind, &mut parts),
         Format::CodexExec => codex_exec(v, kind, &mut parts),
         Format::CodexSession => codex_session(v, &mut parts),
         Format::Gemini => gemini(v, kind, &mut parts),
@@ -66,7 +74,7 @@ pub fn type_matches(wanted: &str, label: &str) -> bool {
 /// The type the view prints for an event: `type`, `type/subtype`, or a rollout's
 /// `event_msg/item_completed/AgentMessage`.
 pub fn type_label(v: &Value) -> String {
-    let kind = v.get("type").and_then(Value::as_str).unwrap_or("?");
+    let kind = kind_of(v);
     let format = format_of(v);
     let sub = match format {
         Format::CodexExec => v.pointer("/item/type").and_then(Value::as_str),
@@ -85,6 +93,14 @@ pub fn type_label(v: &Value) -> String {
         (Some(sub), None) => format!("{kind}/{sub}"),
         (None, _) => kind.to_string(),
     }
+}
+
+/// What an event is: its `type`, else Antigravity's `event`, else a Kimi message's `role`.
+fn kind_of(v: &Value) -> &str {
+    ["type", "event", "role"]
+        .iter()
+        .find_map(|k| v.get(*k).and_then(Value::as_str))
+        .unwrap_or("?")
 }
 
 /// The event's time, as `YYYY-MM-DD HH:MM:SS`: an RFC 3339 `timestamp` (its offset kept when

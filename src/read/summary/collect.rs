@@ -11,6 +11,7 @@ use super::{
 use crate::line::agents::Head;
 use crate::read::events::is_error_event;
 use crate::read::gist::{call_output_failed, first_line, gist, time_of};
+use crate::read::headless;
 use crate::read::when::event_instant;
 
 /// Failed calls' ids kept to count each once.
@@ -100,9 +101,10 @@ impl Summary {
         if kind == "conversation_reset" || (kind == "system" && sub == "conversation_reset") {
             return true;
         }
-        let starts_run = (kind == "system" && sub == "init")
+        let starts_run = (kind == "system" && matches!(sub, "init" | "session_start"))
             || matches!(kind, "thread.started" | "session_meta")
-            || (kind == "init" && v.get("session_id").is_some());
+            || (kind == "init" && v.get("session_id").is_some())
+            || headless::starts_run(v, Head::of_value(v).format());
         if !starts_run {
             return false;
         }
@@ -115,7 +117,10 @@ impl Summary {
 
     /// Takes one parsed event (and its tokens, with `tokens`).
     fn add_value(&mut self, v: &Value, line_no: u64, tokens: bool) {
-        self.drift.add(&Head::of_value(v), line_no);
+        let head = Head::of_value(v);
+        self.drift.add(&head, line_no);
+        let format = head.format();
+        let own = headless::reads(format);
         self.events += 1;
         if let Some(t) = time_of(v) {
             self.first_time.get_or_insert_with(|| t.clone());
@@ -130,7 +135,8 @@ impl Summary {
                 "/payload/id",
             ]
             .iter()
-            .find_map(|p| s(v, p));
+            .find_map(|p| s(v, p))
+            .or_else(|| headless::session(v, format));
         }
         let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
         self.models_named(v, kind);
@@ -145,15 +151,30 @@ impl Summary {
             .then(|| s(v, "/payload/type"))
             .flatten()
             .filter(|t| t == "task_complete" || t == "turn_aborted");
-        if is_final(kind) || rollout_end.is_some() {
+        if let Some(stop) = headless::pi_stop(v) {
+            self.pi_stop = Some(stop);
+        }
+        let ending = own
+            .then(|| headless::ending(v, format, self.pi_stop.as_ref()))
+            .flatten();
+        let final_event = if own {
+            ending.is_some()
+        } else {
+            is_final(kind) || rollout_end.is_some()
+        };
+        if final_event {
             self.after_final = false;
         } else if self.finished.is_some() && !said_nothing(v, kind) {
             self.after_final = true;
         }
-        self.tools_and_files(v, kind);
-        self.count(v, kind);
-        if tokens {
-            self.add_tokens(v, kind);
+        if own {
+            self.add_headless(v, format, tokens, ending);
+        } else {
+            self.tools_and_files(v, kind);
+            self.count(v, kind);
+            if tokens {
+                self.add_tokens(v, kind);
+            }
         }
         self.user_turn(v, kind);
         if is_error_event(v) {
@@ -161,6 +182,9 @@ impl Summary {
             if self.errors.len() < LIST_CAP {
                 self.errors.push(first_line(&gist(v), 160));
             }
+        }
+        if own {
+            return;
         }
         match kind {
             "result" => {
@@ -245,18 +269,7 @@ impl Summary {
     fn count(&mut self, v: &Value, kind: &str) {
         let sub = v.get("subtype").and_then(Value::as_str).unwrap_or("");
         let c = &mut self.counts;
-        // A failed call, once per id.
-        let mut failed = |id: Option<&str>| {
-            if let Some(id) = id {
-                if c.failed_ids.contains(id) {
-                    return;
-                }
-                if c.failed_ids.len() < FAILED_IDS_CAP {
-                    c.failed_ids.insert(id.to_string());
-                }
-            }
-            c.tool_failures += 1;
-        };
+        let mut failed = |id: Option<&str>| c.failed_call(id);
         let id = |p: &str| v.pointer(p).and_then(Value::as_str);
         let len = |p: &str| {
             v.pointer(p)
@@ -402,11 +415,16 @@ impl Summary {
         }
     }
 
+    /// A failed call, once per id.
+    pub(super) fn failed_call(&mut self, id: Option<&str>) {
+        self.counts.failed_call(id);
+    }
+
     /// Tool calls seen, of every name.
     pub(super) fn tool_calls(&self) -> u64 {
         self.tools.values().sum()
     }
-    fn tool(&mut self, name: &str) {
+    pub(super) fn tool(&mut self, name: &str) {
         if name.is_empty() {
             return;
         }
@@ -529,6 +547,21 @@ impl Summary {
             }
             _ => {}
         }
+    }
+}
+
+impl super::Counts {
+    /// A failed call, once per id.
+    fn failed_call(&mut self, id: Option<&str>) {
+        if let Some(id) = id {
+            if self.failed_ids.contains(id) {
+                return;
+            }
+            if self.failed_ids.len() < FAILED_IDS_CAP {
+                self.failed_ids.insert(id.to_string());
+            }
+        }
+        self.tool_failures += 1;
     }
 }
 

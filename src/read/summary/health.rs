@@ -7,7 +7,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
-use super::{ENDED_WITHOUT_FINAL, Summary};
+use super::{ENDED_WITHOUT_FINAL, EXITED_NO_FINAL, Summary};
+use crate::line::agents::Format;
 use crate::read::when::Instant;
 
 /// What is known of a log beyond its lines: whether a writer holds it, the time now, and when
@@ -51,6 +52,9 @@ pub enum State {
     Finished(bool),
     /// No final event at the end and no writer: the agent or its pipeline died.
     Ended,
+    /// No writer, and the format has no final event (Kimi CLI): the run ended with its
+    /// process, which says nothing of how it went.
+    Exited,
 }
 
 impl State {
@@ -61,6 +65,7 @@ impl State {
             State::Stalled(_) => "stalled",
             State::Finished(_) => "finished",
             State::Ended => ENDED_WITHOUT_FINAL,
+            State::Exited => EXITED_NO_FINAL,
         }
     }
 }
@@ -148,7 +153,12 @@ impl Summary {
             return Some(State::Finished(ok));
         }
         if !h.writer {
-            return Some(State::Ended);
+            let no_final = self.drift.agent == Some(Format::Kimi.agent());
+            return Some(if no_final {
+                State::Exited
+            } else {
+                State::Ended
+            });
         }
         let heartbeats = match (self.last_progress, self.last_any) {
             (Some(p), Some(a)) => (a.0 - p.0).max(0),

@@ -9,6 +9,7 @@
 //! (valid JSON) and its last lines (errors, how the run ended).
 
 mod collect;
+mod headless;
 mod health;
 pub mod prices;
 mod render;
@@ -61,6 +62,9 @@ pub const TOKEN_FIELDS: [&str; 6] = [
 ];
 /// What `state` says of a log with no final event whose writer is gone.
 pub const ENDED_WITHOUT_FINAL: &str = "ended without a final event";
+/// What `state` says of a log whose format has no final event (Kimi CLI) once its writer is
+/// gone: the run ended with its process, which says nothing of how it went.
+pub const EXITED_NO_FINAL: &str = "exited; the format has no final event";
 
 /// `s` cut to at most `max` bytes on a character boundary, `…` saying so.
 pub(crate) fn clip(s: &str, max: usize) -> String {
@@ -94,7 +98,7 @@ pub struct Summary {
     /// Codex rollouts' user turns: `user_message` events, else `UserMessage` items.
     user_turns: (u64, u64),
     /// The last cost reported by each session (Claude Code's result lines are cumulative per
-    /// process); opencode's steps' costs, added.
+    /// process); opencode's steps' and pi's messages' costs, added.
     cost_by_session: BTreeMap<String, f64>,
     step_cost: Option<f64>,
     /// Tokens per model from final results, `(session, model)` to the last values reported
@@ -108,8 +112,10 @@ pub struct Summary {
     messages: Messages,
     /// Codex's running total: the last `turn.completed.usage` or `token_count`.
     running_total: Option<tokens::Tokens>,
-    /// opencode's steps' tokens, added.
+    /// Tokens reported piecewise, added: opencode's steps', pi's and Copilot CLI's messages'.
     steps: Option<tokens::Tokens>,
+    /// pi's last assistant message's `stopReason` and `errorMessage`.
+    pi_stop: Option<(String, String)>,
     tools: BTreeMap<String, u64>,
     errors: Vec<String>,
     error_count: u64,

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::health::State;
-use super::{ENDED_WITHOUT_FINAL, LIST_CAP, STRING_CAP, Summary, clip, grouped};
+use super::{ENDED_WITHOUT_FINAL, EXITED_NO_FINAL, LIST_CAP, STRING_CAP, Summary, clip, grouped};
 use crate::read::log::{Format, NO_TIME_NOTE, escape_controls, inert_json, strip_sgr};
 
 impl Summary {
@@ -154,6 +154,7 @@ impl Summary {
         match (&self.ended, self.state()) {
             (Some(e), Some(State::Finished(_)) | None) => e.clone(),
             (_, Some(State::Ended)) => ENDED_WITHOUT_FINAL.into(),
+            (_, Some(State::Exited)) => EXITED_NO_FINAL.into(),
             (_, Some(_)) => "no final event yet".into(),
             (None, None) => "no final event: still running, or stopped".into(),
         }
@@ -172,6 +173,7 @@ impl Summary {
             State::Finished(true) => "finished, ok".into(),
             State::Finished(false) => "finished, failed".into(),
             State::Ended => format!("{ENDED_WITHOUT_FINAL}{}", at()),
+            State::Exited => format!("{EXITED_NO_FINAL}{}", at()),
         })
     }
 

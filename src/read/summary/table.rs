@@ -67,6 +67,7 @@ impl Row {
             Some(State::Finished(true)) => "ok",
             Some(State::Finished(false)) => "failed",
             Some(State::Ended) => "ended",
+            Some(State::Exited) => "exited",
             Some(State::Running) => "running",
             Some(State::Stalled(_)) => "stalled",
             None => "-",

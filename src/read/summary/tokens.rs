@@ -466,7 +466,7 @@ impl Summary {
     }
 
     /// A final event's tokens, the last per session.
-    fn result_tokens(&mut self, session: String, t: Tokens) {
+    pub(super) fn result_tokens(&mut self, session: String, t: Tokens) {
         if t.is_known()
             && (self.result_usage.len() < SESSION_CAP || self.result_usage.contains_key(&session))
         {

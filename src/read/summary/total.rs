@@ -18,6 +18,7 @@ pub(super) struct RunCounts {
     pub ok: u64,
     pub failed: u64,
     pub ended: u64,
+    pub exited: u64,
     pub running: u64,
     pub stalled: u64,
 }
@@ -29,6 +30,7 @@ impl RunCounts {
         let mut kinds = vec![format!("{} ok", self.ok), format!("{} failed", self.failed)];
         for (n, name) in [
             (self.ended, super::ENDED_WITHOUT_FINAL),
+            (self.exited, "exited with no final event in their format"),
             (self.running, "running"),
             (self.stalled, "stalled"),
         ] {
@@ -45,6 +47,7 @@ impl RunCounts {
             "ok": self.ok,
             "failed": self.failed,
             "ended_without_final_event": self.ended,
+            "exited_no_final_event": self.exited,
             "running": self.running,
             "stalled": self.stalled,
         })
@@ -79,6 +82,7 @@ impl Summary {
                 Some(State::Finished(true)) => c.ok += 1,
                 Some(State::Finished(false)) => c.failed += 1,
                 Some(State::Ended) => c.ended += 1,
+                Some(State::Exited) => c.exited += 1,
                 Some(State::Running) => c.running += 1,
                 Some(State::Stalled(_)) => c.stalled += 1,
                 None => {}

@@ -96,7 +96,8 @@ pub(super) type Answer = (String, Option<bool>);
 /// The tool-call ids an event opens (calls) and closes (results), in any agent's stream:
 /// Claude's `tool_use` blocks and `tool_result.tool_use_id`, Codex's `item.started` /
 /// `item.completed` and `call_id`s, Gemini's `tool_id`, Cursor's `call_id`, Goose's
-/// `toolRequest` / `toolResponse`.
+/// `toolRequest` / `toolResponse`, and what [`crate::read::headless::calls`] says of the other
+/// agents'.
 pub(super) fn call_ids(v: &Value) -> (Vec<String>, Vec<Answer>) {
     let (mut calls, mut results) = (Vec::new(), Vec::new());
     let str_at = |x: &Value, p: &str| x.pointer(p).and_then(Value::as_str).map(str::to_string);
@@ -137,6 +138,18 @@ pub(super) fn call_ids(v: &Value) -> (Vec<String>, Vec<Answer>) {
             _ => {}
         },
         _ => {}
+    }
+    let format = crate::read::gist::format_of(v);
+    if crate::read::headless::reads(format) {
+        let (opened, closed) = crate::read::headless::calls(v, format);
+        calls.extend(opened.into_iter().filter_map(|(id, _)| id));
+        // Kimi's results do not say whether the call failed.
+        let says = format != crate::read::gist::Format::Kimi;
+        results.extend(
+            closed
+                .into_iter()
+                .filter_map(|(id, failed)| id.map(|id| (id, says.then_some(failed)))),
+        );
     }
     (calls, results)
 }
