@@ -146,6 +146,20 @@ pub const DEFAULT_DUPLICATE: &[&str] = &[
 /// The assistant's own words.
 pub const DEFAULT_CUT_LAST: &[&str] = &["text", "result", "summary"];
 
+/// Copies by the event they are in: `(type, name)`, a member named `name` anywhere in a line
+/// whose `type` is `type` (written before it, as pi writes it) repeats what the log already
+/// holds. pi's `turn_end.message` and `.toolResults` and `agent_end.messages` repeat the
+/// messages their `message_end` events logged; before pi streamed deltas, each
+/// `message_update` repeated the whole message so far (`message`, and again in
+/// `assistantMessageEvent.partial`), its delta being the news.
+pub const DEFAULT_COPIES_BY_TYPE: &[(&str, &str)] = &[
+    ("turn_end", "message"),
+    ("turn_end", "toolResults"),
+    ("agent_end", "messages"),
+    ("message_update", "message"),
+    ("message_update", "partial"),
+];
+
 /// The field rules in force, matched against the keys' text: a key written with escapes
 /// (`"\u0074ype"`) is the key it spells (`type`). Looked up by key length first, so a lookup
 /// compares a key with the few names of its length, however many rules there are.
@@ -153,6 +167,10 @@ pub const DEFAULT_CUT_LAST: &[&str] = &["text", "result", "summary"];
 pub struct FieldClasses {
     /// `by_len[n]`: the names of `n` bytes and their classes.
     by_len: Vec<Vec<(Box<[u8]>, FieldClass)>>,
+    /// Copies by the event they are in ([`DEFAULT_COPIES_BY_TYPE`]), and their class
+    /// (`Duplicate`, or `CutFirst` with `--plain`).
+    copies: &'static [(&'static str, &'static str)],
+    copies_class: Option<FieldClass>,
 }
 
 impl FieldClasses {
@@ -163,7 +181,20 @@ impl FieldClasses {
         f.extend(DEFAULT_DUPLICATE, FieldClass::Duplicate);
         f.extend(DEFAULT_TRUNCATE_FIRST, FieldClass::CutFirst);
         f.extend(DEFAULT_CUT_LAST, FieldClass::CutLast);
+        f.copies = DEFAULT_COPIES_BY_TYPE;
+        f.copies_class = Some(FieldClass::Duplicate);
         f
+    }
+
+    /// The class of a member whose key's raw content is `key`, in a line whose `type` is
+    /// `kind` (raw content too), when it is a copy there.
+    #[inline]
+    pub fn copy_in(&self, kind: &[u8], key: &[u8]) -> Option<FieldClass> {
+        let class = self.copies_class?;
+        self.copies
+            .iter()
+            .any(|(t, n)| key_is(kind, t.as_bytes()) && key_is(key, n.as_bytes()))
+            .then_some(class)
     }
 
     /// The rules of `--plain`: duplicates are ordinary cut-first fields.
@@ -172,6 +203,9 @@ impl FieldClasses {
             if *c == FieldClass::Duplicate {
                 *c = FieldClass::CutFirst;
             }
+        }
+        if self.copies_class.is_some() {
+            self.copies_class = Some(FieldClass::CutFirst);
         }
         self
     }

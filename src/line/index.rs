@@ -1,7 +1,7 @@
 //! The flat index of a line that must be cut: one [`Node`] per value, in document order, built
 //! by the scanner's visitor [`IndexBuilder`]. The planner and the emitter work on it.
 
-use crate::line::fields::{FieldClass, FieldClasses};
+use crate::line::fields::{FieldClass, FieldClasses, key_is};
 use crate::line::payload::is_payload;
 use crate::line::scan::{Kind, Visitor};
 
@@ -49,6 +49,8 @@ pub struct IndexBuilder<'a> {
     /// The open containers (a scratch stack the caller keeps, so a line allocates nothing).
     open: &'a mut Vec<u32>,
     key: (u32, u32),
+    /// The raw content of the root's `type` string, once read (for [`FieldClasses::copy_in`]).
+    kind: (u32, u32),
     /// Set when the line has more than [`MAX_NODES`] values: the index stops growing and the
     /// line is reduced (`reduce.rs`) before it is planned.
     pub overflow: bool,
@@ -77,6 +79,7 @@ impl<'a> IndexBuilder<'a> {
             payloads,
             open,
             key: (0, 0),
+            kind: (0, 0),
             overflow: false,
             depth: 0,
         }
@@ -93,11 +96,34 @@ impl<'a> IndexBuilder<'a> {
             None => (idx, FieldClass::Normal),
         };
         let own = if key_end > key_start + 2 {
-            self.fields
-                .class_of(&self.line[key_start as usize + 1..key_end as usize - 1])
+            let key = &self.line[key_start as usize + 1..key_end as usize - 1];
+            let by_name = self.fields.class_of(key);
+            let copy = (self.kind.1 > self.kind.0)
+                .then(|| {
+                    let kind = &self.line[self.kind.0 as usize..self.kind.1 as usize];
+                    self.fields.copy_in(kind, key)
+                })
+                .flatten();
+            // A name kept whole stays kept; a copy is a copy whatever its name.
+            match (by_name, copy) {
+                (Some(FieldClass::Preserved), _) | (_, None) => by_name,
+                (_, copy) => copy,
+            }
         } else {
             None
         };
+        // The root's `type`, for the members after it.
+        if kind == Kind::String
+            && self.open.len() == 1
+            && self.kind == (0, 0)
+            && key_end > key_start + 2
+            && key_is(
+                &self.line[key_start as usize + 1..key_end as usize - 1],
+                b"type",
+            )
+        {
+            self.kind = (start as u32 + 1, end as u32 - 1);
+        }
         let class = FieldClass::inherit(own, parent_class);
         let payload = self.payloads
             && kind == Kind::String

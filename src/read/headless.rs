@@ -108,19 +108,33 @@ pub fn calls(v: &Value, f: Format) -> (Vec<Opened>, Vec<Closed>) {
                 closed.push((str_at(v, "/tool_call_id"), false));
             }
         }
+        // A tool step is updated while it runs and once more when it is done.
         Format::Antigravity if event(v) == "step_update" => {
             if let Some(info) = v.get("tool_info").filter(|i| i.is_object()) {
-                let status = v.get("status").and_then(Value::as_str).unwrap_or("");
                 let id = str_at(v, "/step_id");
-                if matches!(status, "DONE" | "ERROR") {
-                    opened.push((id.clone(), str_at(info, "/name").unwrap_or_default()));
-                    closed.push((id, status == "ERROR"));
+                match v.get("status").and_then(Value::as_str).unwrap_or("") {
+                    "DONE" | "ERROR" => {
+                        closed.push((id, str_at(v, "/status").as_deref() == Some("ERROR")))
+                    }
+                    _ => opened.push((id, str_at(info, "/name").unwrap_or_default())),
                 }
             }
         }
         _ => {}
     }
     (opened, closed)
+}
+
+/// The names of the tool calls `v` counts: those it opens; for Antigravity, whose tool steps
+/// are updated while they run, those it closes (each step is done once).
+pub fn counted_calls(v: &Value, f: Format) -> Vec<String> {
+    if f == Format::Antigravity {
+        if event(v) != "step_update" || calls(v, f).1.is_empty() {
+            return Vec::new();
+        }
+        return vec![str_at(v, "/tool_info/name").unwrap_or_default()];
+    }
+    calls(v, f).0.into_iter().map(|(_, name)| name).collect()
 }
 
 /// True when `v` starts a run: pi's `session` header, droid's `system/init`, Copilot's

@@ -10,6 +10,7 @@
 mod common;
 
 mod agent;
+mod agent_streams;
 mod archive;
 mod archive_pairs;
 mod cli;

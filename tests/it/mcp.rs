@@ -266,3 +266,54 @@ fn read_original_pages_through_a_cut_event() {
         client.cancel().await.unwrap();
     });
 }
+
+/// `read_log` of each newer agent's stream: one gist per event, none of them raw JSON, the
+/// tool calls named.
+#[test]
+fn read_log_gives_each_agents_events_as_gists() {
+    let root = common::tempdir("mcp-agents");
+    let logs = root.join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    for (name, _, _) in crate::agent_streams::AGENTS {
+        std::fs::copy(
+            crate::agent_streams::fixture(name),
+            logs.join(format!("{name}.jsonl")),
+        )
+        .unwrap();
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_smart-tee"));
+        cmd.arg("mcp").arg("--root").arg(&logs);
+        let transport = TokioChildProcess::new(cmd).unwrap();
+        let client: Client = tokio::time::timeout(STEP, ().serve(transport))
+            .await
+            .expect("initialized in time")
+            .expect("initialized");
+        for (name, agent, _) in crate::agent_streams::AGENTS {
+            let path = format!("{name}.jsonl");
+            let (text, error) = call(&client, "read_log", json!({"path": path, "head": 200})).await;
+            assert!(!error, "{name}: {text}");
+            let gists: Vec<&str> = text.lines().filter(|l| l.starts_with('#')).collect();
+            assert!(gists.len() >= 50, "{name}: {} gists\n{text}", gists.len());
+            assert!(
+                gists
+                    .iter()
+                    .all(|l| !l.contains("\":") && !l.contains("{\"")),
+                "{name}: raw JSON in\n{text}"
+            );
+            assert!(text.contains("python -m pytest -q"), "{name}: {text}");
+            let (text, error) = call(&client, "log_summary", json!({"path": path})).await;
+            assert!(!error, "{name}: {text}");
+            let summary: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(summary["agent"], agent, "{name}");
+        }
+        tokio::time::timeout(STEP, client.cancel())
+            .await
+            .unwrap()
+            .unwrap();
+    });
+}

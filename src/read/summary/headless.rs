@@ -18,10 +18,10 @@ impl Summary {
         tokens: bool,
         ending: Option<(bool, String)>,
     ) {
-        let (opened, closed) = headless::calls(v, f);
-        for (_, name) in &opened {
-            self.tool(if name.is_empty() { "?" } else { name });
+        for name in headless::counted_calls(v, f) {
+            self.tool(if name.is_empty() { "?" } else { &name });
         }
+        let (_, closed) = headless::calls(v, f);
         for (id, failed) in closed {
             if failed {
                 self.failed_call(id.as_deref());
