@@ -14,6 +14,11 @@ use serde_json::Value;
 
 use crate::line::scan::{Kind, Visitor};
 
+mod kinds;
+
+pub use kinds::ROLLOUT_ITEMS;
+use kinds::{KNOWN_EVENTS, KNOWN_SUBTYPES, KNOWN_TYPES, PI_TYPES};
+
 /// The stream an event comes from, told by its shape.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -71,199 +76,6 @@ impl Format {
         self == Format::Kimi
     }
 }
-
-/// Event types some agent's rules here know, for any agent (plus smart-tee's own records).
-const KNOWN_TYPES: &[&str] = &[
-    // Claude Code (stream-json and transcripts), Cursor
-    "system",
-    "assistant",
-    "user",
-    "result",
-    "stream_event",
-    "progress",
-    "summary",
-    "file-history-snapshot",
-    "queue-operation",
-    "conversation_reset",
-    "tool_progress",
-    "permission_denied",
-    "notification",
-    "keep_alive",
-    "control_request",
-    "control_response",
-    "control_cancel_request",
-    "auth_status",
-    "rate_limit_event",
-    "thinking",
-    "tool_call",
-    // Codex exec --json and rollout files
-    "thread.started",
-    "turn.started",
-    "turn.completed",
-    "turn.failed",
-    "item.started",
-    "item.updated",
-    "item.completed",
-    "item.plan.delta",
-    "error",
-    "session_meta",
-    "response_item",
-    "event_msg",
-    "turn_context",
-    "compacted",
-    // Gemini CLI, opencode, Goose
-    "init",
-    "message",
-    "tool_use",
-    "tool_result",
-    "step_start",
-    "step_finish",
-    "text",
-    "reasoning",
-    "complete",
-    // pi
-    "session",
-    "agent_start",
-    "agent_end",
-    "agent_settled",
-    "turn_start",
-    "turn_end",
-    "message_start",
-    "message_update",
-    "message_end",
-    "tool_execution_start",
-    "tool_execution_update",
-    "tool_execution_end",
-    "compaction_start",
-    "compaction_end",
-    "auto_compaction_start",
-    "auto_compaction_end",
-    "auto_retry_start",
-    "auto_retry_end",
-    "queue_update",
-    // Factory droid (also `system`, `message`, `tool_call`, `tool_result`, `turn.failed`)
-    "completion",
-    // GitHub Copilot CLI (also `result`)
-    "session.start",
-    "session.resume",
-    "session.info",
-    "session.warning",
-    "session.error",
-    "session.idle",
-    "session.model_change",
-    "session.usage_info",
-    "session.truncation",
-    "session.compaction_start",
-    "session.compaction_complete",
-    "session.shutdown",
-    "user.message",
-    "assistant.turn_start",
-    "assistant.intent",
-    "assistant.reasoning",
-    "assistant.reasoning_delta",
-    "assistant.message",
-    "assistant.message_delta",
-    "assistant.turn_end",
-    "assistant.usage",
-    "tool.user_requested",
-    "tool.execution_start",
-    "tool.execution_partial_result",
-    "tool.execution_progress",
-    "tool.execution_complete",
-    "abort",
-    // smart-tee's records of lines that were not JSON, and of lines past the memory cap
-    "non_json",
-    "truncated",
-];
-
-/// Claude Code `system` subtypes and Codex `exec --json` item types the rules here know.
-const KNOWN_SUBTYPES: &[&str] = &[
-    "init",
-    // Qwen Code
-    "session_start",
-    "api_retry",
-    "api_error",
-    "compact_boundary",
-    "hook_started",
-    "hook_progress",
-    "hook_response",
-    "model_refusal_fallback",
-    "model_refusal_no_fallback",
-    "session_state_changed",
-    "task_started",
-    "task_progress",
-    "task_updated",
-    "task_notification",
-    "permission_denied",
-    "files_persisted",
-    "notification",
-    "status",
-    "local_command",
-    "informational",
-    "turn_duration",
-    "stop_hook_summary",
-    "conversation_reset",
-    // Codex items
-    "agent_message",
-    "reasoning",
-    "command_execution",
-    "file_change",
-    "mcp_tool_call",
-    "web_search",
-    "todo_list",
-    "error",
-    "collab_tool_call",
-    "plan",
-    "request_user_input",
-    "user_message",
-];
-
-/// Google Antigravity's events (its `event` member; it has no `type`).
-const KNOWN_EVENTS: [&str; 4] = ["init", "step_update", "result", "error"];
-
-/// The item types of Codex rollout files' `item_started` / `item_completed` events (0.145+:
-/// the protocol's turn items, named in PascalCase).
-pub const ROLLOUT_ITEMS: [&str; 16] = [
-    "UserMessage",
-    "HookPrompt",
-    "AgentMessage",
-    "Plan",
-    "Reasoning",
-    "CommandExecution",
-    "DynamicToolCall",
-    "CollabAgentToolCall",
-    "SubAgentActivity",
-    "WebSearch",
-    "ImageView",
-    "Sleep",
-    "ImageGeneration",
-    "FileChange",
-    "McpToolCall",
-    "ContextCompaction",
-];
-
-/// pi's event types (none of them another agent's).
-const PI_TYPES: [&str; 19] = [
-    "session",
-    "agent_start",
-    "agent_end",
-    "agent_settled",
-    "turn_start",
-    "turn_end",
-    "message_start",
-    "message_update",
-    "message_end",
-    "tool_execution_start",
-    "tool_execution_update",
-    "tool_execution_end",
-    "compaction_start",
-    "compaction_end",
-    "auto_compaction_start",
-    "auto_compaction_end",
-    "auto_retry_start",
-    "auto_retry_end",
-    "queue_update",
-];
 
 /// What tells an event's kind and agent: borrowed strings (as written: a type never needs its
 /// escapes undone) and the presence of telling keys.
@@ -467,7 +279,7 @@ impl<'a> Head<'a> {
             let event = self.event?;
             return (!KNOWN_EVENTS.contains(&event)).then(|| format!("event {event}"));
         };
-        if !KNOWN_TYPES.contains(&kind) {
+        if !KNOWN_TYPES.contains(&kind) && !PI_TYPES.contains(&kind) {
             return Some(kind.to_string());
         }
         if kind == "event_msg"
@@ -643,6 +455,13 @@ mod tests {
             r#"{"type":"result","stats":{},"version":"1"}"#,
             r#"{"type":"tool_call","subtype":"started","timestamp_ms":1}"#,
             r#"{"type":"brand_new","data":{"type":"x","item":{"type":"y"}}}"#,
+            r#"{"type":"message_update","assistantMessageEvent":{"type":"text_delta"}}"#,
+            r#"{"type":"system","subtype":"init","session_id":"T-1","tools":[]}"#,
+            r#"{"type":"system","subtype":"session_start","qwen_code_version":"0.2.3"}"#,
+            r#"{"type":"tool_call","id":"c","toolName":"Read","parameters":{}}"#,
+            r#"{"type":"session.start","data":{"copilotVersion":"0.0.361","x":{"copilotVersion":"no"}},"parentId":null}"#,
+            r#"{"role":"tool","tool_call_id":"tc_1","content":"x"}"#,
+            r#"{"event":"step_update","status":"DONE","version":"1.1.8"}"#,
             r#"{"version":"9","payload":{"cli_version":"0.1"},"type":"event_msg"}"#,
             r#"[1,2]"#,
         ];
@@ -681,5 +500,61 @@ mod tests {
             None
         );
         assert_eq!(kind(r#"{"type":"truncated"}"#), None);
+        assert_eq!(kind(r#"{"type":"agent_settled"}"#), None);
+        assert_eq!(kind(r#"{"event":"step_update"}"#), None);
+        assert_eq!(
+            kind(r#"{"event":"brand_new"}"#).as_deref(),
+            Some("event brand_new")
+        );
+        assert_eq!(kind(r#"{"role":"assistant","content":"x"}"#), None);
+    }
+
+    #[test]
+    fn each_agent_is_told_by_its_shape() {
+        let format = |line: &str| {
+            let v: Value = serde_json::from_str(line).unwrap();
+            Head::of_value(&v).format()
+        };
+        for (line, f) in [
+            (r#"{"type":"session","version":3,"id":"s"}"#, Format::Pi),
+            (r#"{"type":"turn_end","message":{}}"#, Format::Pi),
+            (
+                r#"{"type":"assistant","session_id":"T-9","message":{}}"#,
+                Format::Amp,
+            ),
+            (r#"{"type":"completion","finalText":"x"}"#, Format::Droid),
+            (
+                r#"{"type":"message","role":"user","text":"x"}"#,
+                Format::Droid,
+            ),
+            (
+                r#"{"type":"tool_result","id":"c","isError":false}"#,
+                Format::Droid,
+            ),
+            (r#"{"type":"assistant.message","data":{}}"#, Format::Copilot),
+            (
+                r#"{"type":"result","exitCode":0,"usage":{}}"#,
+                Format::Copilot,
+            ),
+            (
+                r#"{"type":"system","subtype":"session_start"}"#,
+                Format::Qwen,
+            ),
+            (r#"{"role":"assistant","content":"x"}"#, Format::Kimi),
+            (r#"{"event":"init","model":"m"}"#, Format::Antigravity),
+            // The agents told apart before keep their shapes.
+            (
+                r#"{"type":"message","role":"user","content":"x"}"#,
+                Format::Gemini,
+            ),
+            (
+                r#"{"type":"tool_call","subtype":"started","call_id":"c"}"#,
+                Format::Cursor,
+            ),
+            (r#"{"type":"turn.failed","error":{}}"#, Format::CodexExec),
+            (r#"{"type":"result","subtype":"success"}"#, Format::Claude),
+        ] {
+            assert_eq!(format(line), f, "{line}");
+        }
     }
 }
