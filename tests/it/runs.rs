@@ -145,7 +145,7 @@ fn the_total_of_several_runs_says_how_they_ended_and_no_single_run() {
     .unwrap();
     assert_eq!(
         json["runs"],
-        json!({"count":3,"ok":1,"failed":1,"ended_without_final_event":1,"running":0,"stalled":0})
+        json!({"count":3,"ok":1,"failed":1,"ended_without_final_event":1,"exited_no_final_event":0,"running":0,"stalled":0})
     );
     assert_eq!(json["runs_by_agent"], json!({"claude-code": 3}));
     assert_eq!(json["first_event"], "2026-02-12 16:02:48");
