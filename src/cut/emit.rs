@@ -133,7 +133,8 @@ pub fn emit_plan(
                 } else if kept[i] == DESCRIPTOR {
                     render_payload_descriptor(media_type_of(nodes, line, i), len, out);
                 } else {
-                    cut_string(content, len, kept[i] as usize, style, out);
+                    let ratio = if nd.tail_only { 0.0 } else { style.head_ratio };
+                    cut_string(content, len, kept[i] as usize, ratio, style, out);
                 }
                 out.push(b'"');
             }
@@ -157,8 +158,15 @@ fn newline_window(kept: usize) -> usize {
 
 /// Writes `content` (a JSON string's raw text) cut to about `kept` bytes: head, marker, tail.
 /// `original` is the string's length in the input (more than `content` after a reduction).
-fn cut_string(content: &[u8], original: usize, kept: usize, style: &EmitStyle, out: &mut Vec<u8>) {
-    let (head, tail) = cut_points(content, kept, style.head_ratio);
+fn cut_string(
+    content: &[u8],
+    original: usize,
+    kept: usize,
+    head_ratio: f64,
+    style: &EmitStyle,
+    out: &mut Vec<u8>,
+) {
+    let (head, tail) = cut_points(content, kept, head_ratio);
     out.extend_from_slice(&content[..head]);
     style
         .marker

@@ -383,8 +383,12 @@ impl LineEngine {
             if nd.kind == Kind::String && kept[i] != WHOLE && kept[i] != DESCRIPTOR {
                 let from = nd.start as usize + 1;
                 let content = &json[from..nd.end as usize - 1];
-                let (head, tail) =
-                    emit::cut_points(content, kept[i] as usize, self.config.head_ratio);
+                let ratio = if nd.tail_only {
+                    0.0
+                } else {
+                    self.config.head_ratio
+                };
+                let (head, tail) = emit::cut_points(content, kept[i] as usize, ratio);
                 for at in [from + head, from + tail] {
                     match redactor.around_cut(json, at) {
                         Some(run) => {

@@ -160,6 +160,10 @@ pub const DEFAULT_COPIES_BY_TYPE: &[(&str, &str)] = &[
     ("message_update", "partial"),
 ];
 
+/// The types whose copies are snapshots that grow at their end (pi's old `message_update`):
+/// a string of such a copy, cut, keeps its tail (the newest text), not its head.
+pub const DEFAULT_SNAPSHOT_TYPES: &[&str] = &["message_update"];
+
 /// The field rules in force, matched against the keys' text: a key written with escapes
 /// (`"\u0074ype"`) is the key it spells (`type`). Looked up by key length first, so a lookup
 /// compares a key with the few names of its length, however many rules there are.
@@ -187,14 +191,19 @@ impl FieldClasses {
     }
 
     /// The class of a member whose key's raw content is `key`, in a line whose `type` is
-    /// `kind` (raw content too), when it is a copy there.
+    /// `kind` (raw content too), when it is a copy there; and whether the copy is a snapshot
+    /// that grows at its end ([`DEFAULT_SNAPSHOT_TYPES`]).
     #[inline]
-    pub fn copy_in(&self, kind: &[u8], key: &[u8]) -> Option<FieldClass> {
+    pub fn copy_in(&self, kind: &[u8], key: &[u8]) -> Option<(FieldClass, bool)> {
         let class = self.copies_class?;
-        self.copies
+        let copy = self
+            .copies
             .iter()
-            .any(|(t, n)| key_is(kind, t.as_bytes()) && key_is(key, n.as_bytes()))
-            .then_some(class)
+            .any(|(t, n)| key_is(kind, t.as_bytes()) && key_is(key, n.as_bytes()));
+        let snapshot = DEFAULT_SNAPSHOT_TYPES
+            .iter()
+            .any(|t| key_is(kind, t.as_bytes()));
+        copy.then_some((class, snapshot))
     }
 
     /// The rules of `--plain`: duplicates are ordinary cut-first fields.

@@ -24,6 +24,9 @@ pub struct Node {
     pub class: FieldClass,
     /// A string that is a base64 payload (see [`is_base64_payload`]).
     pub payload: bool,
+    /// A value inside a snapshot that grows at its end ([`FieldClasses::copy_in`]): a string
+    /// of it, cut, keeps its tail only.
+    pub tail_only: bool,
 }
 
 impl Node {
@@ -88,13 +91,15 @@ impl<'a> IndexBuilder<'a> {
     fn push(&mut self, kind: Kind, start: usize, end: usize) -> u32 {
         let (key_start, key_end) = std::mem::take(&mut self.key);
         let idx = self.nodes.len() as u32;
-        let (parent, parent_class) = match self.open.last() {
+        let (parent, parent_class, parent_tail) = match self.open.last() {
             Some(&p) => {
-                self.nodes[p as usize].children += 1;
-                (p, self.nodes[p as usize].class)
+                let pn = &mut self.nodes[p as usize];
+                pn.children += 1;
+                (p, pn.class, pn.tail_only)
             }
-            None => (idx, FieldClass::Normal),
+            None => (idx, FieldClass::Normal, false),
         };
+        let mut tail_only = parent_tail;
         let own = if key_end > key_start + 2 {
             let key = &self.line[key_start as usize + 1..key_end as usize - 1];
             let by_name = self.fields.class_of(key);
@@ -107,7 +112,10 @@ impl<'a> IndexBuilder<'a> {
             // A name kept whole stays kept; a copy is a copy whatever its name.
             match (by_name, copy) {
                 (Some(FieldClass::Preserved), _) | (_, None) => by_name,
-                (_, copy) => copy,
+                (_, Some((class, snapshot))) => {
+                    tail_only |= snapshot;
+                    Some(class)
+                }
             }
         } else {
             None
@@ -142,6 +150,7 @@ impl<'a> IndexBuilder<'a> {
             parent,
             class,
             payload,
+            tail_only,
         });
         idx
     }

@@ -227,3 +227,41 @@ fn pi_copies_give_way_and_an_old_update_keeps_its_delta_and_usage() {
     let agent_end = text.lines().find(|l| l.contains("\"agent_end\"")).unwrap();
     assert!(agent_end.contains("TRUNCATED"), "{agent_end}");
 }
+
+/// An old pi `message_update` repeats the whole message so far: cut, its snapshot keeps the
+/// newest text (its tail) and its usage, and the update's delta stays whole; the same message
+/// in its `message_end` keeps its head and tail as any text does.
+#[test]
+fn an_old_pi_update_keeps_the_tail_of_its_snapshot() {
+    let text: String = (0..20_000).map(|i| format!("w{i} ")).collect();
+    let message = serde_json::json!({"role":"assistant","content":[{"type":"text","text":text}],
+        "model":"claude-sonnet-4-5","stopReason":"stop",
+        "usage":{"input":10,"output":5000,"cacheRead":0,"cacheWrite":0,"totalTokens":5010,"cost":{"total":0.07}}});
+    let update = serde_json::json!({"type":"message_update","message":message,
+        "assistantMessageEvent":{"type":"text_delta","contentIndex":0,"delta":"w19999 ","partial":message}});
+    let end = serde_json::json!({"type":"message_end","message":message});
+    let input = format!("{update}\n{end}\n");
+    let dir = common::tempdir("agent-streams-snapshot");
+    let log = dir.join("pi.jsonl");
+    let out = common::run_cmd(common::bin().arg(&log), input.as_bytes());
+    assert!(out.status.success());
+    let logged = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<Value> = logged
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kept = |v: &Value| {
+        v["message"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let snapshot = kept(&lines[0]);
+    assert!(snapshot.starts_with("[TRUNCATED: "), "{snapshot:.80}");
+    assert!(snapshot.ends_with("w19998 w19999 "), "{snapshot:.80}");
+    assert_eq!(lines[0]["message"]["usage"], message["usage"]);
+    assert_eq!(lines[0]["assistantMessageEvent"]["delta"], "w19999 ");
+    let whole = kept(&lines[1]);
+    assert!(whole.starts_with("w0 w1 "), "{whole:.80}");
+    assert!(whole.ends_with("w19999 "), "{whole:.80}");
+}
