@@ -71,6 +71,13 @@ pub(super) fn pi(v: &Value, kind: &str, parts: &mut Vec<String>) {
                 .find(|d| !d.is_empty())
                 .unwrap_or("");
             parts.push(first_line(delta, 160));
+            if let Some(call) = e.get("toolCall") {
+                parts.push(format!(
+                    "tool_use {} {}",
+                    str_at(call, "/name"),
+                    args(call.get("arguments"), 3)
+                ));
+            }
         }
         "turn_end" => {
             let n = v
