@@ -65,16 +65,6 @@ impl Format {
             Format::Antigravity => "antigravity",
         }
     }
-
-    /// True for a format whose events are Claude Code's (its gists, tokens and endings).
-    pub fn is_claude_shaped(self) -> bool {
-        matches!(self, Format::Claude | Format::Amp | Format::Qwen)
-    }
-
-    /// True for a format with no final event (Kimi CLI): its run ends with its process.
-    pub fn has_no_final_event(self) -> bool {
-        self == Format::Kimi
-    }
 }
 
 /// What tells an event's kind and agent: borrowed strings (as written: a type never needs its
