@@ -155,12 +155,14 @@ fn grouped_imports_and_super_paths_are_seen() {
 }
 
 /// The layers of `read/`, in order: a module may use its own layer and earlier ones. What
-/// `--summary` and `--view` both read (`log`) sits below both; the view shows the summary; a
-/// compaction reads logs as the view does.
+/// `--summary` and `--view` both read (`log`) sits below both; what the newer agents' events say
+/// of their run (`headless`: calls, endings, tokens) sits with the summary, which counts it in
+/// the summary's own terms, and below the view, which pairs their calls; the view shows the
+/// summary; a compaction reads logs as the view does.
 const READ_LAYERS: &[&[&str]] = &[
     &["confine", "lines_in", "when", "gist", "events"],
     &["log"],
-    &["summary"],
+    &["summary", "headless"],
     &["view"],
     &["compact"],
 ];
