@@ -12,8 +12,8 @@
 //!   `willRetry`) or `agent_settled`, failed when the last assistant message stopped with
 //!   `error` or `aborted`.
 //! - droid `exec -o stream-json`: `tool_call {id, toolName, parameters}`, `tool_result {id,
-//!   isError, value}`, ending in `completion {finalText, numTurns, durationMs, usage}` or
-//!   `turn.failed {error}`.
+//!   isError, value}`, ending in `completion {finalText, numTurns, durationMs, usage}`, or in
+//!   `turn.failed {error}`, which has Codex's shape and is read as Codex's (a failed run).
 //! - Copilot CLI `--output-format json`: `tool.execution_start` / `_complete` (`data.toolCallId`,
 //!   `data.success`); output tokens on `assistant.message` (`data.outputTokens`); the final
 //!   `result` has `exitCode` and premium requests, no tokens.
@@ -178,15 +178,6 @@ pub fn ending(
                     "completion{}",
                     str_at(v, "/finalText")
                         .map_or(String::new(), |t| format!(": {}", first_line(&t)))
-                ),
-            )),
-            "turn.failed" => Some((
-                false,
-                format!(
-                    "turn.failed: {}",
-                    str_at(v, "/error/message")
-                        .or_else(|| str_at(v, "/error"))
-                        .unwrap_or_default()
                 ),
             )),
             _ => None,
