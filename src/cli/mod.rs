@@ -5,6 +5,7 @@
 //! ([`Mode::Refused`]). Nothing here panics on any input.
 
 mod checks;
+pub mod run;
 mod subcommands;
 mod values;
 
@@ -530,6 +531,8 @@ pub enum Mode {
     },
     /// `--view --original --line N LOG`: lines' original bytes from the archive.
     Original(crate::tee::archive::original::OriginalRequest),
+    /// `smart-tee run [OPTIONS] LOG... -- COMMAND`: the tee on COMMAND's output, supervised.
+    Run(Box<run::RunOptions>),
     /// A malformed command line for the tee (not for `--view`, `--compact` or a subcommand):
     /// the caller says why, copies stdin to stdout all the same (a typo in a pipeline must not
     /// cost the stream), and exits with status 2.
@@ -586,6 +589,7 @@ where
         Some("mcp") => return parse_mcp(&args[1..]),
         Some("completions") => return parse_completions(&args[1..]),
         Some("man") if args.len() == 2 => return Mode::Man,
+        Some("run") => return run::parse_run(&args[1..]),
         _ => {}
     }
     let args = summary_implies_view(args);

@@ -10,6 +10,7 @@
 
 mod collect;
 mod health;
+pub mod live;
 pub mod prices;
 mod render;
 mod table;

@@ -1,0 +1,101 @@
+//! The summary read as the events pass (`smart-tee run`): each log line as it is written goes
+//! through the code `--summary` reads a log with, so the tokens, the cost (the estimate where
+//! the agent reports none) and how the run ended are the figures `--summary` gives of the log.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+
+use super::health::{Health, is_heartbeat};
+use super::{STALL_AFTER, Summary};
+use crate::read::when::Instant;
+
+/// A run's summary, event by event.
+#[derive(Debug, Default)]
+pub struct Live {
+    summary: Summary,
+}
+
+impl Live {
+    /// Takes one log line (without its newline). False for a heartbeat (an event that says the
+    /// agent is alive without saying it progressed, as `--summary`'s `stalled` reads them);
+    /// true for any other line, JSON or not.
+    pub fn add(&mut self, line: &[u8]) -> bool {
+        self.summary.lines += 1;
+        let Ok(v) = serde_json::from_slice::<Value>(line) else {
+            return true;
+        };
+        let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
+        let heartbeat = is_heartbeat(&v, kind);
+        self.summary.add_event(&v);
+        !heartbeat
+    }
+
+    /// The cost so far, in USD, as `--summary` gives it: reported, else estimated.
+    pub fn cost_usd(&self) -> Option<f64> {
+        self.summary.cost_figure().usd()
+    }
+
+    /// The output tokens so far, as `--summary` counts them.
+    pub fn output_tokens(&self) -> Option<u64> {
+        self.summary.usage().tokens.output
+    }
+
+    /// Whether the run has ended with a final event, and whether it said so with success: the
+    /// last final event, unless events of the run came after it.
+    pub fn finished(&self) -> Option<bool> {
+        self.summary.finished.filter(|_| !self.summary.after_final)
+    }
+
+    /// The summary as `--summary --format json` gives it of the log once its writer is gone.
+    pub fn json_ended(&mut self) -> Value {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as i128);
+        self.summary.set_health(Health {
+            writer: false,
+            now: Instant(now),
+            modified: None,
+            stall_after: STALL_AFTER,
+        });
+        self.summary.to_json()
+    }
+}
+
+/// `d` as the run's flags write it: `10m`, `2s`, `1h30m` read back as `5400s`, `250ms`.
+pub fn duration_text(d: Duration) -> String {
+    let ms = d.as_millis();
+    match ms {
+        _ if ms % 3_600_000 == 0 && ms > 0 => format!("{}h", ms / 3_600_000),
+        _ if ms % 60_000 == 0 && ms > 0 => format!("{}m", ms / 60_000),
+        _ if ms % 1000 == 0 => format!("{}s", ms / 1000),
+        _ => format!("{ms}ms"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A heartbeat is no progress; a result that reports an error ends the run as failed; the
+    /// output tokens are the result's.
+    #[test]
+    fn heartbeats_finals_and_tokens_as_the_summary_reads_them() {
+        let mut live = Live::default();
+        assert!(live.add(br#"{"type":"system","subtype":"init","session_id":"s","model":"claude-sonnet-4-5"}"#));
+        assert!(!live.add(br#"{"type":"keep_alive"}"#));
+        assert!(live.add(b"not json"));
+        assert_eq!(live.finished(), None);
+        assert!(live.add(
+            br#"{"type":"result","subtype":"success","is_error":true,"session_id":"s","total_cost_usd":0.5,"usage":{"input_tokens":10,"output_tokens":20}}"#
+        ));
+        assert_eq!(live.finished(), Some(false));
+        assert_eq!(live.cost_usd(), Some(0.5));
+        assert_eq!(live.output_tokens(), Some(20));
+        let json = live.json_ended();
+        assert_eq!(json["state"], "finished");
+        assert_eq!(json["ok"], false);
+        assert_eq!(duration_text(Duration::from_secs(600)), "10m");
+        assert_eq!(duration_text(Duration::from_millis(2500)), "2500ms");
+    }
+}
