@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """A fake agent for `smart-tee run`'s tests: prints Claude Code stream-json events as a mode
-says, then ends as the mode says. Usage: fake_agent.py MODE [PIDFILE]
+says, then ends as the mode says. Usage: fake_agent.py MODE; with
+$FAKE_AGENT_PIDS set, the pids of its processes are written there
 
   ok        init, a message, a successful result; exits 0
   failed    init, a message, a result with is_error: true; exits 0
   nofinal   init, a message; exits 3 without a final event
   stall     init, a message; then sleeps
   heartbeat init, a message; then a keep_alive event every 0.1 s, forever
-  stubborn  init; starts a child that ignores SIGTERM (its pid in PIDFILE), ignores SIGTERM
-            itself; then sleeps
+  stubborn  init; starts a child that ignores SIGTERM, ignores SIGTERM itself; a message;
+            then sleeps
   spend     init, then assistant messages of 1000 output tokens each, forever
   partial   init; then one long line written a piece at a time, 0.1 s apart, then a result
 """
@@ -30,11 +31,20 @@ def result(is_error):
     return {"type": "result", "subtype": "success", "is_error": is_error, "session_id": "fake-1",
             "num_turns": 1, "total_cost_usd": 0.01, "result": "done"}
 
+def note_pids(*pids):
+    """Writes the pids of the agent's processes to $FAKE_AGENT_PIDS, for the test to check."""
+    path = os.environ.get("FAKE_AGENT_PIDS")
+    if path:
+        with open(path, "w") as f:
+            f.write(" ".join(str(p) for p in pids) + "\n")
+
 def sleep_forever():
     while True:
         time.sleep(60)
 
 mode = sys.argv[1]
+if mode != "stubborn":
+    note_pids(os.getpid())
 say(INIT)
 if mode in ("ok", "failed", "nofinal", "stall", "heartbeat"):
     say(message(1))
@@ -55,8 +65,7 @@ elif mode == "stubborn":
     if pid == 0:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         sleep_forever()
-    with open(sys.argv[2], "w") as f:
-        f.write(f"{os.getpid()} {pid}\n")
+    note_pids(os.getpid(), pid)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     say(message(1))
     sleep_forever()

@@ -34,6 +34,7 @@ mod redact;
 mod report;
 mod retracted;
 mod rotation;
+mod run;
 mod runs;
 mod simd;
 mod synth;
