@@ -61,9 +61,7 @@ fn main() -> ExitCode {
         ignore_reopen_signal();
     }
     match mode {
-        Mode::Tee(config) => {
-            smart_tee::tee::run(config, Some(progress_renderer()))
-        }
+        Mode::Tee(config) => smart_tee::tee::run(config, Some(progress_renderer())),
         Mode::Run(options) => cli::run::run(*options, Some(progress_renderer())),
         Mode::Refused(error) => refused(&error),
         #[cfg(feature = "mcp")]

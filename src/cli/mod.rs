@@ -31,7 +31,7 @@ const SHORT_AFTER_HELP: &str = "Examples:\n  \
     smart-tee --view --tail 20 logs/a.jsonl     # read a log back, one line per event\n  \
     smart-tee --summary logs/*.jsonl            # what happened, what it cost, how it ended\n\n\
     Modes: --view (read logs: --tail, --grep, --errors, --format html, --original), --summary, \
-    --compact (rewrite old logs), smart-tee mcp (serve logs to agents), smart-tee completions \
+    --compact (rewrite old logs), smart-tee run (supervise the agent), smart-tee mcp (serve logs to agents), smart-tee completions \
     SHELL, smart-tee man.\n\n\
     Every flag, signals and exit status: smart-tee --help.";
 
@@ -101,9 +101,11 @@ pub(crate) fn tee_command() -> clap::Command {
                   to head + marker + tail and long arrays keep their first and last elements; \
                   lines that are not JSON are logged as {\"type\":\"non_json\",\"text\":\"...\"}.",
     after_help = SHORT_AFTER_HELP,
-    after_long_help = "Subcommands: smart-tee mcp [--root DIR]... serves the logs over MCP; smart-tee \
+    after_long_help = "Subcommands: smart-tee run [OPTIONS] LOG... -- COMMAND runs the agent under the \
+                  tee and stops it on a stall, a timeout or a cost ceiling (smart-tee run --help); \
+                  smart-tee mcp [--root DIR]... serves the logs over MCP; smart-tee \
                   completions SHELL and smart-tee man print a completion script and the man page \
-                  (a log named mcp, completions or man is written as ./mcp).\n\n\
+                  (a log named run, mcp, completions or man is written as ./mcp).\n\n\
                   Signals: SIGINT (unless -i), SIGTERM, SIGHUP and SIGQUIT log every line read, \
                   the unfinished one as a record, and exit 128+N. SIGUSR1 reopens the logs by \
                   their paths (for logrotate).\n\n\

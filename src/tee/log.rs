@@ -463,7 +463,11 @@ impl LogWriter {
             self.text_seen.store(text_seen, Ordering::Relaxed);
         }
         self.write_batch(&mut errors);
-        if let Some(w) = self.watcher.as_mut().filter(|_| chunk.last() != Some(&b'\n')) {
+        if let Some(w) = self
+            .watcher
+            .as_mut()
+            .filter(|_| chunk.last() != Some(&b'\n'))
+        {
             w.partial();
         }
         if let Some(a) = self.archive.as_mut() {

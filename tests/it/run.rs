@@ -56,7 +56,10 @@ fn group_members(pgid: u32) -> Vec<String> {
 /// The agent's pids as it wrote them, and a check that none of its group is left.
 fn assert_group_gone(dir: &Path) -> Vec<u32> {
     let text = std::fs::read_to_string(dir.join("pids")).unwrap();
-    let pids: Vec<u32> = text.split_whitespace().map(|p| p.parse().unwrap()).collect();
+    let pids: Vec<u32> = text
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
     // The agent leads its group: its pid is the group's id.
     let left = group_members(pids[0]);
     assert!(left.is_empty(), "left of the agent's group: {left:?}");
@@ -74,7 +77,12 @@ fn assert_log_matches_stdout(dir: &Path, out: &Output) -> Vec<Value> {
     let log = std::fs::read(dir.join("a.jsonl")).unwrap();
     let logged = lines(&log);
     let streamed = lines(&out.stdout);
-    assert_eq!(logged.len(), streamed.len(), "{}", String::from_utf8_lossy(&log));
+    assert_eq!(
+        logged.len(),
+        streamed.len(),
+        "{}",
+        String::from_utf8_lossy(&log)
+    );
     logged
         .iter()
         .zip(&streamed)
@@ -121,7 +129,14 @@ fn stderr(out: &Output) -> String {
 #[test]
 fn a_stalled_agent_is_stopped_with_its_group_and_the_summary_says_so() {
     let dir = tempdir("run_stall");
-    let flags = ["--stall-after", "1s", "--kill-after", "1s", "--summary-json", "s.json"];
+    let flags = [
+        "--stall-after",
+        "1s",
+        "--kill-after",
+        "1s",
+        "--summary-json",
+        "s.json",
+    ];
     let out = run_agent(&dir, &flags, "stall");
     assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     assert_group_gone(&dir);
@@ -143,7 +158,14 @@ fn a_stalled_agent_is_stopped_with_its_group_and_the_summary_says_so() {
 #[test]
 fn a_group_that_ignores_sigterm_is_killed_after_the_grace() {
     let dir = tempdir("run_stubborn");
-    let flags = ["--stall-after", "1s", "--kill-after", "1s", "--summary-json", "s.json"];
+    let flags = [
+        "--stall-after",
+        "1s",
+        "--kill-after",
+        "1s",
+        "--summary-json",
+        "s.json",
+    ];
     let out = run_agent(&dir, &flags, "stubborn");
     assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     let pids = assert_group_gone(&dir);
@@ -159,7 +181,11 @@ fn a_group_that_ignores_sigterm_is_killed_after_the_grace() {
 #[test]
 fn heartbeats_do_not_hold_off_a_stall() {
     let dir = tempdir("run_heartbeat");
-    let out = run_agent(&dir, &["--stall-after", "1s", "--kill-after", "1s"], "heartbeat");
+    let out = run_agent(
+        &dir,
+        &["--stall-after", "1s", "--kill-after", "1s"],
+        "heartbeat",
+    );
     assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     assert_group_gone(&dir);
     let events = assert_log_matches_stdout(&dir, &out);
@@ -220,7 +246,14 @@ fn an_ok_run_exits_0() {
 #[test]
 fn a_run_past_its_cost_ceiling_is_stopped() {
     let dir = tempdir("run_cost");
-    let flags = ["--max-cost", "0.05", "--kill-after", "1s", "--summary-json", "s.json"];
+    let flags = [
+        "--max-cost",
+        "0.05",
+        "--kill-after",
+        "1s",
+        "--summary-json",
+        "s.json",
+    ];
     let out = run_agent(&dir, &flags, "spend");
     assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
     assert_group_gone(&dir);
@@ -233,7 +266,11 @@ fn a_run_past_its_cost_ceiling_is_stopped() {
     let read = read_summary(&dir);
     assert_eq!(read["cost_usd"], s["cost_usd"]);
     assert_eq!(read["output_tokens"], s["output_tokens"]);
-    let out = run_agent(&dir, &["--max-output-tokens", "2500", "--kill-after", "1s"], "spend");
+    let out = run_agent(
+        &dir,
+        &["--max-output-tokens", "2500", "--kill-after", "1s"],
+        "spend",
+    );
     assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
     assert!(stderr(&out).contains("output-token ceiling"));
 }
@@ -242,7 +279,11 @@ fn a_run_past_its_cost_ceiling_is_stopped() {
 #[test]
 fn a_run_past_its_timeout_is_stopped() {
     let dir = tempdir("run_timeout");
-    let out = run_agent(&dir, &["--timeout", "1s", "--kill-after", "1s"], "heartbeat");
+    let out = run_agent(
+        &dir,
+        &["--timeout", "1s", "--kill-after", "1s"],
+        "heartbeat",
+    );
     assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
     assert_group_gone(&dir);
     assert_log_matches_stdout(&dir, &out);

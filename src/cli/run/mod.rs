@@ -81,11 +81,17 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         "m" => 60.0,
         "h" => 3600.0,
         "d" => 86_400.0,
-        _ => return Err(format!("invalid duration {s:?}: the unit is ms, s, m, h or d")),
+        _ => {
+            return Err(format!(
+                "invalid duration {s:?}: the unit is ms, s, m, h or d"
+            ));
+        }
     };
     let secs = n * scale;
     if !(secs > 0.0 && secs < 1e9) {
-        return Err(format!("invalid duration {s:?}: more than 0 and less than 30 years"));
+        return Err(format!(
+            "invalid duration {s:?}: more than 0 and less than 30 years"
+        ));
     }
     Ok(Duration::from_secs_f64(secs))
 }

@@ -84,7 +84,10 @@ impl Stop {
                 duration_text(*d)
             ),
             Stop::TimedOut(d) => {
-                format!("timed out, stopped by smart-tee after {}", duration_text(*d))
+                format!(
+                    "timed out, stopped by smart-tee after {}",
+                    duration_text(*d)
+                )
             }
             Stop::OverCost { limit, cost } => format!(
                 "over the cost ceiling, stopped by smart-tee at ${cost:.4} (--max-cost {limit})"
@@ -176,6 +179,7 @@ pub fn summary_json(mut summary: Value, end: &RunEnd<'_>) -> Value {
 /// Writes `value` to `path` atomically: a temporary file beside it, then renamed over it.
 pub fn write_atomically(path: &Path, value: &Value) -> std::io::Result<()> {
     use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
     let mut text = serde_json::to_vec(value).map_err(std::io::Error::other)?;
     text.push(b'\n');
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
@@ -193,6 +197,7 @@ pub fn write_atomically(path: &Path, value: &Value) -> std::io::Result<()> {
     let file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
+        .mode(0o600)
         .open(&tmp);
     let res = file.and_then(|mut f| {
         f.write_all(&crate::door::bytes(&text))?;
@@ -214,7 +219,10 @@ mod tests {
     #[test]
     fn a_stop_wins_then_the_final_event_then_died() {
         let stall = Stop::Stalled(Duration::from_secs(2));
-        assert_eq!(outcome_of(Some(&stall), Some(true), false), Outcome::Stalled);
+        assert_eq!(
+            outcome_of(Some(&stall), Some(true), false),
+            Outcome::Stalled
+        );
         assert_eq!(outcome_of(None, Some(true), false), Outcome::Ok);
         assert_eq!(outcome_of(None, Some(true), true), Outcome::LogFailed);
         assert_eq!(outcome_of(None, Some(false), true), Outcome::Failed);

@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 use rustix::process::{Pid, Signal};
 
 use super::RunOptions;
-use super::outcome::{AgentExit, Outcome, RunEnd, Stop, outcome_of, summary_json, write_atomically};
+use super::outcome::{
+    AgentExit, Outcome, RunEnd, Stop, outcome_of, summary_json, write_atomically,
+};
 use crate::read::summary::live::Live;
 use crate::tee::watch::{Supervised, Watch};
 use crate::tee::{Finish, progress::MakeRender};
@@ -51,7 +53,9 @@ struct State {
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
@@ -195,11 +199,8 @@ pub fn run(opts: RunOptions, render: Option<MakeRender>) -> ExitCode {
         max_cost,
         max_output_tokens,
     });
-    let (finish, failed_before) = crate::tee::run_supervised(
-        config,
-        render,
-        Some(Supervised { watch, on_signal }),
-    );
+    let (finish, failed_before) =
+        crate::tee::run_supervised(config, render, Some(Supervised { watch, on_signal }));
     {
         let mut st = shared.lock();
         st.tee_done = true;
@@ -329,9 +330,7 @@ fn supervise(shared: &Shared, pgid: Pid, limits: &Limits) {
 /// One line on stderr for a run that did not end well on its own.
 fn say_end(outcome: Outcome, agent: Option<AgentExit>, program: &str) {
     let how = match agent {
-        Some(AgentExit {
-            code: Some(c), ..
-        }) => format!("exit status {c}"),
+        Some(AgentExit { code: Some(c), .. }) => format!("exit status {c}"),
         Some(AgentExit {
             signal: Some(s), ..
         }) => format!("killed by signal {s}"),
@@ -339,11 +338,13 @@ fn say_end(outcome: Outcome, agent: Option<AgentExit>, program: &str) {
     };
     match outcome {
         Outcome::Failed => {
-            crate::say!("smart-tee run: failed: the final event of {program} reports a failure ({how})")
+            crate::say!(
+                "smart-tee run: failed: the final event of {program} reports a failure ({how})"
+            )
         }
-        Outcome::Died => crate::say!(
-            "smart-tee run: died: {program} ended without a final event ({how})"
-        ),
+        Outcome::Died => {
+            crate::say!("smart-tee run: died: {program} ended without a final event ({how})")
+        }
         _ => {}
     }
 }

@@ -66,9 +66,9 @@ impl Live {
 pub fn duration_text(d: Duration) -> String {
     let ms = d.as_millis();
     match ms {
-        _ if ms % 3_600_000 == 0 && ms > 0 => format!("{}h", ms / 3_600_000),
-        _ if ms % 60_000 == 0 && ms > 0 => format!("{}m", ms / 60_000),
-        _ if ms % 1000 == 0 => format!("{}s", ms / 1000),
+        _ if ms.is_multiple_of(3_600_000) && ms > 0 => format!("{}h", ms / 3_600_000),
+        _ if ms.is_multiple_of(60_000) && ms > 0 => format!("{}m", ms / 60_000),
+        _ if ms.is_multiple_of(1000) => format!("{}s", ms / 1000),
         _ => format!("{ms}ms"),
     }
 }
@@ -82,7 +82,9 @@ mod tests {
     #[test]
     fn heartbeats_finals_and_tokens_as_the_summary_reads_them() {
         let mut live = Live::default();
-        assert!(live.add(br#"{"type":"system","subtype":"init","session_id":"s","model":"claude-sonnet-4-5"}"#));
+        assert!(live.add(
+            br#"{"type":"system","subtype":"init","session_id":"s","model":"claude-sonnet-4-5"}"#
+        ));
         assert!(!live.add(br#"{"type":"keep_alive"}"#));
         assert!(live.add(b"not json"));
         assert_eq!(live.finished(), None);
