@@ -74,8 +74,10 @@ impl Watch for RunWatch {
     fn logged(&mut self, lines: &[u8]) {
         let mut st = self.shared.lock();
         let mut progressed = false;
-        for line in lines.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
-            progressed |= st.live.add(line);
+        let mut start = 0;
+        for end in memchr::memchr_iter(b'\n', lines) {
+            progressed |= st.live.add(&lines[start..end]);
+            start = end + 1;
         }
         if progressed {
             st.last_activity = Instant::now();
@@ -151,7 +153,9 @@ pub fn run(opts: RunOptions, render: Option<MakeRender>) -> ExitCode {
     let start = Instant::now();
     let shared = Arc::new(Shared {
         state: Mutex::new(State {
-            live: Live::default(),
+            live: Live::new(
+                max_cost.is_some() || max_output_tokens.is_some() || summary_path.is_some(),
+            ),
             last_activity: start,
             stop: None,
             signalled: None,
