@@ -130,6 +130,11 @@ fn reaction(mode: OutputError, err: &Error) -> Reaction {
     }
 }
 
+/// The signals the tee takes over: those that stop it, and SIGUSR1 (reopen the logs).
+pub fn stopping_signals() -> io::Result<Signals> {
+    Signals::new([SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1])
+}
+
 /// Runs smart-tee on the process's stdin and stdout. `render` makes the line `--progress`
 /// shows of a log line (the text view's, from a later phase; needed only with `--progress`).
 pub fn run(config: Config, render: Option<progress::MakeRender>) -> ExitCode {
@@ -142,12 +147,13 @@ pub fn run(config: Config, render: Option<progress::MakeRender>) -> ExitCode {
 pub fn run_supervised(
     mut config: Config,
     render: Option<progress::MakeRender>,
-    supervised: Option<watch::Supervised>,
+    mut supervised: Option<watch::Supervised>,
 ) -> (Finish, bool) {
     // Take over the signals first: one that arrives while the logs are being opened waits in
     // the queue instead of killing the process. Without them (no descriptor left for their
     // pipe) the stream still goes on.
-    let signals = match Signals::new([SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1]) {
+    let taken = supervised.as_mut().and_then(|s| s.signals.take());
+    let signals = match taken.map_or_else(stopping_signals, Ok) {
         Ok(s) => Some(s),
         Err(source) => {
             crate::say!("smart-tee: {}", Error::Signals { source });

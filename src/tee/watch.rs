@@ -22,4 +22,7 @@ pub struct Supervised {
     /// Called with SIGINT (unless `-i`), SIGTERM, SIGHUP or SIGQUIT instead of stopping: the
     /// stream goes on to its end, which the caller brings about.
     pub on_signal: Box<dyn Fn(i32) + Send>,
+    /// The signals, taken over by the caller before it started the agent (a signal that came
+    /// since waits in them); none to take them over at the tee's start.
+    pub signals: Option<signal_hook::iterator::Signals>,
 }

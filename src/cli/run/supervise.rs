@@ -126,6 +126,8 @@ pub fn run(opts: RunOptions, render: Option<MakeRender>) -> ExitCode {
         agent_status,
     } = opts;
     let program = crate::door::text(command[0].to_string_lossy().into_owned());
+    // Taken over before the agent starts: a signal from now on reaches its group.
+    let signals = crate::tee::stopping_signals().ok();
     let mut child = match Command::new(&command[0])
         .args(&command[1..])
         .stdout(Stdio::piped())
@@ -203,8 +205,15 @@ pub fn run(opts: RunOptions, render: Option<MakeRender>) -> ExitCode {
         max_cost,
         max_output_tokens,
     });
-    let (finish, failed_before) =
-        crate::tee::run_supervised(config, render, Some(Supervised { watch, on_signal }));
+    let (finish, failed_before) = crate::tee::run_supervised(
+        config,
+        render,
+        Some(Supervised {
+            watch,
+            on_signal,
+            signals,
+        }),
+    );
     {
         let mut st = shared.lock();
         st.tee_done = true;
