@@ -12,6 +12,8 @@ $FAKE_AGENT_PIDS set, the pids of its processes are written there
             then sleeps
   spend     init, then assistant messages of 1000 output tokens each, forever
   partial   init; then one long line written a piece at a time, 0.1 s apart, then a result
+  tty       init, a message saying whether its group is the foreground group of the terminal
+            on its stdin, a successful result; exits 0
 """
 import json, os, signal, sys, time
 
@@ -75,6 +77,14 @@ elif mode == "spend":
         n += 1
         say(message(n, output=1000))
         time.sleep(0.02)
+elif mode == "tty":
+    try:
+        foreground = os.tcgetpgrp(0) == os.getpgrp()
+    except OSError:
+        foreground = None
+    say({"type": "assistant", "session_id": "fake-1", "foreground": foreground,
+         "message": {"id": "msg_1", "role": "assistant", "content": []}})
+    say(result(False))
 elif mode == "partial":
     sys.stdout.write('{"type":"user","text":"')
     for _ in range(20):

@@ -367,3 +367,44 @@ fn usage_errors_exit_2() {
         assert!(!stderr(&out).is_empty(), "{args:?}");
     }
 }
+
+/// With a terminal on standard input, the agent's group is the terminal's foreground group
+/// during the run, and smart-tee's group has it back afterwards. A pseudo-terminal is made the
+/// controlling terminal of a shell (python3's pty), which runs smart-tee and then asks whose
+/// the terminal is.
+#[test]
+fn the_terminal_is_lent_to_the_agent_and_given_back() {
+    let dir = tempdir("run_tty");
+    let script = r#"
+import fcntl, os, pty, subprocess, sys, termios
+st, agent, log = sys.argv[1:4]
+master, slave = pty.openpty()
+def own_terminal():
+    os.setsid()
+    fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+after = 'python3 -c "import os; print(\'back\', os.tcgetpgrp(0) == os.getpgrp())"'
+shell = f'"{st}" run "{log}" -- "{agent}" tty > /dev/null; echo "status $?"; {after}'
+p = subprocess.Popen(["sh", "-c", shell], stdin=slave, stdout=subprocess.PIPE,
+                     preexec_fn=own_terminal, pass_fds=(slave,))
+os.close(slave)
+out, _ = p.communicate(timeout=100)
+sys.stdout.write(out.decode())
+"#;
+    let out = output_of(
+        std::process::Command::new("python3")
+            .arg("-c")
+            .arg(script)
+            .arg(env!("CARGO_BIN_EXE_smart-tee"))
+            .arg(fake_agent())
+            .arg(dir.join("a.jsonl")),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("status 0\n"), "{text}{}", stderr(&out));
+    assert!(text.contains("back True"), "{text}{}", stderr(&out));
+    let log = std::fs::read(dir.join("a.jsonl")).unwrap();
+    let events: Vec<Value> = lines(&log)
+        .iter()
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect();
+    assert_eq!(events[1]["foreground"], true, "{events:?}");
+}
