@@ -408,3 +408,37 @@ sys.stdout.write(out.decode())
         .collect();
     assert_eq!(events[1]["foreground"], true, "{events:?}");
 }
+
+/// A log that cannot be written: said on stderr and in the summary; the run's own outcome
+/// still gives the status (1 only for a run that was otherwise ok).
+#[test]
+fn a_log_that_cannot_be_written_does_not_hide_the_outcome() {
+    let dir = tempdir("run_log_failed");
+    for (mode, status, streamed) in [("ok", 1, 3), ("failed", 3, 3), ("nofinal", 4, 2)] {
+        let out = output_of(
+            bin()
+                .current_dir(&*dir)
+                .args([
+                    "run",
+                    "--summary-json",
+                    "s.json",
+                    "no/such/dir/a.jsonl",
+                    "--",
+                ])
+                .arg(fake_agent())
+                .arg(mode)
+                .env("FAKE_AGENT_PIDS", dir.join("pids")),
+        );
+        assert_eq!(out.status.code(), Some(status), "{mode}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("no/such/dir/a.jsonl"),
+            "{}",
+            stderr(&out)
+        );
+        assert_eq!(lines(&out.stdout).len(), streamed, "{mode}");
+        assert_group_gone(&dir);
+        let s = summary(&dir);
+        assert_eq!(s["run"]["log_failed"], true);
+        assert_eq!(s["run"]["exit_status"], status);
+    }
+}
