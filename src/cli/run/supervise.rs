@@ -140,8 +140,13 @@ pub fn run(opts: RunOptions, render: Option<MakeRender>) -> ExitCode {
             return ExitCode::from(Outcome::Usage.status());
         }
     };
-    let pid = child.id();
-    let pgid = Pid::from_raw(pid as i32).unwrap_or(Pid::INIT);
+    // The agent leads its own group: the group's id is its pid.
+    let Some(pgid) = i32::try_from(child.id()).ok().and_then(Pid::from_raw) else {
+        crate::say!("smart-tee run: {program} has no process id to signal");
+        let _ = child.kill();
+        let _ = child.wait();
+        return ExitCode::from(Outcome::Usage.status());
+    };
     let terminal = super::terminal::hand_over(pgid);
     // The agent's output is the tee's standard input, read as a pipeline's would be.
     let piped = child.stdout.take().map(OwnedFd::from);
@@ -194,7 +199,8 @@ pub fn run(opts: RunOptions, render: Option<MakeRender>) -> ExitCode {
             if let Some(s) = Signal::from_named_raw(sig) {
                 signal_group(pgid, s);
             }
-            if sig != libc_sigint() {
+            // Ctrl-C may only interrupt the agent's turn: SIGKILL follows the others alone.
+            if sig != signal_hook::consts::SIGINT {
                 st.term_sent.get_or_insert_with(Instant::now);
             }
             shared.wake.notify_all();
@@ -261,12 +267,6 @@ pub fn run(opts: RunOptions, render: Option<MakeRender>) -> ExitCode {
         }
     }
     ExitCode::from(status)
-}
-
-/// SIGINT's number: the one signal passed on without arming SIGKILL (Ctrl-C may only
-/// interrupt the agent's turn).
-fn libc_sigint() -> i32 {
-    signal_hook::consts::SIGINT
 }
 
 /// The run's clocks.
