@@ -38,10 +38,10 @@ pub const KILL_AFTER: Duration = Duration::from_secs(10);
 
 const USAGE: &str = "Usage: smart-tee run [OPTIONS] LOG... -- COMMAND [ARGS...]";
 
-const HELP: &str = "Start COMMAND with its standard output piped through smart-tee: the same logs, \
-flags and guarantees as `COMMAND | smart-tee LOG...`. COMMAND inherits standard input and \
-standard error and runs in a process group of its own; SIGINT, SIGTERM and SIGHUP reach that \
-group. The exit status says how the run ended (README, Exit status).
+const HELP: &str = "Start COMMAND with its standard output piped through smart-tee: the same logs,
+flags and guarantees as `COMMAND | smart-tee LOG...`. COMMAND inherits standard input and
+standard error and runs in a process group of its own; SIGINT, SIGTERM and SIGHUP reach that
+group. The exit status says how the run ended (docs/run.md).
 
 Run options (every other flag is the tee's: smart-tee --help):
       --stall-after DURATION  Stop the run when no event arrives for DURATION (heartbeats do not count)
@@ -54,9 +54,9 @@ Run options (every other flag is the tee's: smart-tee --help):
 
 DURATION: a number and a unit, ms, s, m, h or d (250ms, 2s, 10m); a bare number is seconds.
 
-Exit status: 0 ok, 1 a log could not be written (the run otherwise ok), 2 usage (bad flags, \
-COMMAND could not be started), 3 failed (the final event says so), 4 died (no final event, or \
-killed by a signal), 5 stalled, 6 timed out, 7 over a ceiling, 128+N smart-tee ended by signal N.";
+Exit status: 0 ok, 1 a log could not be written (the run otherwise ok), 2 usage (bad flags,
+COMMAND could not be started), 3 failed (the final event says so), 4 died (no final event, or
+killed by a signal), 5 stalled, 6 timed out, 7 over a ceiling, 128+N smart-tee received signal N.";
 
 /// Says `msg` and the usage line, and exits with status 2.
 fn refuse(msg: &str) -> ! {
