@@ -154,6 +154,7 @@ pub fn run(opts: RunOptions, render: Option<MakeRender>) -> ExitCode {
         crate::say!("smart-tee run: reading the output of {program}: {e}");
         signal_group(pgid, Signal::KILL);
         let _ = child.wait();
+        terminal.give_back();
         return ExitCode::from(1);
     }
     drop(piped);
