@@ -29,6 +29,9 @@
 # with and without --archive beside tee and the pipe floor, on the corpus and the million short
 # lines; the 256 MiB string line; the latency with and without --archive). ONLY=progress runs
 # smart-tee with and without --progress (on stderr, into a file), alternating, on the corpus alone.
+# ONLY=run runs `smart-tee run LOG -- cat INPUT | cat` (and with --stall-after and --max-cost, which
+# read every log line as --summary does) beside the pipe form `cat INPUT | smart-tee LOG | cat`,
+# alternating, on the corpus and the million short lines.
 # ONLY=redact runs --redact, with 100 secrets, and --archive --redact beside the plain runs (corpus, short lines).
 # ONLY=filters weighs each of --redact's filters in front of aho-corasick (#49): --redact with
 # 100 secrets, with all filters and with each switched off (SMART_TEE_REDACT_SKIP=trigrams,
@@ -148,6 +151,26 @@ non_json() {
   echo "log size: $(wc -c < "$work/st.log") bytes for $(wc -c < "$noise") of input"
 }
 if [ "${ONLY:-}" = non-json ]; then non_json; exit; fi
+# ONLY=run: the tee path under `smart-tee run` against the pipe form it replaces.
+run_mode() {
+  local input="$1" label="$2"
+  rm -f "$work"/*.times
+  for ((i = 0; i < reps; i++)); do
+    measure pipe-form "cat $input | $T $st $work/st.log | cat > /dev/null"
+    # --agent-status: cat's 0 (the run's own status, 4 for a stream without a final event,
+    # would add a line to GNU time's output file); the "died" line goes to /dev/null.
+    measure run "$T $st run --agent-status $work/st.log -- cat $input 2> /dev/null | cat > /dev/null"
+    measure run-limits "$T $st run --agent-status --stall-after 10m --max-cost 1000 $work/st.log -- cat $input 2> /dev/null | cat > /dev/null"
+  done
+  echo "== $label under smart-tee run: $(du -h "$input" | cut -f1) input, $(wc -l < "$input") lines, $reps runs"
+  for name in pipe-form run run-limits; do
+    sort -n "$work/$name.times" | awk -v n="$name" '{t[NR]=$1; r[NR]=$2} END {
+      m = t[int((NR+1)/2)]; printf "%-11s median %.3f s   peak RSS %6.1f MiB\n", n, m, r[int((NR+1)/2)]/1024 }'
+  done
+  echo "ratios: run/pipe-form $(echo "scale=3; $(median "$work/run.times") / $(median "$work/pipe-form.times")" | bc)" \
+       " run-limits/pipe-form $(echo "scale=3; $(median "$work/run-limits.times") / $(median "$work/pipe-form.times")" | bc)"
+}
+if [ "${ONLY:-}" = run ]; then run_mode "$corpus" corpus; run_mode "$tiny" tiny; exit; fi
 # ONLY=simd: each SIMD path (SMART_TEE_SIMD) and tee, alternating, on each input that one of the
 # paths' families serves; medians, and each path over the next simpler one and over tee.
 simd_paths() {

@@ -49,20 +49,20 @@ fn refused(error: &clap::Error) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// --progress shows the text view's line of each event: the renderer comes from the reading
+/// phase, which the tee does not use.
+fn progress_renderer() -> smart_tee::tee::progress::MakeRender {
+    Box::new(|color, width| Box::new(smart_tee::read::view::progress_renderer(color, width)))
+}
+
 fn main() -> ExitCode {
     let mode = cli::parse();
-    if !matches!(mode, Mode::Tee(_)) {
+    if !matches!(mode, Mode::Tee(_) | Mode::Run(_)) {
         ignore_reopen_signal();
     }
     match mode {
-        Mode::Tee(config) => {
-            // --progress shows the text view's line of each event: the renderer comes from
-            // the reading phase, which the tee does not use.
-            let render: smart_tee::tee::progress::MakeRender = Box::new(|color, width| {
-                Box::new(smart_tee::read::view::progress_renderer(color, width))
-            });
-            smart_tee::tee::run(config, Some(render))
-        }
+        Mode::Tee(config) => smart_tee::tee::run(config, Some(progress_renderer())),
+        Mode::Run(options) => cli::run::run(*options, Some(progress_renderer())),
         Mode::Refused(error) => refused(&error),
         #[cfg(feature = "mcp")]
         Mode::Mcp {

@@ -5,6 +5,7 @@
 //! ([`Mode::Refused`]). Nothing here panics on any input.
 
 mod checks;
+pub mod run;
 mod subcommands;
 mod values;
 
@@ -30,7 +31,7 @@ const SHORT_AFTER_HELP: &str = "Examples:\n  \
     smart-tee --view --tail 20 logs/a.jsonl     # read a log back, one line per event\n  \
     smart-tee --summary logs/*.jsonl            # what happened, what it cost, how it ended\n\n\
     Modes: --view (read logs: --tail, --grep, --errors, --format html, --original), --summary, \
-    --compact (rewrite old logs), smart-tee mcp (serve logs to agents), smart-tee completions \
+    --compact (rewrite old logs), smart-tee run (supervise the agent), smart-tee mcp (serve logs to agents), smart-tee completions \
     SHELL, smart-tee man.\n\n\
     Every flag, signals and exit status: smart-tee --help.";
 
@@ -100,9 +101,11 @@ pub(crate) fn tee_command() -> clap::Command {
                   to head + marker + tail and long arrays keep their first and last elements; \
                   lines that are not JSON are logged as {\"type\":\"non_json\",\"text\":\"...\"}.",
     after_help = SHORT_AFTER_HELP,
-    after_long_help = "Subcommands: smart-tee mcp [--root DIR]... serves the logs over MCP; smart-tee \
+    after_long_help = "Subcommands: smart-tee run [OPTIONS] LOG... -- COMMAND runs the agent under the \
+                  tee and stops it on a stall, a timeout or a cost ceiling (smart-tee run --help); \
+                  smart-tee mcp [--root DIR]... serves the logs over MCP; smart-tee \
                   completions SHELL and smart-tee man print a completion script and the man page \
-                  (a log named mcp, completions or man is written as ./mcp).\n\n\
+                  (a log named run, mcp, completions or man is written as ./mcp).\n\n\
                   Signals: SIGINT (unless -i), SIGTERM, SIGHUP and SIGQUIT log every line read, \
                   the unfinished one as a record, and exit 128+N. SIGUSR1 reopens the logs by \
                   their paths (for logrotate).\n\n\
@@ -530,6 +533,8 @@ pub enum Mode {
     },
     /// `--view --original --line N LOG`: lines' original bytes from the archive.
     Original(crate::tee::archive::original::OriginalRequest),
+    /// `smart-tee run [OPTIONS] LOG... -- COMMAND`: the tee on COMMAND's output, supervised.
+    Run(Box<run::RunOptions>),
     /// A malformed command line for the tee (not for `--view`, `--compact` or a subcommand):
     /// the caller says why, copies stdin to stdout all the same (a typo in a pipeline must not
     /// cost the stream), and exits with status 2.
@@ -586,6 +591,7 @@ where
         Some("mcp") => return parse_mcp(&args[1..]),
         Some("completions") => return parse_completions(&args[1..]),
         Some("man") if args.len() == 2 => return Mode::Man,
+        Some("run") => return run::parse_run(&args[1..]),
         _ => {}
     }
     let args = summary_implies_view(args);

@@ -147,6 +147,9 @@ pub fn man_page(out: &mut Vec<u8>) -> std::io::Result<()> {
 
 const MAN_MODES: &str = r#".SH MODES
 .TP
+\fBsmart\-tee run\fR [OPTIONS] LOG... \-\- COMMAND [ARGS...]
+Start COMMAND with its standard output piped through the tee, in a process group of its own; stop it on \-\-stall\-after, \-\-timeout, \-\-max\-cost or \-\-max\-output\-tokens (SIGTERM, SIGKILL after \-\-kill\-after); exit with a status that says how the run ended (smart\-tee run \-\-help).
+.TP
 \fBsmart\-tee mcp\fR [\-\-root DIR]... [\-\-redact]
 Serve the logs under the roots to MCP clients over stdio, read\-only: tools list_logs, read_log, log_summary, wait_for_log and read_original.
 .TP

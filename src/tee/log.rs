@@ -240,6 +240,8 @@ pub struct LogWriter {
     archive: Option<crate::tee::archive::writer::ArchiveFeed>,
     /// `--progress`: each batch of log lines is handed to its thread.
     progress: Option<Progress>,
+    /// `smart-tee run`: each batch of log lines, and input ending inside a line.
+    watcher: Option<Box<dyn crate::tee::watch::Watch>>,
     /// Lines logged when the last batch was written: the next batch's count.
     batched_lines: u64,
     /// `--stats`: the agent, its version and the event kinds no reader knows.
@@ -274,6 +276,7 @@ impl LogWriter {
             notice: None,
             archive: None,
             progress: None,
+            watcher: None,
             batched_lines: 0,
             drift: None,
             text_seen: Arc::default(),
@@ -337,6 +340,13 @@ impl LogWriter {
     /// the engine, even with no log to write.
     pub fn with_progress(mut self, progress: Progress) -> LogWriter {
         self.progress = Some(progress);
+        self.active = true;
+        self
+    }
+
+    /// Also tells `watch` of every batch of log lines (`smart-tee run`).
+    pub fn with_watch(mut self, watch: Box<dyn crate::tee::watch::Watch>) -> LogWriter {
+        self.watcher = Some(watch);
         self.active = true;
         self
     }
@@ -453,6 +463,13 @@ impl LogWriter {
             self.text_seen.store(text_seen, Ordering::Relaxed);
         }
         self.write_batch(&mut errors);
+        if let Some(w) = self
+            .watcher
+            .as_mut()
+            .filter(|_| chunk.last() != Some(&b'\n'))
+        {
+            w.partial();
+        }
         if let Some(a) = self.archive.as_mut() {
             errors.extend(a.take_errors());
         }
@@ -621,6 +638,9 @@ impl LogWriter {
         if let Some(p) = self.progress.as_mut() {
             p.finish();
         }
+        if let Some(w) = self.watcher.as_mut() {
+            w.finished();
+        }
         errors
     }
 
@@ -662,6 +682,9 @@ impl LogWriter {
             let logged = self.stats.lines_logged();
             p.send(&self.batch, logged - self.batched_lines);
             self.batched_lines = logged;
+        }
+        if let Some(w) = self.watcher.as_mut() {
+            w.logged(&self.batch);
         }
         self.batch.clear();
     }

@@ -31,6 +31,7 @@ pub mod splice;
 pub mod split;
 pub mod stats;
 pub mod stdout_cap;
+pub mod watch;
 
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
@@ -129,13 +130,30 @@ fn reaction(mode: OutputError, err: &Error) -> Reaction {
     }
 }
 
+/// The signals the tee takes over: those that stop it, and SIGUSR1 (reopen the logs).
+pub fn stopping_signals() -> io::Result<Signals> {
+    Signals::new([SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1])
+}
+
 /// Runs smart-tee on the process's stdin and stdout. `render` makes the line `--progress`
 /// shows of a log line (the text view's, from a later phase; needed only with `--progress`).
-pub fn run(mut config: Config, render: Option<progress::MakeRender>) -> ExitCode {
+pub fn run(config: Config, render: Option<progress::MakeRender>) -> ExitCode {
+    let (finish, failed) = run_supervised(config, render, None);
+    finish.exit_code(failed)
+}
+
+/// [`run`], watched by `supervised` when given (`smart-tee run`): returns how the copy ended
+/// and whether something failed before it (a log that could not be opened, a signal watch).
+pub fn run_supervised(
+    mut config: Config,
+    render: Option<progress::MakeRender>,
+    mut supervised: Option<watch::Supervised>,
+) -> (Finish, bool) {
     // Take over the signals first: one that arrives while the logs are being opened waits in
     // the queue instead of killing the process. Without them (no descriptor left for their
     // pipe) the stream still goes on.
-    let signals = match Signals::new([SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1]) {
+    let taken = supervised.as_mut().and_then(|s| s.signals.take());
+    let signals = match taken.map_or_else(stopping_signals, Ok) {
         Ok(s) => Some(s),
         Err(source) => {
             crate::say!("smart-tee: {}", Error::Signals { source });
@@ -156,7 +174,7 @@ pub fn run(mut config: Config, render: Option<progress::MakeRender>) -> ExitCode
         let source = io::Error::from_raw_os_error(9); // EBADF, as a write to it would fail
         let mut ok = true;
         if diagnose(config.output_error, &Error::WriteStdout { source }, &mut ok) {
-            return ExitCode::from(1);
+            return (Finish::Stopped(1), true);
         }
         failed |= !ok;
         None
@@ -199,7 +217,7 @@ pub fn run(mut config: Config, render: Option<progress::MakeRender>) -> ExitCode
                     OutputError::Exit | OutputError::ExitNopipe
                 ) {
                     // As GNU tee: in this mode a log that cannot be opened ends the run.
-                    return ExitCode::from(1);
+                    return (Finish::Stopped(1), true);
                 }
             }
         }
@@ -211,11 +229,19 @@ pub fn run(mut config: Config, render: Option<progress::MakeRender>) -> ExitCode
     if let (Some(to), Some(render)) = (config.progress.clone(), render) {
         log = log.with_progress(progress::Progress::start(to, render));
     }
+    let (watch, on_signal) = match supervised {
+        Some(s) => (Some(s.watch), Some(s.on_signal)),
+        None => (None, None),
+    };
+    if let Some(watch) = watch {
+        log = log.with_watch(watch);
+    }
     // --archive (hook: `archive` module).
     let log = crate::tee::archive::writer::attach(log, &config, &mut failed);
     let options = CopyOptions {
         mode: config.output_error,
         splice,
+        on_signal,
         signals: signals.map(|s| (s, config.ignore_interrupts)),
         stats: config.stats.clone(),
         stdout_cap: config.stdout_max_line_bytes.map(|max| {
@@ -230,7 +256,8 @@ pub fn run(mut config: Config, render: Option<progress::MakeRender>) -> ExitCode
             StdoutCap::new(max, LineEngine::new(engine))
         }),
     };
-    copy(crate::tee::fd::Stdin, stdout, log, options).exit_code(failed)
+    let finish = copy(crate::tee::fd::Stdin, stdout, log, options);
+    (finish, failed)
 }
 
 /// How [`copy`] runs.
@@ -238,6 +265,8 @@ pub struct CopyOptions {
     pub mode: OutputError,
     /// Signals to watch, and whether SIGINT is ignored.
     pub signals: Option<(Signals, bool)>,
+    /// What a stopping signal does instead of stopping the copy (`smart-tee run`).
+    pub on_signal: Option<Box<dyn Fn(i32) + Send>>,
     /// The summary to give at exit.
     pub stats: StatsReport,
     /// Cut long stdout lines (`--stdout-max-line-bytes`).
@@ -252,6 +281,7 @@ impl CopyOptions {
         CopyOptions {
             mode,
             signals: None,
+            on_signal: None,
             stats: StatsReport::default(),
             stdout_cap: None,
             splice: None,
@@ -293,6 +323,7 @@ where
     let CopyOptions {
         mode,
         signals,
+        on_signal,
         stats,
         stdout_cap,
         splice,
@@ -303,7 +334,7 @@ where
     let handoff = Arc::new(Handoff::with_bound(CHUNK, bound).reporting(log.backlog()));
     let logs_alive = Arc::new(AtomicBool::new(log.has_live_sinks()));
     if let Some((signals, ignore_interrupts)) = signals {
-        watch_signals(signals, Arc::clone(&handoff), ignore_interrupts);
+        watch_signals(signals, Arc::clone(&handoff), ignore_interrupts, on_signal);
     }
     let scout = log
         .redactor()
@@ -560,13 +591,24 @@ fn log_worker(
 
 /// Starts the thread that turns SIGINT, SIGTERM, SIGHUP and SIGQUIT into a clean exit and
 /// SIGUSR1 into a reopen: each is queued behind the chunks already handed over, so every
-/// complete line received is logged first (to the files open when it was read).
-fn watch_signals(mut signals: Signals, handoff: Arc<Handoff>, ignore_interrupts: bool) {
+/// complete line received is logged first (to the files open when it was read). With
+/// `on_signal`, the stopping signals go there instead and the copy goes on.
+fn watch_signals(
+    mut signals: Signals,
+    handoff: Arc<Handoff>,
+    ignore_interrupts: bool,
+    on_signal: Option<Box<dyn Fn(i32) + Send>>,
+) {
     std::thread::spawn(move || {
         for signal in signals.forever() {
             match signal {
                 SIGINT if ignore_interrupts => continue,
                 SIGUSR1 => handoff.send(Msg::Reopen),
+                _ if on_signal.is_some() => {
+                    if let Some(f) = on_signal.as_ref() {
+                        f(signal);
+                    }
+                }
                 _ => handoff.stop(128 + signal as u8),
             }
         }

@@ -35,6 +35,7 @@ mod redact;
 mod report;
 mod retracted;
 mod rotation;
+mod run;
 mod runs;
 mod simd;
 mod synth;

@@ -11,6 +11,7 @@
 mod collect;
 mod headless;
 mod health;
+pub mod live;
 pub mod prices;
 mod render;
 mod table;

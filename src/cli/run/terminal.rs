@@ -1,0 +1,51 @@
+//! The terminal during a run: with a terminal on standard input, the agent's process group is
+//! made its foreground group, so that the agent can read it and Ctrl-C reaches it; afterwards
+//! smart-tee's own group gets it back.
+
+use std::os::fd::OwnedFd;
+
+use rustix::process::{Pid, Signal};
+
+/// The terminal lent to the agent's group, to give back at the end.
+pub struct Lent {
+    tty: Option<OwnedFd>,
+}
+
+/// Makes `pgid` the foreground group of the terminal on standard input, if there is one and
+/// smart-tee's group holds it.
+pub fn hand_over(pgid: Pid) -> Lent {
+    let stdin = rustix::stdio::stdin();
+    let ours = rustix::process::getpgrp();
+    if !rustix::termios::isatty(stdin) || rustix::termios::tcgetpgrp(stdin).ok() != Some(ours) {
+        return Lent { tty: None };
+    }
+    // A descriptor of its own: descriptor 0 becomes the agent's output.
+    let Ok(tty) = rustix::io::dup(stdin) else {
+        return Lent { tty: None };
+    };
+    if rustix::termios::tcsetpgrp(&tty, pgid).is_err() {
+        return Lent { tty: None };
+    }
+    // An agent that read the terminal before it was its own was stopped (SIGTTIN): go on.
+    let _ = rustix::process::kill_process_group(pgid, Signal::CONT);
+    Lent { tty: Some(tty) }
+}
+
+impl Lent {
+    /// Gives the terminal back to smart-tee's group. Done from a thread that blocks SIGTTOU:
+    /// a background group that sets the foreground is otherwise stopped by it.
+    pub fn give_back(self) {
+        let Some(tty) = self.tty else { return };
+        let _ = std::thread::spawn(move || {
+            let mut block = nix::sys::signal::SigSet::empty();
+            block.add(nix::sys::signal::Signal::SIGTTOU);
+            let _ = nix::sys::signal::pthread_sigmask(
+                nix::sys::signal::SigmaskHow::SIG_BLOCK,
+                Some(&block),
+                None,
+            );
+            let _ = rustix::termios::tcsetpgrp(&tty, rustix::process::getpgrp());
+        })
+        .join();
+    }
+}

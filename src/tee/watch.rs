@@ -1,0 +1,28 @@
+//! A watcher of the stream for a caller that supervises the process writing it (`smart-tee
+//! run`): told of each batch of log lines as it is written, and of input that ends inside a
+//! line; and what the signals that would stop the tee do instead.
+//!
+//! The tee knows nothing of what the watcher does with them: the summary's reading of events,
+//! the clocks and the ceilings live in a later phase and are injected, as `--progress`'s
+//! renderer is.
+
+/// What the log worker tells of the stream, on its own thread, as it goes.
+pub trait Watch: Send {
+    /// Bytes arrived that end inside a line: a line still arriving.
+    fn partial(&mut self);
+    /// Log lines were written (whole lines, each with its newline), in input order.
+    fn logged(&mut self, lines: &[u8]);
+    /// The input has ended and every line is logged.
+    fn finished(&mut self) {}
+}
+
+/// What [`crate::tee::run_supervised`] adds to a plain run.
+pub struct Supervised {
+    pub watch: Box<dyn Watch>,
+    /// Called with SIGINT (unless `-i`), SIGTERM, SIGHUP or SIGQUIT instead of stopping: the
+    /// stream goes on to its end, which the caller brings about.
+    pub on_signal: Box<dyn Fn(i32) + Send>,
+    /// The signals, taken over by the caller before it started the agent (a signal that came
+    /// since waits in them); none to take them over at the tee's start.
+    pub signals: Option<signal_hook::iterator::Signals>,
+}
