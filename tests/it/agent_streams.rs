@@ -183,6 +183,30 @@ fn each_report_pairs_calls_with_their_results() {
     }
 }
 
+/// A total of several pi runs reports the cost its runs report, summed: it said none (null in
+/// JSON, an estimate of nothing in text) while each run said its own.
+#[test]
+fn a_total_of_pi_runs_reports_their_summed_cost() {
+    let dir = common::tempdir("agent-streams-pi-cost");
+    for name in ["format-pi", "format-pi-old-updates"] {
+        let (log, _) = logged(&dir, name);
+        let s: Value =
+            serde_json::from_str(&run(&["--summary", "--format", "json"], &log)).unwrap();
+        let runs = s["conversations"].as_array().unwrap();
+        let summed: f64 = runs
+            .iter()
+            .map(|r| r["cost_reported_usd"].as_f64().unwrap())
+            .sum();
+        let total = s["cost_reported_usd"].as_f64();
+        assert!(
+            total.is_some_and(|t| (t - summed).abs() < 1e-9),
+            "{name}: total {total:?}, runs {summed}"
+        );
+        assert_eq!(s["cost_usd"], s["cost_reported_usd"], "{name}");
+        assert_eq!(s["cost_estimated"], false, "{name}");
+    }
+}
+
 /// The copies pi repeats give way before anything else: `turn_end.message`,
 /// `agent_end.messages`, and an old `message_update`'s snapshot, whose delta and usage stay.
 #[test]

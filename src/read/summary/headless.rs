@@ -30,22 +30,24 @@ impl Summary {
         if let Some(m) = headless::declared_model(v, f) {
             self.declared_model.get_or_insert(m);
         }
-        if tokens {
-            match headless::tokens(v, f) {
-                Some(Reported::Piece(t, cost)) => {
+        match headless::tokens(v, f) {
+            Some(Reported::Piece(t, cost)) => {
+                if tokens {
                     self.steps.get_or_insert_with(Default::default).add(&t);
-                    if let Some(c) = cost {
-                        self.step_cost = Some(self.step_cost.unwrap_or(0.0) + c);
-                    }
                 }
-                Some(Reported::Run(t)) => {
-                    let session = s(v, "/session_id")
-                        .or_else(|| self.session.clone())
-                        .unwrap_or_default();
-                    self.result_tokens(session, t);
+                // A total's reported cost is its own sum of the pieces (as opencode's steps'),
+                // not its conversations': without it a total of pi's runs said no cost.
+                if let Some(c) = cost {
+                    self.step_cost = Some(self.step_cost.unwrap_or(0.0) + c);
                 }
-                None => {}
             }
+            Some(Reported::Run(t)) if tokens => {
+                let session = s(v, "/session_id")
+                    .or_else(|| self.session.clone())
+                    .unwrap_or_default();
+                self.result_tokens(session, t);
+            }
+            _ => {}
         }
         // pi's turns: its `turn_start` events.
         if f == Format::Pi && v.get("type").and_then(Value::as_str) == Some("turn_start") {
