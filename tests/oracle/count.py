@@ -401,6 +401,14 @@ def other_event(c, v, agent, session):
         for call in v.get("tool_calls") or []:
             if isinstance(call, dict):
                 c.call(call.get("id"))
+        # kimi-cli (kimi_cli/soul/message.py, tool_result_to_message) writes a ToolError's result
+        # with a first text part "<system>ERROR: ...</system>": a failed call.
+        if v.get("role") == "tool":
+            body = v.get("content")
+            if isinstance(body, list) and body and isinstance(body[0], dict):
+                body = body[0].get("text")
+            if isinstance(body, str) and body.startswith("<system>ERROR"):
+                c.fail(v.get("tool_call_id"))
         return False, None
     if agent == "antigravity":
         e = v.get("event")
