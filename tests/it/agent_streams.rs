@@ -183,6 +183,52 @@ fn each_report_pairs_calls_with_their_results() {
     }
 }
 
+/// Kimi CLI's runs have no start and no final event: one appended after a pi run was read as
+/// more of it (pi's failed ending became "ended without a final event", its calls 26), and a
+/// pi or Claude Code run after a Kimi run was counted as the Kimi run's (Kimi "finished", with
+/// pi's tokens and cost).
+#[test]
+fn a_kimi_run_beside_another_agents_run_is_a_conversation_of_its_own() {
+    let dir = common::tempdir("agent-streams-kimi-beside");
+    let read = |names: &[&str]| -> Value {
+        let mut all = Vec::new();
+        for n in names {
+            all.extend(std::fs::read(fixture(n)).unwrap());
+        }
+        let file = dir.join(format!("{}.jsonl", names.join("+")));
+        std::fs::write(&file, all).unwrap();
+        serde_json::from_str(&run(&["--summary", "--format", "json"], &file)).unwrap()
+    };
+    let agents = |s: &Value| -> Vec<String> {
+        s["conversations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["agent"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let exited = "exited; the format has no final event";
+    let s = read(&["format-pi", "format-kimi"]);
+    assert_eq!(agents(&s), ["pi", "pi", "kimi-cli"], "{s}");
+    let runs = s["conversations"].as_array().unwrap();
+    assert_eq!(runs[1]["state"], "finished", "{s}");
+    assert_eq!(runs[1]["ok"], false, "{s}");
+    assert_eq!(runs[1]["tool_calls"], 2, "{s}");
+    assert_eq!(runs[2]["state"], exited, "{s}");
+    assert_eq!(runs[2]["tool_calls"], 24, "{s}");
+    // The log's run is its last: Kimi's, which exited, not one that died.
+    assert_eq!(s["state"], exited, "{s}");
+    for first in ["format-pi", "format-claude-runs-between-text"] {
+        let s = read(&["format-kimi", first]);
+        let runs = s["conversations"].as_array().unwrap();
+        assert_eq!(runs[0]["agent"], "kimi-cli", "{s}");
+        assert_eq!(runs[0]["state"], exited, "{s}");
+        assert_eq!(runs[0]["cost_usd"], Value::Null, "{s}");
+        assert_eq!(runs[0]["output_tokens"], Value::Null, "{s}");
+        assert!(runs[1..].iter().all(|r| r["agent"] != "kimi-cli"), "{s}");
+    }
+}
+
 /// A total of several pi runs reports the cost its runs report, summed: it said none (null in
 /// JSON, an estimate of nothing in text) while each run said its own.
 #[test]

@@ -8,7 +8,7 @@ use super::{
     CONVERSATION_CAP, Closed, LIST_CAP, OTHER_TOOLS, SESSION_CAP, STRING_CAP, Summary, TOOL_CAP,
     clip, n, plus, s,
 };
-use crate::line::agents::Head;
+use crate::line::agents::{Format, Head};
 use crate::read::events::is_error_event;
 use crate::read::gist::{call_output_failed, first_line, gist, time_of};
 use crate::read::headless;
@@ -101,11 +101,14 @@ impl Summary {
         if kind == "conversation_reset" || (kind == "system" && sub == "conversation_reset") {
             return true;
         }
-        let starts_run = (kind == "system" && matches!(sub, "init" | "session_start"))
-            || matches!(kind, "thread.started" | "session_meta")
-            || (kind == "init" && v.get("session_id").is_some())
-            || headless::starts_run(v, Head::of_value(v).format());
-        if !starts_run {
+        let format = Head::of_value(v).format();
+        // Kimi CLI's stream has neither a start nor a final event: a run of it begins with its
+        // first message after another agent's run, and ends where another agent's run starts.
+        let in_kimi = current.drift.agent == Some(Format::Kimi.agent());
+        if (format == Format::Kimi) != in_kimi && current.drift.agent.is_some() {
+            return format == Format::Kimi || starts_run(v, kind, sub, format);
+        }
+        if !starts_run(v, kind, sub, format) {
             return false;
         }
         let session = ["/session_id", "/thread_id", "/payload/id"]
@@ -582,4 +585,14 @@ pub(super) fn original_len(a: &[Value]) -> u64 {
         rest.split(" → ").next()?.parse().ok()
     };
     a.iter().find_map(marker).unwrap_or(a.len() as u64)
+}
+
+/// True when `v` (of `kind`, `sub` and `format`) is the start of a run: an init,
+/// `thread.started`, `session_meta`, or the start of one of the agents
+/// [`headless::starts_run`] reads.
+fn starts_run(v: &Value, kind: &str, sub: &str, format: Format) -> bool {
+    (kind == "system" && matches!(sub, "init" | "session_start"))
+        || matches!(kind, "thread.started" | "session_meta")
+        || (kind == "init" && v.get("session_id").is_some())
+        || headless::starts_run(v, format)
 }
