@@ -140,16 +140,24 @@ fn kimi_tool_failed(v: &Value) -> bool {
     }
 }
 
-/// The names of the tool calls `v` counts: those it opens; for Antigravity, whose tool steps
-/// are updated while they run, those it closes (each step is done once).
-pub fn counted_calls(v: &Value, f: Format) -> Vec<String> {
+/// The tool calls `v` counts: those it opens. Antigravity updates a tool step while it runs
+/// and once more when it is done: each update of a step with an id is given, for the reader to
+/// count the step once by it (a run that dies with a step running still counted it); a step
+/// without one is counted when done.
+pub fn counted_calls(v: &Value, f: Format) -> Vec<Opened> {
     if f == Format::Antigravity {
-        if event(v) != "step_update" || calls(v, f).1.is_empty() {
-            return Vec::new();
-        }
-        return vec![str_at(v, "/tool_info/name").unwrap_or_default()];
+        let (opened, closed) = calls(v, f);
+        let closed = closed.into_iter().map(|(id, _)| {
+            let name = str_at(v, "/tool_info/name").unwrap_or_default();
+            (id, name)
+        });
+        return opened
+            .into_iter()
+            .filter(|(id, _)| id.is_some())
+            .chain(closed)
+            .collect();
     }
-    calls(v, f).0.into_iter().map(|(_, name)| name).collect()
+    calls(v, f).0
 }
 
 /// True when `v` starts a run: pi's `session` header, droid's `system/init`, Copilot's

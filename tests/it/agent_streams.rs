@@ -229,6 +229,33 @@ fn a_kimi_run_beside_another_agents_run_is_a_conversation_of_its_own() {
     }
 }
 
+/// An Antigravity run that died with a tool step running had made that call: it counted no
+/// call (steps counted when done only), where every other agent's call counts when it opens.
+#[test]
+fn an_antigravity_step_still_running_when_the_run_died_is_a_call() {
+    let dir = common::tempdir("agent-streams-antigravity-running");
+    let file = dir.join("died.jsonl");
+    let step = |status: &str| {
+        format!(
+            r#"{{"event":"step_update","step_id":"t0","step_type":"TOOL_CALL","status":"{status}","tool_info":{{"name":"run_command","parameters":{{"command":"make"}}}}}}"#
+        )
+    };
+    let init = r#"{"event":"init","conversation_id":"c","model":"gemini-3.1-pro-preview"}"#;
+    std::fs::write(&file, format!("{init}\n{}\n", step("RUNNING"))).unwrap();
+    let s: Value = serde_json::from_str(&run(&["--summary", "--format", "json"], &file)).unwrap();
+    assert_eq!(s["tool_calls"], 1, "{s}");
+    assert_eq!(s["state"], "ended without a final event", "{s}");
+    // Its update when done is the same call.
+    let (done, failed) = (step("DONE"), step("ERROR"));
+    std::fs::write(
+        &file,
+        format!("{init}\n{}\n{done}\n{failed}\n", step("RUNNING")),
+    )
+    .unwrap();
+    let s: Value = serde_json::from_str(&run(&["--summary", "--format", "json"], &file)).unwrap();
+    assert_eq!(s["tool_calls"], 1, "{s}");
+}
+
 /// A total of several pi runs reports the cost its runs report, summed: it said none (null in
 /// JSON, an estimate of nothing in text) while each run said its own.
 #[test]

@@ -414,8 +414,13 @@ def other_event(c, v, agent, session):
         e = v.get("event")
         if e == "init" and c.declared_model is None and isinstance(v.get("model"), str):
             c.declared_model = v["model"]
-        if e == "step_update" and isinstance(v.get("tool_info"), dict) and v.get("status") in ("DONE", "ERROR"):
-            c.call(v.get("step_id"))
+        # A tool step is a call from its first update on (issue #51: step_update carries a tool
+        # call's tool_info and status, RUNNING then DONE/ERROR); a run that dies with a step
+        # running made that call. Each step counts once, by step_id.
+        if e == "step_update" and isinstance(v.get("tool_info"), dict):
+            done = v.get("status") in ("DONE", "ERROR")
+            if v.get("step_id") is not None or done:
+                c.call(v.get("step_id"))
             if v.get("status") == "ERROR":
                 c.fail(v.get("step_id"))
         if e == "result":

@@ -84,6 +84,7 @@ impl Summary {
     fn close(&mut self) {
         self.messages.close();
         self.counts.failed_ids = Default::default();
+        self.counts.step_ids = Default::default();
     }
 
     /// True when `v` starts a conversation of its own: a `conversation_reset`, or the start of
@@ -565,6 +566,22 @@ impl super::Counts {
             }
         }
         self.tool_failures += 1;
+    }
+
+    /// True the first time a tool step `id` comes (a step without one comes once, when done;
+    /// past [`SESSION_CAP`] ids, a step counts when `done`).
+    pub(super) fn first_step(&mut self, id: Option<&str>, done: bool) -> bool {
+        let Some(id) = id else {
+            return true;
+        };
+        if self.step_ids.contains(id) {
+            return false;
+        }
+        if self.step_ids.len() >= SESSION_CAP {
+            return done;
+        }
+        self.step_ids.insert(id.to_string());
+        true
     }
 }
 

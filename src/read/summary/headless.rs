@@ -18,10 +18,14 @@ impl Summary {
         tokens: bool,
         ending: Option<(bool, String)>,
     ) {
-        for name in headless::counted_calls(v, f) {
+        let (_, closed) = headless::calls(v, f);
+        for (id, name) in headless::counted_calls(v, f) {
+            let done = !closed.is_empty();
+            if f == Format::Antigravity && !self.counts.first_step(id.as_deref(), done) {
+                continue;
+            }
             self.tool(if name.is_empty() { "?" } else { &name });
         }
-        let (_, closed) = headless::calls(v, f);
         for (id, failed) in closed {
             if failed {
                 self.failed_call(id.as_deref());
