@@ -92,11 +92,13 @@ pub fn calls(v: &Value, f: Format) -> (Vec<Opened>, Vec<Closed>) {
             _ => {}
         },
         Format::Kimi => {
+            // A call has its `function`; the marker of an array smart-tee cut has none.
             for c in v
                 .get("tool_calls")
                 .and_then(Value::as_array)
                 .into_iter()
                 .flatten()
+                .filter(|c| c.get("function").is_some())
             {
                 opened.push((
                     str_at(c, "/id"),

@@ -256,6 +256,37 @@ fn an_antigravity_step_still_running_when_the_run_died_is_a_call() {
     assert_eq!(s["tool_calls"], 1, "{s}");
 }
 
+/// A Kimi message whose `tool_calls` the tee cut counted the calls left in the log, and its
+/// cut marker as one more: the summary of the log must count the calls the stream made.
+#[test]
+fn a_kimi_message_with_its_tool_calls_cut_counts_every_call() {
+    let dir = common::tempdir("agent-streams-kimi-cut-calls");
+    let calls: Vec<Value> = (0..5000)
+        .map(|i| {
+            serde_json::json!({"type": "function", "id": format!("tc_{i}"),
+                "function": {"name": "Shell", "arguments": "{\"command\": \"ls\"}"}})
+        })
+        .collect();
+    let line = serde_json::json!({"role": "assistant", "content": "many", "tool_calls": calls});
+    let input = format!("{line}\n");
+    let log = dir.join("kimi.jsonl");
+    let out = common::run_cmd(
+        common::bin().args(["-b", "1024"]).arg(&log),
+        input.as_bytes(),
+    );
+    assert!(out.status.success());
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(logged.len() <= 1025, "{} bytes", logged.len());
+    for file in [&log, &dir.join("input.jsonl")] {
+        if file != &log {
+            std::fs::write(file, &input).unwrap();
+        }
+        let s: Value =
+            serde_json::from_str(&run(&["--summary", "--format", "json"], file)).unwrap();
+        assert_eq!(s["tool_calls"], 5000, "{}: {s}", file.display());
+    }
+}
+
 /// A total of several pi runs reports the cost its runs report, summed: it said none (null in
 /// JSON, an estimate of nothing in text) while each run said its own.
 #[test]

@@ -429,7 +429,12 @@ impl Summary {
         self.tools.values().sum()
     }
     pub(super) fn tool(&mut self, name: &str) {
-        if name.is_empty() {
+        self.tool_times(name, 1);
+    }
+
+    /// `n` calls of the tool `name`.
+    pub(super) fn tool_times(&mut self, name: &str, n: u64) {
+        if name.is_empty() || n == 0 {
             return;
         }
         let name = clip(name, STRING_CAP / 2);
@@ -439,7 +444,8 @@ impl Summary {
         } else {
             OTHER_TOOLS.to_string()
         };
-        *self.tools.entry(key).or_default() += 1;
+        let count = self.tools.entry(key).or_default();
+        *count = count.saturating_add(n);
     }
 
     fn file(&mut self, path: Option<String>) {

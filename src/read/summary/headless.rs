@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use super::collect::original_len;
 use super::{Summary, s};
 use crate::line::agents::Format;
 use crate::read::headless::{self, Reported};
@@ -18,7 +19,14 @@ impl Summary {
         tokens: bool,
         ending: Option<(bool, String)>,
     ) {
-        let (_, closed) = headless::calls(v, f);
+        let (opened, closed) = headless::calls(v, f);
+        // Kimi's calls of a line whose `tool_calls` smart-tee cut: those its marker says went.
+        if f == Format::Kimi
+            && let Some(a) = v.get("tool_calls").and_then(Value::as_array)
+        {
+            let went = original_len(a).saturating_sub(opened.len() as u64);
+            self.tool_times("?", went);
+        }
         for (id, name) in headless::counted_calls(v, f) {
             let done = !closed.is_empty();
             if f == Format::Antigravity && !self.counts.first_step(id.as_deref(), done) {
