@@ -361,19 +361,27 @@ pub struct Drift {
     pub agent: Option<&'static str>,
     pub version: Option<String>,
     pub unknown: BTreeMap<String, (u64, u64)>,
+    /// A `result` came while the agent read as Claude Code: its run was Claude Code's, whose
+    /// shape Cursor's and droid's streams open with (a later event of theirs names their
+    /// agent only before it).
+    claude_result: bool,
 }
 
 impl Drift {
     /// Takes the event on line `line_no` (from 1).
     pub fn add(&mut self, head: &Head, line_no: u64) {
         // Cursor's and droid's first events have Claude Code's shape; their later ones tell.
+        // After a Claude Code run's result, a Cursor or droid run appended to the log names
+        // its own conversation only, not the log.
         let format = head.format();
         if self.agent.is_none()
             || (self.agent == Some("claude-code")
+                && !self.claude_result
                 && matches!(format, Format::Cursor | Format::Droid))
         {
             self.agent = Some(format.agent());
         }
+        self.claude_result |= self.agent == Some("claude-code") && head.kind == Some("result");
         if self.version.is_none()
             && let Some(v) = head.version
         {
@@ -546,5 +554,37 @@ mod tests {
         ] {
             assert_eq!(format(line), f, "{line}");
         }
+    }
+
+    /// A droid run appended after a Claude Code run's result named the whole log droid (a
+    /// Cursor run, Cursor): only a stream that opens with their `system/init` is theirs.
+    #[test]
+    fn a_droid_or_cursor_run_after_a_claude_result_names_no_more_than_itself() {
+        let drift_of = |lines: &[&str]| {
+            let mut d = Drift::default();
+            for (k, l) in lines.iter().enumerate() {
+                d.add(
+                    &Head::of_value(&serde_json::from_str(l).unwrap()),
+                    k as u64 + 1,
+                );
+            }
+            d.agent
+        };
+        let init = r#"{"type":"system","subtype":"init","session_id":"s","model":"m"}"#;
+        let claude = [
+            init,
+            r#"{"type":"assistant","message":{"content":[]},"session_id":"s"}"#,
+            r#"{"type":"result","subtype":"success","is_error":false,"session_id":"s"}"#,
+        ];
+        let droid = r#"{"type":"message","role":"user","id":"m","text":"x"}"#;
+        let cursor = r#"{"type":"tool_call","subtype":"started","timestamp_ms":1}"#;
+        for later in [droid, cursor] {
+            let mut lines = claude.to_vec();
+            lines.extend([init, later]);
+            assert_eq!(drift_of(&lines), Some("claude-code"), "{later}");
+        }
+        // Their own streams, which open with Claude Code's init, are still theirs.
+        assert_eq!(drift_of(&[init, droid]), Some("droid"));
+        assert_eq!(drift_of(&[init, claude[1], cursor]), Some("cursor"));
     }
 }

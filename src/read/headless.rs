@@ -92,11 +92,13 @@ pub fn calls(v: &Value, f: Format) -> (Vec<Opened>, Vec<Closed>) {
             _ => {}
         },
         Format::Kimi => {
+            // A call has its `function`; the marker of an array smart-tee cut has none.
             for c in v
                 .get("tool_calls")
                 .and_then(Value::as_array)
                 .into_iter()
                 .flatten()
+                .filter(|c| c.get("function").is_some())
             {
                 opened.push((
                     str_at(c, "/id"),
@@ -104,8 +106,7 @@ pub fn calls(v: &Value, f: Format) -> (Vec<Opened>, Vec<Closed>) {
                 ));
             }
             if v.get("role").and_then(Value::as_str) == Some("tool") {
-                // Kimi's tool messages do not say whether the call failed.
-                closed.push((str_at(v, "/tool_call_id"), false));
+                closed.push((str_at(v, "/tool_call_id"), kimi_tool_failed(v)));
             }
         }
         // A tool step is updated while it runs and once more when it is done.
@@ -125,16 +126,40 @@ pub fn calls(v: &Value, f: Format) -> (Vec<Opened>, Vec<Closed>) {
     (opened, closed)
 }
 
-/// The names of the tool calls `v` counts: those it opens; for Antigravity, whose tool steps
-/// are updated while they run, those it closes (each step is done once).
-pub fn counted_calls(v: &Value, f: Format) -> Vec<String> {
-    if f == Format::Antigravity {
-        if event(v) != "step_update" || calls(v, f).1.is_empty() {
-            return Vec::new();
-        }
-        return vec![str_at(v, "/tool_info/name").unwrap_or_default()];
+/// True when a Kimi tool message reports a failed call: kimi-cli writes a `ToolError`'s result
+/// as a first text part `<system>ERROR: …</system>` (`tool_result_to_message` in
+/// `kimi_cli/soul/message.py`), the content a string or a list of parts.
+fn kimi_tool_failed(v: &Value) -> bool {
+    const MARK: &str = "<system>ERROR";
+    match v.get("content") {
+        Some(Value::String(t)) => t.starts_with(MARK),
+        Some(Value::Array(parts)) => parts
+            .first()
+            .and_then(|p| p.get("text"))
+            .and_then(Value::as_str)
+            .is_some_and(|t| t.starts_with(MARK)),
+        _ => false,
     }
-    calls(v, f).0.into_iter().map(|(_, name)| name).collect()
+}
+
+/// The tool calls `v` counts: those it opens. Antigravity updates a tool step while it runs
+/// and once more when it is done: each update of a step with an id is given, for the reader to
+/// count the step once by it (a run that dies with a step running still counted it); a step
+/// without one is counted when done.
+pub fn counted_calls(v: &Value, f: Format) -> Vec<Opened> {
+    if f == Format::Antigravity {
+        let (opened, closed) = calls(v, f);
+        let closed = closed.into_iter().map(|(id, _)| {
+            let name = str_at(v, "/tool_info/name").unwrap_or_default();
+            (id, name)
+        });
+        return opened
+            .into_iter()
+            .filter(|(id, _)| id.is_some())
+            .chain(closed)
+            .collect();
+    }
+    calls(v, f).0
 }
 
 /// True when `v` starts a run: pi's `session` header, droid's `system/init`, Copilot's
@@ -362,5 +387,22 @@ mod tests {
         );
         let v = json!({"type":"tool.execution_complete","data":{"toolCallId":"c","success":false}});
         assert_eq!(calls(&v, Format::Copilot).1, vec![(Some("c".into()), true)]);
+    }
+
+    /// Kimi's failed calls counted 0: its tool messages were taken to say nothing of failure.
+    #[test]
+    fn a_kimi_tool_error_is_a_failed_call() {
+        // A failed call's result opens with kimi-cli's error mark, as text or as a first part.
+        let v = json!({"role":"tool","tool_call_id":"tc_2",
+            "content":"<system>ERROR: Command failed with exit code: 1.</system>"});
+        assert_eq!(calls(&v, Format::Kimi).1, vec![(Some("tc_2".into()), true)]);
+        let v = json!({"role":"tool","tool_call_id":"tc_3",
+            "content":[{"type":"text","text":"<system>ERROR: boom</system>"},{"type":"text","text":"out"}]});
+        assert_eq!(calls(&v, Format::Kimi).1, vec![(Some("tc_3".into()), true)]);
+        let v = json!({"role":"tool","tool_call_id":"tc_4","content":"ok <system>ERROR</system>"});
+        assert_eq!(
+            calls(&v, Format::Kimi).1,
+            vec![(Some("tc_4".into()), false)]
+        );
     }
 }

@@ -183,6 +183,134 @@ fn each_report_pairs_calls_with_their_results() {
     }
 }
 
+/// Kimi CLI's runs have no start and no final event: one appended after a pi run was read as
+/// more of it (pi's failed ending became "ended without a final event", its calls 26), and a
+/// pi or Claude Code run after a Kimi run was counted as the Kimi run's (Kimi "finished", with
+/// pi's tokens and cost).
+#[test]
+fn a_kimi_run_beside_another_agents_run_is_a_conversation_of_its_own() {
+    let dir = common::tempdir("agent-streams-kimi-beside");
+    let read = |names: &[&str]| -> Value {
+        let mut all = Vec::new();
+        for n in names {
+            all.extend(std::fs::read(fixture(n)).unwrap());
+        }
+        let file = dir.join(format!("{}.jsonl", names.join("+")));
+        std::fs::write(&file, all).unwrap();
+        serde_json::from_str(&run(&["--summary", "--format", "json"], &file)).unwrap()
+    };
+    let agents = |s: &Value| -> Vec<String> {
+        s["conversations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["agent"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let exited = "exited; the format has no final event";
+    let s = read(&["format-pi", "format-kimi"]);
+    assert_eq!(agents(&s), ["pi", "pi", "kimi-cli"], "{s}");
+    let runs = s["conversations"].as_array().unwrap();
+    assert_eq!(runs[1]["state"], "finished", "{s}");
+    assert_eq!(runs[1]["ok"], false, "{s}");
+    assert_eq!(runs[1]["tool_calls"], 2, "{s}");
+    assert_eq!(runs[2]["state"], exited, "{s}");
+    assert_eq!(runs[2]["tool_calls"], 24, "{s}");
+    // The log's run is its last: Kimi's, which exited, not one that died.
+    assert_eq!(s["state"], exited, "{s}");
+    for first in ["format-pi", "format-claude-runs-between-text"] {
+        let s = read(&["format-kimi", first]);
+        let runs = s["conversations"].as_array().unwrap();
+        assert_eq!(runs[0]["agent"], "kimi-cli", "{s}");
+        assert_eq!(runs[0]["state"], exited, "{s}");
+        assert_eq!(runs[0]["cost_usd"], Value::Null, "{s}");
+        assert_eq!(runs[0]["output_tokens"], Value::Null, "{s}");
+        assert!(runs[1..].iter().all(|r| r["agent"] != "kimi-cli"), "{s}");
+    }
+}
+
+/// An Antigravity run that died with a tool step running had made that call: it counted no
+/// call (steps counted when done only), where every other agent's call counts when it opens.
+#[test]
+fn an_antigravity_step_still_running_when_the_run_died_is_a_call() {
+    let dir = common::tempdir("agent-streams-antigravity-running");
+    let file = dir.join("died.jsonl");
+    let step = |status: &str| {
+        format!(
+            r#"{{"event":"step_update","step_id":"t0","step_type":"TOOL_CALL","status":"{status}","tool_info":{{"name":"run_command","parameters":{{"command":"make"}}}}}}"#
+        )
+    };
+    let init = r#"{"event":"init","conversation_id":"c","model":"gemini-3.1-pro-preview"}"#;
+    std::fs::write(&file, format!("{init}\n{}\n", step("RUNNING"))).unwrap();
+    let s: Value = serde_json::from_str(&run(&["--summary", "--format", "json"], &file)).unwrap();
+    assert_eq!(s["tool_calls"], 1, "{s}");
+    assert_eq!(s["state"], "ended without a final event", "{s}");
+    // Its update when done is the same call.
+    let (done, failed) = (step("DONE"), step("ERROR"));
+    std::fs::write(
+        &file,
+        format!("{init}\n{}\n{done}\n{failed}\n", step("RUNNING")),
+    )
+    .unwrap();
+    let s: Value = serde_json::from_str(&run(&["--summary", "--format", "json"], &file)).unwrap();
+    assert_eq!(s["tool_calls"], 1, "{s}");
+}
+
+/// A Kimi message whose `tool_calls` the tee cut counted the calls left in the log, and its
+/// cut marker as one more: the summary of the log must count the calls the stream made.
+#[test]
+fn a_kimi_message_with_its_tool_calls_cut_counts_every_call() {
+    let dir = common::tempdir("agent-streams-kimi-cut-calls");
+    let calls: Vec<Value> = (0..5000)
+        .map(|i| {
+            serde_json::json!({"type": "function", "id": format!("tc_{i}"),
+                "function": {"name": "Shell", "arguments": "{\"command\": \"ls\"}"}})
+        })
+        .collect();
+    let line = serde_json::json!({"role": "assistant", "content": "many", "tool_calls": calls});
+    let input = format!("{line}\n");
+    let log = dir.join("kimi.jsonl");
+    let out = common::run_cmd(
+        common::bin().args(["-b", "1024"]).arg(&log),
+        input.as_bytes(),
+    );
+    assert!(out.status.success());
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(logged.len() <= 1025, "{} bytes", logged.len());
+    for file in [&log, &dir.join("input.jsonl")] {
+        if file != &log {
+            std::fs::write(file, &input).unwrap();
+        }
+        let s: Value =
+            serde_json::from_str(&run(&["--summary", "--format", "json"], file)).unwrap();
+        assert_eq!(s["tool_calls"], 5000, "{}: {s}", file.display());
+    }
+}
+
+/// A total of several pi runs reports the cost its runs report, summed: it said none (null in
+/// JSON, an estimate of nothing in text) while each run said its own.
+#[test]
+fn a_total_of_pi_runs_reports_their_summed_cost() {
+    let dir = common::tempdir("agent-streams-pi-cost");
+    for name in ["format-pi", "format-pi-old-updates"] {
+        let (log, _) = logged(&dir, name);
+        let s: Value =
+            serde_json::from_str(&run(&["--summary", "--format", "json"], &log)).unwrap();
+        let runs = s["conversations"].as_array().unwrap();
+        let summed: f64 = runs
+            .iter()
+            .map(|r| r["cost_reported_usd"].as_f64().unwrap())
+            .sum();
+        let total = s["cost_reported_usd"].as_f64();
+        assert!(
+            total.is_some_and(|t| (t - summed).abs() < 1e-9),
+            "{name}: total {total:?}, runs {summed}"
+        );
+        assert_eq!(s["cost_usd"], s["cost_reported_usd"], "{name}");
+        assert_eq!(s["cost_estimated"], false, "{name}");
+    }
+}
+
 /// The copies pi repeats give way before anything else: `turn_end.message`,
 /// `agent_end.messages`, and an old `message_update`'s snapshot, whose delta and usage stay.
 #[test]

@@ -401,13 +401,26 @@ def other_event(c, v, agent, session):
         for call in v.get("tool_calls") or []:
             if isinstance(call, dict):
                 c.call(call.get("id"))
+        # kimi-cli (kimi_cli/soul/message.py, tool_result_to_message) writes a ToolError's result
+        # with a first text part "<system>ERROR: ...</system>": a failed call.
+        if v.get("role") == "tool":
+            body = v.get("content")
+            if isinstance(body, list) and body and isinstance(body[0], dict):
+                body = body[0].get("text")
+            if isinstance(body, str) and body.startswith("<system>ERROR"):
+                c.fail(v.get("tool_call_id"))
         return False, None
     if agent == "antigravity":
         e = v.get("event")
         if e == "init" and c.declared_model is None and isinstance(v.get("model"), str):
             c.declared_model = v["model"]
-        if e == "step_update" and isinstance(v.get("tool_info"), dict) and v.get("status") in ("DONE", "ERROR"):
-            c.call(v.get("step_id"))
+        # A tool step is a call from its first update on (issue #51: step_update carries a tool
+        # call's tool_info and status, RUNNING then DONE/ERROR); a run that dies with a step
+        # running made that call. Each step counts once, by step_id.
+        if e == "step_update" and isinstance(v.get("tool_info"), dict):
+            done = v.get("status") in ("DONE", "ERROR")
+            if v.get("step_id") is not None or done:
+                c.call(v.get("step_id"))
             if v.get("status") == "ERROR":
                 c.fail(v.get("step_id"))
         if e == "result":

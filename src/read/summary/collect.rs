@@ -8,7 +8,7 @@ use super::{
     CONVERSATION_CAP, Closed, LIST_CAP, OTHER_TOOLS, SESSION_CAP, STRING_CAP, Summary, TOOL_CAP,
     clip, n, plus, s,
 };
-use crate::line::agents::Head;
+use crate::line::agents::{Format, Head};
 use crate::read::events::is_error_event;
 use crate::read::gist::{call_output_failed, first_line, gist, time_of};
 use crate::read::headless;
@@ -84,6 +84,7 @@ impl Summary {
     fn close(&mut self) {
         self.messages.close();
         self.counts.failed_ids = Default::default();
+        self.counts.step_ids = Default::default();
     }
 
     /// True when `v` starts a conversation of its own: a `conversation_reset`, or the start of
@@ -101,11 +102,14 @@ impl Summary {
         if kind == "conversation_reset" || (kind == "system" && sub == "conversation_reset") {
             return true;
         }
-        let starts_run = (kind == "system" && matches!(sub, "init" | "session_start"))
-            || matches!(kind, "thread.started" | "session_meta")
-            || (kind == "init" && v.get("session_id").is_some())
-            || headless::starts_run(v, Head::of_value(v).format());
-        if !starts_run {
+        let format = Head::of_value(v).format();
+        // Kimi CLI's stream has neither a start nor a final event: a run of it begins with its
+        // first message after another agent's run, and ends where another agent's run starts.
+        let in_kimi = current.drift.agent == Some(Format::Kimi.agent());
+        if (format == Format::Kimi) != in_kimi && current.drift.agent.is_some() {
+            return format == Format::Kimi || starts_run(v, kind, sub, format);
+        }
+        if !starts_run(v, kind, sub, format) {
             return false;
         }
         let session = ["/session_id", "/thread_id", "/payload/id"]
@@ -425,7 +429,12 @@ impl Summary {
         self.tools.values().sum()
     }
     pub(super) fn tool(&mut self, name: &str) {
-        if name.is_empty() {
+        self.tool_times(name, 1);
+    }
+
+    /// `n` calls of the tool `name`.
+    pub(super) fn tool_times(&mut self, name: &str, n: u64) {
+        if name.is_empty() || n == 0 {
             return;
         }
         let name = clip(name, STRING_CAP / 2);
@@ -435,7 +444,8 @@ impl Summary {
         } else {
             OTHER_TOOLS.to_string()
         };
-        *self.tools.entry(key).or_default() += 1;
+        let count = self.tools.entry(key).or_default();
+        *count = count.saturating_add(n);
     }
 
     fn file(&mut self, path: Option<String>) {
@@ -563,6 +573,22 @@ impl super::Counts {
         }
         self.tool_failures += 1;
     }
+
+    /// True the first time a tool step `id` comes (a step without one comes once, when done;
+    /// past [`SESSION_CAP`] ids, a step counts when `done`).
+    pub(super) fn first_step(&mut self, id: Option<&str>, done: bool) -> bool {
+        let Some(id) = id else {
+            return true;
+        };
+        if self.step_ids.contains(id) {
+            return false;
+        }
+        if self.step_ids.len() >= SESSION_CAP {
+            return done;
+        }
+        self.step_ids.insert(id.to_string());
+        true
+    }
 }
 
 /// The length an array had before smart-tee cut it: its marker element says so
@@ -582,4 +608,14 @@ pub(super) fn original_len(a: &[Value]) -> u64 {
         rest.split(" → ").next()?.parse().ok()
     };
     a.iter().find_map(marker).unwrap_or(a.len() as u64)
+}
+
+/// True when `v` (of `kind`, `sub` and `format`) is the start of a run: an init,
+/// `thread.started`, `session_meta`, or the start of one of the agents
+/// [`headless::starts_run`] reads.
+fn starts_run(v: &Value, kind: &str, sub: &str, format: Format) -> bool {
+    (kind == "system" && matches!(sub, "init" | "session_start"))
+        || matches!(kind, "thread.started" | "session_meta")
+        || (kind == "init" && v.get("session_id").is_some())
+        || headless::starts_run(v, format)
 }

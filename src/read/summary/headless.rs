@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use super::collect::original_len;
 use super::{Summary, s};
 use crate::line::agents::Format;
 use crate::read::headless::{self, Reported};
@@ -18,10 +19,21 @@ impl Summary {
         tokens: bool,
         ending: Option<(bool, String)>,
     ) {
-        for name in headless::counted_calls(v, f) {
+        let (opened, closed) = headless::calls(v, f);
+        // Kimi's calls of a line whose `tool_calls` smart-tee cut: those its marker says went.
+        if f == Format::Kimi
+            && let Some(a) = v.get("tool_calls").and_then(Value::as_array)
+        {
+            let went = original_len(a).saturating_sub(opened.len() as u64);
+            self.tool_times("?", went);
+        }
+        for (id, name) in headless::counted_calls(v, f) {
+            let done = !closed.is_empty();
+            if f == Format::Antigravity && !self.counts.first_step(id.as_deref(), done) {
+                continue;
+            }
             self.tool(if name.is_empty() { "?" } else { &name });
         }
-        let (_, closed) = headless::calls(v, f);
         for (id, failed) in closed {
             if failed {
                 self.failed_call(id.as_deref());
@@ -30,22 +42,24 @@ impl Summary {
         if let Some(m) = headless::declared_model(v, f) {
             self.declared_model.get_or_insert(m);
         }
-        if tokens {
-            match headless::tokens(v, f) {
-                Some(Reported::Piece(t, cost)) => {
+        match headless::tokens(v, f) {
+            Some(Reported::Piece(t, cost)) => {
+                if tokens {
                     self.steps.get_or_insert_with(Default::default).add(&t);
-                    if let Some(c) = cost {
-                        self.step_cost = Some(self.step_cost.unwrap_or(0.0) + c);
-                    }
                 }
-                Some(Reported::Run(t)) => {
-                    let session = s(v, "/session_id")
-                        .or_else(|| self.session.clone())
-                        .unwrap_or_default();
-                    self.result_tokens(session, t);
+                // A total's reported cost is its own sum of the pieces (as opencode's steps'),
+                // not its conversations': without it a total of pi's runs said no cost.
+                if let Some(c) = cost {
+                    self.step_cost = Some(self.step_cost.unwrap_or(0.0) + c);
                 }
-                None => {}
             }
+            Some(Reported::Run(t)) if tokens => {
+                let session = s(v, "/session_id")
+                    .or_else(|| self.session.clone())
+                    .unwrap_or_default();
+                self.result_tokens(session, t);
+            }
+            _ => {}
         }
         // pi's turns: its `turn_start` events.
         if f == Format::Pi && v.get("type").and_then(Value::as_str) == Some("turn_start") {

@@ -153,7 +153,12 @@ impl Summary {
             return Some(State::Finished(ok));
         }
         if !h.writer {
-            let no_final = self.drift.agent == Some(Format::Kimi.agent());
+            // A total's run is its last conversation's, whatever agent its first line named.
+            let agent = self
+                .parts
+                .last()
+                .map_or(self.drift.agent, |p| p.drift.agent);
+            let no_final = agent == Some(Format::Kimi.agent());
             return Some(if no_final {
                 State::Exited
             } else {

@@ -213,6 +213,9 @@ struct Counts {
     /// Failed calls' ids, so that a call reported failed twice (a Codex rollout's output and
     /// its item) counts once; past [`SESSION_CAP`] ids, failures count without one.
     failed_ids: HashSet<String>,
+    /// Antigravity's tool steps counted, so that a step updated while it runs and once done
+    /// counts once; past [`SESSION_CAP`] ids, steps count when done.
+    step_ids: HashSet<String>,
 }
 
 fn s(v: &Value, p: &str) -> Option<String> {
