@@ -12,9 +12,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
+use super::Summary;
 use super::health::{Health, is_final, is_heartbeat};
-use super::{STALL_AFTER, Summary};
 use crate::line::agents::Head;
+use crate::read::log::STALL_AFTER;
 use crate::read::when::Instant;
 
 /// A run's summary, event by event.
