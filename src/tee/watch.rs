@@ -6,6 +6,10 @@
 //! the clocks and the ceilings live in a later phase and are injected, as `--progress`'s
 //! renderer is.
 
+use std::sync::{Arc, OnceLock};
+
+use super::handoff::Handoff;
+
 /// What the log worker tells of the stream, on its own thread, as it goes.
 pub trait Watch: Send {
     /// Bytes arrived that end inside a line: a line still arriving.
@@ -25,4 +29,27 @@ pub struct Supervised {
     /// The signals, taken over by the caller before it started the agent (a signal that came
     /// since waits in them); none to take them over at the tee's start.
     pub signals: Option<signal_hook::iterator::Signals>,
+    /// Set by the tee as the copy starts: how the caller ends it before its input does.
+    pub end: EndCopy,
+}
+
+/// Ends the copy before its input ends, from another thread: every chunk read so far is
+/// logged, and the copy returns [`crate::tee::Finish::Stopped`] with [`EndCopy::STATUS`]
+/// instead of waiting for the end of an input that a process the caller does not know holds
+/// open (the reading thread is left blocked in its read).
+#[derive(Clone, Default)]
+pub struct EndCopy(Arc<OnceLock<Arc<Handoff>>>);
+
+impl EndCopy {
+    /// The status the copy ends with when ended this way (no signal's, no error's).
+    pub const STATUS: u8 = 0;
+
+    /// Ends the copy; false if it has not started.
+    pub fn end(&self) -> bool {
+        self.0.get().map(|h| h.stop(Self::STATUS)).is_some()
+    }
+
+    pub(super) fn set(&self, handoff: Arc<Handoff>) {
+        let _ = self.0.set(handoff);
+    }
 }

@@ -177,6 +177,73 @@ fn a_group_that_ignores_sigterm_is_killed_after_the_grace() {
     assert_eq!(s["run"]["outcome"], "stalled");
 }
 
+/// A child that left the agent's group (setsid) and holds its standard output open does not
+/// keep smart-tee waiting for the end of it once the agent and its group are gone.
+#[test]
+fn an_escaped_child_holding_the_output_open_does_not_hang_the_run() {
+    let dir = tempdir("run_escape");
+    let out = run_agent(&dir, &["--summary-json", "s.json"], "escape");
+    let escaped = std::fs::read_to_string(dir.join("pids-escaped")).unwrap();
+    let still_held = Path::new(&format!("/proc/{}", escaped.trim())).exists();
+    let _ = std::process::Command::new("kill")
+        .arg(escaped.trim())
+        .status();
+    assert!(still_held, "the escaped child ended before smart-tee did");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("held open"), "{}", stderr(&out));
+    assert_group_gone(&dir);
+    assert_eq!(assert_log_matches_stdout(&dir, &out).len(), 3);
+    let s = summary(&dir);
+    assert_eq!(s["run"]["outcome"], "ok");
+    assert_eq!(s["run"]["log_failed"], false);
+}
+
+/// An agent that does not exit after its final event is stopped by --stall-after, but the run
+/// had ended: the final event's verdict is the status, and the summary says it was stopped.
+#[test]
+fn an_agent_lingering_after_its_final_event_is_stopped_but_not_called_stalled() {
+    let dir = tempdir("run_linger");
+    let flags = [
+        "--stall-after",
+        "1s",
+        "--kill-after",
+        "1s",
+        "--summary-json",
+        "s.json",
+    ];
+    let out = run_agent(&dir, &flags, "linger");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_group_gone(&dir);
+    assert_eq!(assert_log_matches_stdout(&dir, &out).len(), 3);
+    let s = summary(&dir);
+    assert_eq!(s["run"]["outcome"], "ok");
+    assert_eq!(s["state"], "finished");
+    let stopped = s["run"]["stopped_by_smart_tee"].as_str().unwrap();
+    assert!(
+        stopped.starts_with("after its final event: stalled"),
+        "{stopped}"
+    );
+}
+
+/// An agent killed by a signal smart-tee did not send died, though its final event said ok.
+#[test]
+fn an_agent_killed_after_an_ok_result_died() {
+    let dir = tempdir("run_crash");
+    let out = run_agent(&dir, &["--summary-json", "s.json"], "crash");
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("killed by signal 9 after its final event"),
+        "{}",
+        stderr(&out)
+    );
+    assert_group_gone(&dir);
+    let s = summary(&dir);
+    assert_eq!(s["run"]["outcome"], "died");
+    assert_eq!(s["run"]["agent_signal"], 9);
+    let agent = run_agent(&dir, &["--agent-status"], "crash");
+    assert_eq!(agent.status.code(), Some(128 + 9));
+}
+
 /// Heartbeats say the agent is alive, not that it progressed: the stall clock runs on.
 #[test]
 fn heartbeats_do_not_hold_off_a_stall() {

@@ -19,7 +19,7 @@ use super::outcome::{
     AgentExit, Outcome, RunEnd, Stop, outcome_of, summary_json, write_atomically,
 };
 use crate::read::summary::live::Live;
-use crate::tee::watch::{Supervised, Watch};
+use crate::tee::watch::{EndCopy, Supervised, Watch};
 use crate::tee::{Finish, progress::MakeRender};
 
 /// How often the supervisor looks at the clocks when nothing wakes it.
@@ -27,6 +27,9 @@ const TICK: Duration = Duration::from_millis(50);
 /// How long the end waits for a group that SIGKILL did not empty (zombies whose parent is gone
 /// and not yet reaped).
 const GONE_WAIT: Duration = Duration::from_secs(2);
+/// How long the agent's output is read after its group has ended, while a process outside the
+/// group (one that left it with `setsid`) still holds it open; then the copy ends without it.
+const HELD_WAIT: Duration = Duration::from_secs(2);
 
 /// What the threads of a run share.
 struct Shared {
@@ -47,6 +50,8 @@ struct State {
     killed: bool,
     /// The agent's own end, once reaped.
     agent: Option<AgentExit>,
+    /// The agent was killed by a signal that smart-tee did not send (nor pass on).
+    killed_unasked: bool,
     /// The tee has read its input to the end.
     tee_done: bool,
 }
@@ -170,6 +175,7 @@ pub fn run(opts: RunOptions, render: Option<MakeRender>) -> ExitCode {
             term_sent: None,
             killed: false,
             agent: None,
+            killed_unasked: false,
             tee_done: false,
         }),
         wake: Condvar::new(),
@@ -178,7 +184,11 @@ pub fn run(opts: RunOptions, render: Option<MakeRender>) -> ExitCode {
         let shared = Arc::clone(&shared);
         std::thread::spawn(move || {
             let exit = child.wait().map(AgentExit::of).unwrap_or_default();
-            shared.lock().agent = Some(exit);
+            let mut st = shared.lock();
+            st.killed_unasked =
+                exit.signal.is_some() && st.term_sent.is_none() && st.signalled.is_none();
+            st.agent = Some(exit);
+            drop(st);
             shared.wake.notify_all();
         })
     };
@@ -188,9 +198,11 @@ pub fn run(opts: RunOptions, render: Option<MakeRender>) -> ExitCode {
         kill_after,
         start,
     };
+    let end = EndCopy::default();
     let supervisor = {
         let shared = Arc::clone(&shared);
-        std::thread::spawn(move || supervise(&shared, pgid, &limits))
+        let end = end.clone();
+        std::thread::spawn(move || supervise(&shared, pgid, &limits, &end))
     };
     let on_signal = {
         let shared = Arc::clone(&shared);
@@ -219,12 +231,17 @@ pub fn run(opts: RunOptions, render: Option<MakeRender>) -> ExitCode {
             watch,
             on_signal,
             signals,
+            end,
         }),
     );
+    // Ended by the supervisor: the agent's group is gone, its output held open by another.
+    let ended = finish == Finish::Stopped(EndCopy::STATUS);
     {
         let mut st = shared.lock();
         st.tee_done = true;
-        if let Finish::Stopped(_) = finish {
+        if let Finish::Stopped(_) = finish
+            && !ended
+        {
             // The tee gave up (an `exit` mode's write error): the agent has no reader left.
             st.term_sent.get_or_insert_with(Instant::now);
             signal_group(pgid, Signal::TERM);
@@ -235,9 +252,9 @@ pub fn run(opts: RunOptions, render: Option<MakeRender>) -> ExitCode {
     let _ = reaper.join();
     terminal.give_back();
     let mut st = shared.lock();
-    let log_failed = failed_before || !matches!(finish, Finish::Done(true));
+    let log_failed = failed_before || !(ended || matches!(finish, Finish::Done(true)));
     let finished = st.live.finished();
-    let outcome = outcome_of(st.stop.as_ref(), finished, log_failed);
+    let outcome = outcome_of(st.stop.as_ref(), finished, st.killed_unasked, log_failed);
     let mut status = if agent_status {
         st.agent.unwrap_or_default().shell_status()
     } else if let Some(sig) = st.signalled {
@@ -245,7 +262,7 @@ pub fn run(opts: RunOptions, render: Option<MakeRender>) -> ExitCode {
     } else {
         outcome.status()
     };
-    say_end(outcome, st.agent, &program);
+    say_end(outcome, st.agent, finished.is_some(), &program);
     if let Some(path) = summary_path {
         let summary = st.live.json_ended();
         let end = RunEnd {
@@ -280,11 +297,14 @@ struct Limits {
 
 /// The supervisor: stops the group when a limit passes, SIGKILLs it `kill_after` after a
 /// SIGTERM, stops what is left of the group once the agent has exited, and returns when the
-/// agent is reaped, the tee has ended and no process of the group is left.
-fn supervise(shared: &Shared, pgid: Pid, limits: &Limits) {
+/// agent is reaped, the tee has ended and no process of the group is left. The tee's input is
+/// not waited for past [`HELD_WAIT`] once the group has ended: a process outside it may hold
+/// it open for ever, and `end` ends the copy then.
+fn supervise(shared: &Shared, pgid: Pid, limits: &Limits, end: &EndCopy) {
     let mut st = shared.lock();
     let mut stopped = false;
     let mut gone_since: Option<Instant> = None;
+    let mut held_since: Option<Instant> = None;
     loop {
         let now = Instant::now();
         if st.stop.is_none() && st.agent.is_none() {
@@ -295,6 +315,10 @@ fn supervise(shared: &Shared, pgid: Pid, limits: &Limits) {
                 .filter(|s| now.saturating_duration_since(st.last_activity) >= *s)
             {
                 st.stop = Some(Stop::Stalled(s));
+            }
+            // After its final event, the agent has only to exit: its verdict stands.
+            if st.stop.is_some() && st.live.finished().is_some() {
+                st.stop = st.stop.take().map(|s| Stop::Lingered(Box::new(s)));
             }
         }
         if let Some(stop) = st.stop.as_ref().filter(|_| !stopped) {
@@ -324,13 +348,24 @@ fn supervise(shared: &Shared, pgid: Pid, limits: &Limits) {
             }
             st.killed = true;
         }
-        if st.agent.is_some() && st.tee_done {
-            if !group_alive(pgid) {
+        if st.agent.is_some() {
+            let gone = !group_alive(pgid) || {
+                let since = *gone_since.get_or_insert(now);
+                st.killed && now.saturating_duration_since(since) >= GONE_WAIT
+            };
+            if gone && st.tee_done {
                 return;
             }
-            let since = *gone_since.get_or_insert(now);
-            if st.killed && now.saturating_duration_since(since) >= GONE_WAIT {
-                return;
+            if gone && held_since.is_none_or(|h| now.saturating_duration_since(h) < HELD_WAIT) {
+                held_since.get_or_insert(now);
+            } else if gone && end.end() {
+                st.tee_done = true;
+                crate::say!(
+                    "smart-tee run: the agent's output is still held open {} after its process \
+                     group ended, by a process outside the group (one started with setsid?): \
+                     the rest of it is not read",
+                    crate::read::summary::live::duration_text(HELD_WAIT)
+                );
             }
         }
         st = shared
@@ -342,7 +377,7 @@ fn supervise(shared: &Shared, pgid: Pid, limits: &Limits) {
 }
 
 /// One line on stderr for a run that did not end well on its own.
-fn say_end(outcome: Outcome, agent: Option<AgentExit>, program: &str) {
+fn say_end(outcome: Outcome, agent: Option<AgentExit>, finished: bool, program: &str) {
     let how = match agent {
         Some(AgentExit { code: Some(c), .. }) => format!("exit status {c}"),
         Some(AgentExit {
@@ -355,6 +390,9 @@ fn say_end(outcome: Outcome, agent: Option<AgentExit>, program: &str) {
             crate::say!(
                 "smart-tee run: failed: the final event of {program} reports a failure ({how})"
             )
+        }
+        Outcome::Died if finished => {
+            crate::say!("smart-tee run: died: {program} was {how} after its final event")
         }
         Outcome::Died => {
             crate::say!("smart-tee run: died: {program} ended without a final event ({how})")
