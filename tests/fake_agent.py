@@ -8,6 +8,8 @@ $FAKE_AGENT_PIDS set, the pids of its processes are written there
   nofinal   init, a message; exits 3 without a final event
   stall     init, a message; then sleeps
   heartbeat init, a message; then a keep_alive event every 0.1 s, forever
+  heartbeat_pieces
+            init, a message; then a keep_alive event every 0.1 s, each written in two pieces
   stubborn  init; starts a child that ignores SIGTERM, ignores SIGTERM itself; a message;
             then sleeps
   spend     init, then assistant messages of 1000 output tokens each, forever
@@ -53,7 +55,8 @@ mode = sys.argv[1]
 if mode != "stubborn":
     note_pids(os.getpid())
 say(INIT)
-if mode in ("ok", "failed", "nofinal", "stall", "heartbeat", "linger", "crash"):
+if mode in ("ok", "failed", "nofinal", "stall", "heartbeat", "heartbeat_pieces", "linger",
+            "crash"):
     say(message(1))
 if mode in ("ok", "linger", "crash"):
     say(result(False))
@@ -73,6 +76,14 @@ elif mode == "heartbeat":
     while True:
         say({"type": "keep_alive"})
         time.sleep(0.1)
+elif mode == "heartbeat_pieces":
+    while True:
+        sys.stdout.write('{"type":"keep')
+        sys.stdout.flush()
+        time.sleep(0.05)
+        sys.stdout.write('_alive"}\n')
+        sys.stdout.flush()
+        time.sleep(0.05)
 elif mode == "stubborn":
     pid = os.fork()
     if pid == 0:

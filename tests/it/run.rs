@@ -259,6 +259,28 @@ fn heartbeats_do_not_hold_off_a_stall() {
     assert!(events.iter().any(|e| e["type"] == "keep_alive"));
 }
 
+/// A heartbeat written in pieces is a line arriving while it arrives, and a heartbeat once it
+/// has: the stall clock goes back to where it was.
+#[test]
+fn heartbeats_written_in_pieces_do_not_hold_off_a_stall() {
+    let dir = tempdir("run_heartbeat_pieces");
+    let out = run_agent(
+        &dir,
+        &["--stall-after", "1s", "--kill-after", "1s"],
+        "heartbeat_pieces",
+    );
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    assert_group_gone(&dir);
+    // The stop may come between the pieces of a line: its record is then the log's last line.
+    let log = std::fs::read(dir.join("a.jsonl")).unwrap();
+    let events: Vec<Value> = lines(&log)
+        .iter()
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect();
+    assert!(events.len() >= lines(&out.stdout).len(), "{events:?}");
+    assert!(events.iter().any(|e| e["type"] == "keep_alive"));
+}
+
 /// A result with is_error: true is a failure, though the agent exits 0.
 #[test]
 fn a_failed_result_is_a_failure_whatever_the_agent_exits_with() {

@@ -69,11 +69,16 @@ struct RunWatch {
     shared: Arc<Shared>,
     max_cost: Option<f64>,
     max_output_tokens: Option<u64>,
+    /// The activity clock before a line began to arrive in pieces, to go back to if the line
+    /// turns out to be a heartbeat.
+    before_partial: Option<Instant>,
 }
 
 impl Watch for RunWatch {
     fn partial(&mut self) {
-        self.shared.lock().last_activity = Instant::now();
+        let mut st = self.shared.lock();
+        self.before_partial.get_or_insert(st.last_activity);
+        st.last_activity = Instant::now();
     }
 
     fn logged(&mut self, lines: &[u8]) {
@@ -81,7 +86,14 @@ impl Watch for RunWatch {
         let mut progressed = false;
         let mut start = 0;
         for end in memchr::memchr_iter(b'\n', lines) {
-            progressed |= st.live.add(&lines[start..end]);
+            let active = st.live.add(&lines[start..end]);
+            // The line that was arriving: a heartbeat written in pieces was no activity.
+            if let Some(before) = self.before_partial.take()
+                && !active
+            {
+                st.last_activity = before;
+            }
+            progressed |= active;
             start = end + 1;
         }
         if progressed {
@@ -223,6 +235,7 @@ pub fn run(opts: RunOptions, render: Option<MakeRender>) -> ExitCode {
         shared: Arc::clone(&shared),
         max_cost,
         max_output_tokens,
+        before_partial: None,
     });
     let (finish, failed_before) = crate::tee::run_supervised(
         config,
