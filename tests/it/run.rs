@@ -457,6 +457,31 @@ fn usage_errors_exit_2() {
     }
 }
 
+/// --summary-json naming a LOG would rename the summary over the log at the end: refused, the
+/// log as it was.
+#[test]
+fn a_summary_json_that_is_a_log_is_refused() {
+    let dir = tempdir("run_summary_is_log");
+    std::fs::write(dir.join("a.jsonl"), "{\"type\":\"keep\"}\n").unwrap();
+    for named in ["a.jsonl", "./a.jsonl", "b.jsonl"] {
+        let args = [
+            "run",
+            "--summary-json",
+            named,
+            "a.jsonl",
+            "b.jsonl",
+            "--",
+            "true",
+        ];
+        let out = output_of(bin().current_dir(&*dir).args(args));
+        assert_eq!(out.status.code(), Some(2), "{named}: {}", stderr(&out));
+        assert!(stderr(&out).contains("also a LOG"), "{}", stderr(&out));
+    }
+    let log = std::fs::read_to_string(dir.join("a.jsonl")).unwrap();
+    assert_eq!(log, "{\"type\":\"keep\"}\n");
+    assert!(!dir.join("b.jsonl").exists());
+}
+
 /// With a terminal on standard input, the agent's group is the terminal's foreground group
 /// during the run, and smart-tee's group has it back afterwards. A pseudo-terminal is made the
 /// controlling terminal of a shell (python3's pty), which runs smart-tee and then asks whose
