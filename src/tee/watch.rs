@@ -44,9 +44,16 @@ impl EndCopy {
     /// The status the copy ends with when ended this way (no signal's, no error's).
     pub const STATUS: u8 = 0;
 
-    /// Ends the copy; false if it has not started.
+    /// Ends the copy, unless it has not started or input read is still waiting for the logs
+    /// (the reader may then be waiting for room, not for input): false then.
     pub fn end(&self) -> bool {
-        self.0.get().map(|h| h.stop(Self::STATUS)).is_some()
+        match self.0.get() {
+            Some(h) if !h.behind() => {
+                h.stop(Self::STATUS);
+                true
+            }
+            _ => false,
+        }
     }
 
     pub(super) fn set(&self, handoff: Arc<Handoff>) {

@@ -28,7 +28,9 @@ const TICK: Duration = Duration::from_millis(50);
 /// and not yet reaped).
 const GONE_WAIT: Duration = Duration::from_secs(2);
 /// How long the agent's output is read after its group has ended, while a process outside the
-/// group (one that left it with `setsid`) still holds it open; then the copy ends without it.
+/// group (one that left it with `setsid`) still holds it open; then, once no input has come for
+/// as long (or five times as long has passed) and none waits for the logs, the copy ends
+/// without it.
 const HELD_WAIT: Duration = Duration::from_secs(2);
 
 /// What the threads of a run share.
@@ -41,6 +43,8 @@ struct State {
     live: Live,
     /// When the last input that was not a heartbeat arrived.
     last_activity: Instant,
+    /// When the last input of any kind was logged.
+    last_input: Instant,
     /// Why smart-tee stopped the run, once it did.
     stop: Option<Stop>,
     /// The signal smart-tee received and passed on.
@@ -79,10 +83,12 @@ impl Watch for RunWatch {
         let mut st = self.shared.lock();
         self.before_partial.get_or_insert(st.last_activity);
         st.last_activity = Instant::now();
+        st.last_input = st.last_activity;
     }
 
     fn logged(&mut self, lines: &[u8]) {
         let mut st = self.shared.lock();
+        st.last_input = Instant::now();
         let mut progressed = false;
         let mut start = 0;
         for end in memchr::memchr_iter(b'\n', lines) {
@@ -182,6 +188,7 @@ pub fn run(opts: RunOptions, render: Option<MakeRender>) -> ExitCode {
                 max_cost.is_some() || max_output_tokens.is_some() || summary_path.is_some(),
             ),
             last_activity: start,
+            last_input: start,
             stop: None,
             signalled: None,
             term_sent: None,
@@ -369,15 +376,18 @@ fn supervise(shared: &Shared, pgid: Pid, limits: &Limits, end: &EndCopy) {
             if gone && st.tee_done {
                 return;
             }
-            if gone && held_since.is_none_or(|h| now.saturating_duration_since(h) < HELD_WAIT) {
-                held_since.get_or_insert(now);
-            } else if gone && end.end() {
+            // Input still coming is read on, for a while.
+            let held = held_since.map_or(Duration::ZERO, |h| now.saturating_duration_since(h));
+            let quiet =
+                now.saturating_duration_since(st.last_input) >= HELD_WAIT || held >= HELD_WAIT * 5;
+            if gone && held_since.is_none() {
+                held_since = Some(now);
+            } else if gone && held >= HELD_WAIT && quiet && end.end() {
                 st.tee_done = true;
                 crate::say!(
-                    "smart-tee run: the agent's output is still held open {} after its process \
+                    "smart-tee run: the agent's output is still held open after its process \
                      group ended, by a process outside the group (one started with setsid?): \
-                     the rest of it is not read",
-                    crate::read::summary::live::duration_text(HELD_WAIT)
+                     the rest of it is not read"
                 );
             }
         }
