@@ -457,6 +457,34 @@ fn usage_errors_exit_2() {
     }
 }
 
+/// Under --output-error exit, a standard output that fails ends the tee, and smart-tee stops
+/// the agent: status 1 (an output failed), not "died" for the SIGTERM smart-tee sent.
+#[test]
+fn an_output_that_fails_under_exit_mode_is_not_called_died() {
+    let dir = tempdir("run_output_exit");
+    let mut child = bin()
+        .current_dir(&*dir)
+        .args(["run", "--output-error=exit", "--summary-json", "s.json"])
+        .args(["--kill-after", "1s", "a.jsonl", "--"])
+        .arg(fake_agent())
+        .arg("spend")
+        .env("FAKE_AGENT_PIDS", dir.join("pids"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Standard output's reader gone before the first write.
+    drop(child.stdout.take());
+    let out = output_timeout(child);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("died"), "{}", stderr(&out));
+    assert_group_gone(&dir);
+    let s = summary(&dir);
+    assert_eq!(s["run"]["outcome"], "log_failed");
+    assert_eq!(s["run"]["agent_signal"], 15);
+}
+
 /// --summary-json naming a LOG would rename the summary over the log at the end: refused, the
 /// log as it was.
 #[test]

@@ -74,6 +74,9 @@ pub enum Stop {
     /// `--stall-after` or `--timeout` passed after the final event, the agent still running:
     /// the run had ended, and its final event says how.
     Lingered(Box<Stop>),
+    /// Standard output or a log failed under `--output-error exit`/`exit-nopipe`: the tee
+    /// gave up, and the agent with it.
+    OutputFailed,
 }
 
 impl Stop {
@@ -85,6 +88,7 @@ impl Stop {
             Stop::TimedOut(_) => Some(Outcome::TimedOut),
             Stop::OverCost { .. } | Stop::OverTokens { .. } => Some(Outcome::OverCeiling),
             Stop::Lingered(_) => None,
+            Stop::OutputFailed => Some(Outcome::LogFailed),
         }
     }
 
@@ -109,6 +113,9 @@ impl Stop {
                  (--max-output-tokens {limit})"
             ),
             Stop::Lingered(stop) => format!("after its final event: {}", stop.text()),
+            Stop::OutputFailed => {
+                "an output failed (--output-error exit), stopped by smart-tee".to_string()
+            }
         }
     }
 }

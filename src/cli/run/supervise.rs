@@ -263,6 +263,9 @@ pub fn run(opts: RunOptions, render: Option<MakeRender>) -> ExitCode {
             && !ended
         {
             // The tee gave up (an `exit` mode's write error): the agent has no reader left.
+            if st.stop.is_none() && st.agent.is_none() {
+                st.stop = Some(Stop::OutputFailed);
+            }
             st.term_sent.get_or_insert_with(Instant::now);
             signal_group(pgid, Signal::TERM);
         }
@@ -282,7 +285,9 @@ pub fn run(opts: RunOptions, render: Option<MakeRender>) -> ExitCode {
     } else {
         outcome.status()
     };
-    say_end(outcome, st.agent, finished.is_some(), &program);
+    if st.signalled.is_none() {
+        say_end(outcome, st.agent, finished.is_some(), &program);
+    }
     if let Some(path) = summary_path {
         let summary = st.live.json_ended();
         let end = RunEnd {
