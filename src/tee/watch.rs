@@ -60,3 +60,25 @@ impl EndCopy {
         let _ = self.0.set(handoff);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tee::handoff::{Ahead, Msg};
+
+    /// The copy is not ended while input read waits for the logs: the reader may be waiting for
+    /// room then, with more in the pipe.
+    #[test]
+    fn the_copy_is_not_ended_while_input_waits_for_the_logs() {
+        let end = EndCopy::default();
+        assert!(!end.end(), "not started");
+        let h = Arc::new(Handoff::new(16));
+        end.set(Arc::clone(&h));
+        let buf = h.buffer();
+        assert!(h.send_chunk(&buf, 2, Ahead::default()).is_some());
+        assert!(!end.end(), "a chunk waits for the logs");
+        assert!(matches!(h.recv(), Msg::Chunk(..)));
+        assert!(end.end());
+        assert!(matches!(h.recv(), Msg::Stop(EndCopy::STATUS)));
+    }
+}
