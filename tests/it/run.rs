@@ -485,6 +485,57 @@ fn an_output_that_fails_under_exit_mode_is_not_called_died() {
     assert_eq!(s["run"]["agent_signal"], 15);
 }
 
+/// Ctrl-Z stops the agent's group, which holds the terminal: smart-tee stops too and takes the
+/// terminal back, so that an interactive shell sees its job stopped and gives its prompt back;
+/// `fg` goes on with the run (here to the stall it was waiting for).
+#[test]
+fn ctrl_z_stops_the_run_as_a_job_and_fg_resumes_it() {
+    let dir = tempdir("run_ctrl_z");
+    let script = r#"
+import os, pty, select, sys, time
+st, agent, log = sys.argv[1:4]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp("bash", ["bash", "--norc", "--noprofile", "-i"])
+out = b""
+def wait_for(needle, t=60):
+    global out
+    end = time.time() + t
+    while needle not in out and time.time() < end:
+        r, _, _ = select.select([fd], [], [], 0.1)
+        if r:
+            try:
+                out += os.read(fd, 4096)
+            except OSError:
+                break
+    return needle in out
+os.write(fd, b"PS1='P> '\n")
+wait_for(b"P> ")
+os.write(fd, f'"{st}" run --stall-after 5s --kill-after 1s "{log}" -- "{agent}" stall >/dev/null\n'.encode())
+end = time.time() + 60
+while time.time() < end and not (os.path.exists(log) and open(log).read().count("\n") >= 2):
+    time.sleep(0.05)
+os.write(fd, b"\x1a")
+wait_for(b"Stopped")
+os.write(fd, b"fg; echo FG=$?\n")
+wait_for(b"FG=5")
+wait_for(b"P> ", 5)
+os.write(fd, b"exit\n")
+sys.stdout.write(out.decode(errors="replace"))
+"#;
+    let out = output_of(
+        std::process::Command::new("python3")
+            .arg("-c")
+            .arg(script)
+            .arg(env!("CARGO_BIN_EXE_smart-tee"))
+            .arg(fake_agent())
+            .arg(dir.join("a.jsonl")),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Stopped"), "{text}{}", stderr(&out));
+    assert!(text.contains("FG=5"), "{text}{}", stderr(&out));
+}
+
 /// --summary-json naming a LOG would rename the summary over the log at the end: refused, the
 /// log as it was.
 #[test]

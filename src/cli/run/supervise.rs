@@ -18,6 +18,7 @@ use super::RunOptions;
 use super::outcome::{
     AgentExit, Outcome, RunEnd, Stop, outcome_of, summary_json, write_atomically,
 };
+use super::terminal::Lent;
 use crate::read::summary::live::Live;
 use crate::tee::watch::{EndCopy, Supervised, Watch};
 use crate::tee::{Finish, progress::MakeRender};
@@ -170,7 +171,7 @@ pub fn run(opts: RunOptions, render: Option<MakeRender>) -> ExitCode {
         let _ = child.wait();
         return ExitCode::from(Outcome::Usage.status());
     };
-    let terminal = super::terminal::hand_over(pgid);
+    let terminal = Arc::new(super::terminal::hand_over(pgid));
     // The agent's output is the tee's standard input, read as a pipeline's would be.
     let piped = child.stdout.take().map(OwnedFd::from);
     if let Some(Err(e)) = piped.as_ref().map(rustix::stdio::dup2_stdin) {
@@ -221,7 +222,8 @@ pub fn run(opts: RunOptions, render: Option<MakeRender>) -> ExitCode {
     let supervisor = {
         let shared = Arc::clone(&shared);
         let end = end.clone();
-        std::thread::spawn(move || supervise(&shared, pgid, &limits, &end))
+        let terminal = Arc::clone(&terminal);
+        std::thread::spawn(move || supervise(&shared, pgid, &limits, &end, &terminal))
     };
     let on_signal = {
         let shared = Arc::clone(&shared);
@@ -325,7 +327,7 @@ struct Limits {
 /// agent is reaped, the tee has ended and no process of the group is left. The tee's input is
 /// not waited for past [`HELD_WAIT`] once the group has ended: a process outside it may hold
 /// it open for ever, and `end` ends the copy then.
-fn supervise(shared: &Shared, pgid: Pid, limits: &Limits, end: &EndCopy) {
+fn supervise(shared: &Shared, pgid: Pid, limits: &Limits, end: &EndCopy, terminal: &Lent) {
     let mut st = shared.lock();
     let mut stopped = false;
     let mut gone_since: Option<Instant> = None;
@@ -345,6 +347,15 @@ fn supervise(shared: &Shared, pgid: Pid, limits: &Limits, end: &EndCopy) {
             if st.stop.is_some() && st.live.finished().is_some() {
                 st.stop = st.stop.take().map(|s| Stop::Lingered(Box::new(s)));
             }
+        }
+        if terminal.is_lent() && st.agent.is_none() && stopped_from_terminal(pgid) {
+            // Ctrl-Z: the job is smart-tee's, so smart-tee stops too, and the stall clock with
+            // it (--timeout counts the time stopped).
+            drop(st);
+            let paused = Instant::now();
+            terminal.suspend(pgid);
+            st = shared.lock();
+            st.last_activity += paused.elapsed();
         }
         if let Some(stop) = st.stop.as_ref().filter(|_| !stopped) {
             stopped = true;
@@ -402,6 +413,19 @@ fn supervise(shared: &Shared, pgid: Pid, limits: &Limits, end: &EndCopy) {
             .map(|(g, _)| g)
             .unwrap_or_else(|e| e.into_inner().0);
     }
+}
+
+/// True when the agent (the group's leader) is stopped by a signal (Ctrl-Z on the terminal lent
+/// to it, or SIGTTIN/SIGTTOU), as /proc says.
+fn stopped_from_terminal(pgid: Pid) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pgid.as_raw_nonzero()));
+    // pid (comm) state ...: the state follows the last ')'.
+    stat.ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, rest)| rest.trim_start().starts_with('T'))
+        })
+        .unwrap_or(false)
 }
 
 /// One line on stderr for a run that did not end well on its own.
