@@ -8,10 +8,17 @@ $FAKE_AGENT_PIDS set, the pids of its processes are written there
   nofinal   init, a message; exits 3 without a final event
   stall     init, a message; then sleeps
   heartbeat init, a message; then a keep_alive event every 0.1 s, forever
+  heartbeat_pieces
+            init, a message; then a keep_alive event every 0.1 s, each written in two pieces
   stubborn  init; starts a child that ignores SIGTERM, ignores SIGTERM itself; a message;
             then sleeps
   spend     init, then assistant messages of 1000 output tokens each, forever
   partial   init; then one long line written a piece at a time, 0.1 s apart, then a result
+  linger    init, a message, a successful result; then sleeps
+  crash     init, a message, a successful result; then kills itself with SIGKILL
+  escape    init, a message, a successful result; starts a child that leaves the group
+            (setsid) and keeps stdout open for 300 s (its pid in $FAKE_AGENT_PIDS-escaped);
+            exits 0
   tty       init, a message saying whether its group is the foreground group of the terminal
             on its stdin, a successful result; exits 0
 """
@@ -48,10 +55,17 @@ mode = sys.argv[1]
 if mode != "stubborn":
     note_pids(os.getpid())
 say(INIT)
-if mode in ("ok", "failed", "nofinal", "stall", "heartbeat"):
+if mode in ("ok", "failed", "nofinal", "stall", "heartbeat", "heartbeat_pieces", "linger",
+            "crash"):
     say(message(1))
-if mode == "ok":
+if mode in ("ok", "linger", "crash"):
     say(result(False))
+if mode == "linger":
+    sleep_forever()
+elif mode == "crash":
+    os.kill(os.getpid(), signal.SIGKILL)
+elif mode == "ok":
+    pass
 elif mode == "failed":
     say(result(True))
 elif mode == "nofinal":
@@ -62,6 +76,14 @@ elif mode == "heartbeat":
     while True:
         say({"type": "keep_alive"})
         time.sleep(0.1)
+elif mode == "heartbeat_pieces":
+    while True:
+        sys.stdout.write('{"type":"keep')
+        sys.stdout.flush()
+        time.sleep(0.05)
+        sys.stdout.write('_alive"}\n')
+        sys.stdout.flush()
+        time.sleep(0.05)
 elif mode == "stubborn":
     pid = os.fork()
     if pid == 0:
@@ -77,6 +99,22 @@ elif mode == "spend":
         n += 1
         say(message(n, output=1000))
         time.sleep(0.02)
+elif mode == "escape":
+    say(message(1))
+    say(result(False))
+    ready_r, ready_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+        with open(os.environ["FAKE_AGENT_PIDS"] + "-escaped", "w") as f:
+            f.write(f"{os.getpid()}\n")
+        os.write(ready_w, b"x")
+        time.sleep(300)
+        os._exit(0)
+    # Out of the group before the agent exits (and smart-tee stops what is left of it).
+    os.read(ready_r, 1)
 elif mode == "tty":
     try:
         foreground = os.tcgetpgrp(0) == os.getpgrp()

@@ -229,9 +229,9 @@ pub fn run_supervised(
     if let (Some(to), Some(render)) = (config.progress.clone(), render) {
         log = log.with_progress(progress::Progress::start(to, render));
     }
-    let (watch, on_signal) = match supervised {
-        Some(s) => (Some(s.watch), Some(s.on_signal)),
-        None => (None, None),
+    let (watch, on_signal, end) = match supervised {
+        Some(s) => (Some(s.watch), Some(s.on_signal), Some(s.end)),
+        None => (None, None, None),
     };
     if let Some(watch) = watch {
         log = log.with_watch(watch);
@@ -242,6 +242,7 @@ pub fn run_supervised(
         mode: config.output_error,
         splice,
         on_signal,
+        end,
         signals: signals.map(|s| (s, config.ignore_interrupts)),
         stats: config.stats.clone(),
         stdout_cap: config.stdout_max_line_bytes.map(|max| {
@@ -267,6 +268,8 @@ pub struct CopyOptions {
     pub signals: Option<(Signals, bool)>,
     /// What a stopping signal does instead of stopping the copy (`smart-tee run`).
     pub on_signal: Option<Box<dyn Fn(i32) + Send>>,
+    /// How the caller ends the copy before its input ends (`smart-tee run`).
+    pub end: Option<watch::EndCopy>,
     /// The summary to give at exit.
     pub stats: StatsReport,
     /// Cut long stdout lines (`--stdout-max-line-bytes`).
@@ -282,6 +285,7 @@ impl CopyOptions {
             mode,
             signals: None,
             on_signal: None,
+            end: None,
             stats: StatsReport::default(),
             stdout_cap: None,
             splice: None,
@@ -324,6 +328,7 @@ where
         mode,
         signals,
         on_signal,
+        end,
         stats,
         stdout_cap,
         splice,
@@ -333,6 +338,9 @@ where
     let bound = QUEUE_BYTES.saturating_sub(log.input_held_max());
     let handoff = Arc::new(Handoff::with_bound(CHUNK, bound).reporting(log.backlog()));
     let logs_alive = Arc::new(AtomicBool::new(log.has_live_sinks()));
+    if let Some(end) = end {
+        end.set(Arc::clone(&handoff));
+    }
     if let Some((signals, ignore_interrupts)) = signals {
         watch_signals(signals, Arc::clone(&handoff), ignore_interrupts, on_signal);
     }

@@ -177,6 +177,73 @@ fn a_group_that_ignores_sigterm_is_killed_after_the_grace() {
     assert_eq!(s["run"]["outcome"], "stalled");
 }
 
+/// A child that left the agent's group (setsid) and holds its standard output open does not
+/// keep smart-tee waiting for the end of it once the agent and its group are gone.
+#[test]
+fn an_escaped_child_holding_the_output_open_does_not_hang_the_run() {
+    let dir = tempdir("run_escape");
+    let out = run_agent(&dir, &["--summary-json", "s.json"], "escape");
+    let escaped = std::fs::read_to_string(dir.join("pids-escaped")).unwrap();
+    let still_held = Path::new(&format!("/proc/{}", escaped.trim())).exists();
+    let _ = std::process::Command::new("kill")
+        .arg(escaped.trim())
+        .status();
+    assert!(still_held, "the escaped child ended before smart-tee did");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("held open"), "{}", stderr(&out));
+    assert_group_gone(&dir);
+    assert_eq!(assert_log_matches_stdout(&dir, &out).len(), 3);
+    let s = summary(&dir);
+    assert_eq!(s["run"]["outcome"], "ok");
+    assert_eq!(s["run"]["log_failed"], false);
+}
+
+/// An agent that does not exit after its final event is stopped by --stall-after, but the run
+/// had ended: the final event's verdict is the status, and the summary says it was stopped.
+#[test]
+fn an_agent_lingering_after_its_final_event_is_stopped_but_not_called_stalled() {
+    let dir = tempdir("run_linger");
+    let flags = [
+        "--stall-after",
+        "1s",
+        "--kill-after",
+        "1s",
+        "--summary-json",
+        "s.json",
+    ];
+    let out = run_agent(&dir, &flags, "linger");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_group_gone(&dir);
+    assert_eq!(assert_log_matches_stdout(&dir, &out).len(), 3);
+    let s = summary(&dir);
+    assert_eq!(s["run"]["outcome"], "ok");
+    assert_eq!(s["state"], "finished");
+    let stopped = s["run"]["stopped_by_smart_tee"].as_str().unwrap();
+    assert!(
+        stopped.starts_with("after its final event: stalled"),
+        "{stopped}"
+    );
+}
+
+/// An agent killed by a signal smart-tee did not send died, though its final event said ok.
+#[test]
+fn an_agent_killed_after_an_ok_result_died() {
+    let dir = tempdir("run_crash");
+    let out = run_agent(&dir, &["--summary-json", "s.json"], "crash");
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("killed by signal 9 after its final event"),
+        "{}",
+        stderr(&out)
+    );
+    assert_group_gone(&dir);
+    let s = summary(&dir);
+    assert_eq!(s["run"]["outcome"], "died");
+    assert_eq!(s["run"]["agent_signal"], 9);
+    let agent = run_agent(&dir, &["--agent-status"], "crash");
+    assert_eq!(agent.status.code(), Some(128 + 9));
+}
+
 /// Heartbeats say the agent is alive, not that it progressed: the stall clock runs on.
 #[test]
 fn heartbeats_do_not_hold_off_a_stall() {
@@ -189,6 +256,28 @@ fn heartbeats_do_not_hold_off_a_stall() {
     assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     assert_group_gone(&dir);
     let events = assert_log_matches_stdout(&dir, &out);
+    assert!(events.iter().any(|e| e["type"] == "keep_alive"));
+}
+
+/// A heartbeat written in pieces is a line arriving while it arrives, and a heartbeat once it
+/// has: the stall clock goes back to where it was.
+#[test]
+fn heartbeats_written_in_pieces_do_not_hold_off_a_stall() {
+    let dir = tempdir("run_heartbeat_pieces");
+    let out = run_agent(
+        &dir,
+        &["--stall-after", "1s", "--kill-after", "1s"],
+        "heartbeat_pieces",
+    );
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    assert_group_gone(&dir);
+    // The stop may come between the pieces of a line: its record is then the log's last line.
+    let log = std::fs::read(dir.join("a.jsonl")).unwrap();
+    let events: Vec<Value> = lines(&log)
+        .iter()
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect();
+    assert!(events.len() >= lines(&out.stdout).len(), "{events:?}");
     assert!(events.iter().any(|e| e["type"] == "keep_alive"));
 }
 
@@ -366,6 +455,110 @@ fn usage_errors_exit_2() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         assert!(!stderr(&out).is_empty(), "{args:?}");
     }
+}
+
+/// Under --output-error exit, a standard output that fails ends the tee, and smart-tee stops
+/// the agent: status 1 (an output failed), not "died" for the SIGTERM smart-tee sent.
+#[test]
+fn an_output_that_fails_under_exit_mode_is_not_called_died() {
+    let dir = tempdir("run_output_exit");
+    let mut child = bin()
+        .current_dir(&*dir)
+        .args(["run", "--output-error=exit", "--summary-json", "s.json"])
+        .args(["--kill-after", "1s", "a.jsonl", "--"])
+        .arg(fake_agent())
+        .arg("spend")
+        .env("FAKE_AGENT_PIDS", dir.join("pids"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Standard output's reader gone before the first write.
+    drop(child.stdout.take());
+    let out = output_timeout(child);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("died"), "{}", stderr(&out));
+    assert_group_gone(&dir);
+    let s = summary(&dir);
+    assert_eq!(s["run"]["outcome"], "log_failed");
+    assert_eq!(s["run"]["agent_signal"], 15);
+}
+
+/// Ctrl-Z stops the agent's group, which holds the terminal: smart-tee stops too and takes the
+/// terminal back, so that an interactive shell sees its job stopped and gives its prompt back;
+/// `fg` goes on with the run (here to the stall it was waiting for).
+#[test]
+fn ctrl_z_stops_the_run_as_a_job_and_fg_resumes_it() {
+    let dir = tempdir("run_ctrl_z");
+    let script = r#"
+import os, pty, select, sys, time
+st, agent, log = sys.argv[1:4]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp("bash", ["bash", "--norc", "--noprofile", "-i"])
+out = b""
+def wait_for(needle, t=60):
+    global out
+    end = time.time() + t
+    while needle not in out and time.time() < end:
+        r, _, _ = select.select([fd], [], [], 0.1)
+        if r:
+            try:
+                out += os.read(fd, 4096)
+            except OSError:
+                break
+    return needle in out
+os.write(fd, b"PS1='P> '\n")
+wait_for(b"P> ")
+os.write(fd, f'"{st}" run --stall-after 5s --kill-after 1s "{log}" -- "{agent}" stall >/dev/null\n'.encode())
+end = time.time() + 60
+while time.time() < end and not (os.path.exists(log) and open(log).read().count("\n") >= 2):
+    time.sleep(0.05)
+os.write(fd, b"\x1a")
+wait_for(b"Stopped")
+os.write(fd, b"fg; echo FG=$?\n")
+wait_for(b"FG=5")
+wait_for(b"P> ", 5)
+os.write(fd, b"exit\n")
+sys.stdout.write(out.decode(errors="replace"))
+"#;
+    let out = output_of(
+        std::process::Command::new("python3")
+            .arg("-c")
+            .arg(script)
+            .arg(env!("CARGO_BIN_EXE_smart-tee"))
+            .arg(fake_agent())
+            .arg(dir.join("a.jsonl")),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Stopped"), "{text}{}", stderr(&out));
+    assert!(text.contains("FG=5"), "{text}{}", stderr(&out));
+}
+
+/// --summary-json naming a LOG would rename the summary over the log at the end: refused, the
+/// log as it was.
+#[test]
+fn a_summary_json_that_is_a_log_is_refused() {
+    let dir = tempdir("run_summary_is_log");
+    std::fs::write(dir.join("a.jsonl"), "{\"type\":\"keep\"}\n").unwrap();
+    for named in ["a.jsonl", "./a.jsonl", "b.jsonl"] {
+        let args = [
+            "run",
+            "--summary-json",
+            named,
+            "a.jsonl",
+            "b.jsonl",
+            "--",
+            "true",
+        ];
+        let out = output_of(bin().current_dir(&*dir).args(args));
+        assert_eq!(out.status.code(), Some(2), "{named}: {}", stderr(&out));
+        assert!(stderr(&out).contains("also a LOG"), "{}", stderr(&out));
+    }
+    let log = std::fs::read_to_string(dir.join("a.jsonl")).unwrap();
+    assert_eq!(log, "{\"type\":\"keep\"}\n");
+    assert!(!dir.join("b.jsonl").exists());
 }
 
 /// With a terminal on standard input, the agent's group is the terminal's foreground group

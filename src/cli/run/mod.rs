@@ -168,6 +168,14 @@ pub(super) fn parse_run(args: &[OsString]) -> Mode {
     }
     match super::parse_from(rest) {
         Mode::Tee(config) => {
+            if let Some(path) = run.summary_json.as_deref()
+                && config.files.iter().any(|log| same_file(log, path))
+            {
+                refuse(&format!(
+                    "--summary-json {} is also a LOG: the summary would replace the log",
+                    crate::door::path(path)
+                ));
+            }
             run.config = config;
             Mode::Run(Box::new(run))
         }
@@ -176,6 +184,15 @@ pub(super) fn parse_run(args: &[OsString]) -> Mode {
             std::process::exit(i32::from(Outcome::Usage.status()))
         }
         _ => refuse("only the tee's flags go with run (not --view, --summary or --compact)"),
+    }
+}
+
+/// True when `a` and `b` name one file: the same file if both exist, else the same path.
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => (x.dev(), x.ino()) == (y.dev(), y.ino()),
+        _ => std::path::absolute(a).ok() == std::path::absolute(b).ok(),
     }
 }
 

@@ -63,16 +63,32 @@ impl Outcome {
 pub enum Stop {
     Stalled(Duration),
     TimedOut(Duration),
-    OverCost { limit: f64, cost: f64 },
-    OverTokens { limit: u64, tokens: u64 },
+    OverCost {
+        limit: f64,
+        cost: f64,
+    },
+    OverTokens {
+        limit: u64,
+        tokens: u64,
+    },
+    /// `--stall-after` or `--timeout` passed after the final event, the agent still running:
+    /// the run had ended, and its final event says how.
+    Lingered(Box<Stop>),
+    /// Standard output or a log failed under `--output-error exit`/`exit-nopipe`: the tee
+    /// gave up, and the agent with it.
+    OutputFailed,
 }
 
 impl Stop {
-    pub fn outcome(&self) -> Outcome {
+    /// The outcome the stop gives; none when the final event's verdict stands
+    /// ([`Stop::Lingered`]).
+    pub fn outcome(&self) -> Option<Outcome> {
         match self {
-            Stop::Stalled(_) => Outcome::Stalled,
-            Stop::TimedOut(_) => Outcome::TimedOut,
-            Stop::OverCost { .. } | Stop::OverTokens { .. } => Outcome::OverCeiling,
+            Stop::Stalled(_) => Some(Outcome::Stalled),
+            Stop::TimedOut(_) => Some(Outcome::TimedOut),
+            Stop::OverCost { .. } | Stop::OverTokens { .. } => Some(Outcome::OverCeiling),
+            Stop::Lingered(_) => None,
+            Stop::OutputFailed => Some(Outcome::LogFailed),
         }
     }
 
@@ -96,6 +112,10 @@ impl Stop {
                 "over the output-token ceiling, stopped by smart-tee at {tokens} output tokens \
                  (--max-output-tokens {limit})"
             ),
+            Stop::Lingered(stop) => format!("after its final event: {}", stop.text()),
+            Stop::OutputFailed => {
+                "an output failed (--output-error exit), stopped by smart-tee".to_string()
+            }
         }
     }
 }
@@ -126,15 +146,24 @@ impl AgentExit {
     }
 }
 
-/// How the run ended: stopped by smart-tee, else the final event, else died. `finished` is the
-/// last final event's verdict; `log_failed` when a log could not be written.
-pub fn outcome_of(stop: Option<&Stop>, finished: Option<bool>, log_failed: bool) -> Outcome {
-    match (stop, finished) {
-        (Some(stop), _) => stop.outcome(),
-        (None, Some(true)) if log_failed => Outcome::LogFailed,
-        (None, Some(true)) => Outcome::Ok,
-        (None, Some(false)) => Outcome::Failed,
-        (None, None) => Outcome::Died,
+/// How the run ended: stopped by smart-tee, else died when `killed` (by a signal smart-tee
+/// did not send), else the final event, else died. `finished` is the last final event's
+/// verdict; `log_failed` when a log could not be written.
+pub fn outcome_of(
+    stop: Option<&Stop>,
+    finished: Option<bool>,
+    killed: bool,
+    log_failed: bool,
+) -> Outcome {
+    if let Some(outcome) = stop.and_then(Stop::outcome) {
+        return outcome;
+    }
+    match finished {
+        _ if killed => Outcome::Died,
+        Some(true) if log_failed => Outcome::LogFailed,
+        Some(true) => Outcome::Ok,
+        Some(false) => Outcome::Failed,
+        None => Outcome::Died,
     }
 }
 
@@ -220,13 +249,28 @@ mod tests {
     fn a_stop_wins_then_the_final_event_then_died() {
         let stall = Stop::Stalled(Duration::from_secs(2));
         assert_eq!(
-            outcome_of(Some(&stall), Some(true), false),
+            outcome_of(Some(&stall), Some(true), false, false),
             Outcome::Stalled
         );
-        assert_eq!(outcome_of(None, Some(true), false), Outcome::Ok);
-        assert_eq!(outcome_of(None, Some(true), true), Outcome::LogFailed);
-        assert_eq!(outcome_of(None, Some(false), true), Outcome::Failed);
-        assert_eq!(outcome_of(None, None, false), Outcome::Died);
+        assert_eq!(outcome_of(None, Some(true), false, false), Outcome::Ok);
+        assert_eq!(
+            outcome_of(None, Some(true), false, true),
+            Outcome::LogFailed
+        );
+        assert_eq!(outcome_of(None, Some(false), false, true), Outcome::Failed);
+        assert_eq!(outcome_of(None, None, false, false), Outcome::Died);
+        // Killed by a signal smart-tee did not send: died, whatever the final event said.
+        assert_eq!(outcome_of(None, Some(true), true, false), Outcome::Died);
+        // Stopped lingering after the final event: the final event's verdict.
+        let lingered = Stop::Lingered(Box::new(stall.clone()));
+        assert_eq!(
+            outcome_of(Some(&lingered), Some(false), false, false),
+            Outcome::Failed
+        );
+        assert_eq!(
+            outcome_of(Some(&lingered), Some(true), false, false),
+            Outcome::Ok
+        );
         assert_eq!(
             stall.text(),
             "stalled, stopped by smart-tee after 2s without an event"

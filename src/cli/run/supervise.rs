@@ -18,8 +18,9 @@ use super::RunOptions;
 use super::outcome::{
     AgentExit, Outcome, RunEnd, Stop, outcome_of, summary_json, write_atomically,
 };
+use super::terminal::Lent;
 use crate::read::summary::live::Live;
-use crate::tee::watch::{Supervised, Watch};
+use crate::tee::watch::{EndCopy, Supervised, Watch};
 use crate::tee::{Finish, progress::MakeRender};
 
 /// How often the supervisor looks at the clocks when nothing wakes it.
@@ -27,6 +28,11 @@ const TICK: Duration = Duration::from_millis(50);
 /// How long the end waits for a group that SIGKILL did not empty (zombies whose parent is gone
 /// and not yet reaped).
 const GONE_WAIT: Duration = Duration::from_secs(2);
+/// How long the agent's output is read after its group has ended, while a process outside the
+/// group (one that left it with `setsid`) still holds it open; then, once no input has come for
+/// as long (or five times as long has passed) and none waits for the logs, the copy ends
+/// without it.
+const HELD_WAIT: Duration = Duration::from_secs(2);
 
 /// What the threads of a run share.
 struct Shared {
@@ -38,6 +44,8 @@ struct State {
     live: Live,
     /// When the last input that was not a heartbeat arrived.
     last_activity: Instant,
+    /// When the last input of any kind was logged.
+    last_input: Instant,
     /// Why smart-tee stopped the run, once it did.
     stop: Option<Stop>,
     /// The signal smart-tee received and passed on.
@@ -47,6 +55,8 @@ struct State {
     killed: bool,
     /// The agent's own end, once reaped.
     agent: Option<AgentExit>,
+    /// The agent was killed by a signal that smart-tee did not send (nor pass on).
+    killed_unasked: bool,
     /// The tee has read its input to the end.
     tee_done: bool,
 }
@@ -64,19 +74,33 @@ struct RunWatch {
     shared: Arc<Shared>,
     max_cost: Option<f64>,
     max_output_tokens: Option<u64>,
+    /// The activity clock before a line began to arrive in pieces, to go back to if the line
+    /// turns out to be a heartbeat.
+    before_partial: Option<Instant>,
 }
 
 impl Watch for RunWatch {
     fn partial(&mut self) {
-        self.shared.lock().last_activity = Instant::now();
+        let mut st = self.shared.lock();
+        self.before_partial.get_or_insert(st.last_activity);
+        st.last_activity = Instant::now();
+        st.last_input = st.last_activity;
     }
 
     fn logged(&mut self, lines: &[u8]) {
         let mut st = self.shared.lock();
+        st.last_input = Instant::now();
         let mut progressed = false;
         let mut start = 0;
         for end in memchr::memchr_iter(b'\n', lines) {
-            progressed |= st.live.add(&lines[start..end]);
+            let active = st.live.add(&lines[start..end]);
+            // The line that was arriving: a heartbeat written in pieces was no activity.
+            if let Some(before) = self.before_partial.take()
+                && !active
+            {
+                st.last_activity = before;
+            }
+            progressed |= active;
             start = end + 1;
         }
         if progressed {
@@ -147,7 +171,7 @@ pub fn run(opts: RunOptions, render: Option<MakeRender>) -> ExitCode {
         let _ = child.wait();
         return ExitCode::from(Outcome::Usage.status());
     };
-    let terminal = super::terminal::hand_over(pgid);
+    let terminal = Arc::new(super::terminal::hand_over(pgid));
     // The agent's output is the tee's standard input, read as a pipeline's would be.
     let piped = child.stdout.take().map(OwnedFd::from);
     if let Some(Err(e)) = piped.as_ref().map(rustix::stdio::dup2_stdin) {
@@ -165,11 +189,13 @@ pub fn run(opts: RunOptions, render: Option<MakeRender>) -> ExitCode {
                 max_cost.is_some() || max_output_tokens.is_some() || summary_path.is_some(),
             ),
             last_activity: start,
+            last_input: start,
             stop: None,
             signalled: None,
             term_sent: None,
             killed: false,
             agent: None,
+            killed_unasked: false,
             tee_done: false,
         }),
         wake: Condvar::new(),
@@ -178,7 +204,11 @@ pub fn run(opts: RunOptions, render: Option<MakeRender>) -> ExitCode {
         let shared = Arc::clone(&shared);
         std::thread::spawn(move || {
             let exit = child.wait().map(AgentExit::of).unwrap_or_default();
-            shared.lock().agent = Some(exit);
+            let mut st = shared.lock();
+            st.killed_unasked =
+                exit.signal.is_some() && st.term_sent.is_none() && st.signalled.is_none();
+            st.agent = Some(exit);
+            drop(st);
             shared.wake.notify_all();
         })
     };
@@ -188,9 +218,12 @@ pub fn run(opts: RunOptions, render: Option<MakeRender>) -> ExitCode {
         kill_after,
         start,
     };
+    let end = EndCopy::default();
     let supervisor = {
         let shared = Arc::clone(&shared);
-        std::thread::spawn(move || supervise(&shared, pgid, &limits))
+        let end = end.clone();
+        let terminal = Arc::clone(&terminal);
+        std::thread::spawn(move || supervise(&shared, pgid, &limits, &end, &terminal))
     };
     let on_signal = {
         let shared = Arc::clone(&shared);
@@ -211,6 +244,7 @@ pub fn run(opts: RunOptions, render: Option<MakeRender>) -> ExitCode {
         shared: Arc::clone(&shared),
         max_cost,
         max_output_tokens,
+        before_partial: None,
     });
     let (finish, failed_before) = crate::tee::run_supervised(
         config,
@@ -219,13 +253,21 @@ pub fn run(opts: RunOptions, render: Option<MakeRender>) -> ExitCode {
             watch,
             on_signal,
             signals,
+            end,
         }),
     );
+    // Ended by the supervisor: the agent's group is gone, its output held open by another.
+    let ended = finish == Finish::Stopped(EndCopy::STATUS);
     {
         let mut st = shared.lock();
         st.tee_done = true;
-        if let Finish::Stopped(_) = finish {
+        if let Finish::Stopped(_) = finish
+            && !ended
+        {
             // The tee gave up (an `exit` mode's write error): the agent has no reader left.
+            if st.stop.is_none() && st.agent.is_none() {
+                st.stop = Some(Stop::OutputFailed);
+            }
             st.term_sent.get_or_insert_with(Instant::now);
             signal_group(pgid, Signal::TERM);
         }
@@ -235,9 +277,9 @@ pub fn run(opts: RunOptions, render: Option<MakeRender>) -> ExitCode {
     let _ = reaper.join();
     terminal.give_back();
     let mut st = shared.lock();
-    let log_failed = failed_before || !matches!(finish, Finish::Done(true));
+    let log_failed = failed_before || !(ended || matches!(finish, Finish::Done(true)));
     let finished = st.live.finished();
-    let outcome = outcome_of(st.stop.as_ref(), finished, log_failed);
+    let outcome = outcome_of(st.stop.as_ref(), finished, st.killed_unasked, log_failed);
     let mut status = if agent_status {
         st.agent.unwrap_or_default().shell_status()
     } else if let Some(sig) = st.signalled {
@@ -245,7 +287,9 @@ pub fn run(opts: RunOptions, render: Option<MakeRender>) -> ExitCode {
     } else {
         outcome.status()
     };
-    say_end(outcome, st.agent, &program);
+    if st.signalled.is_none() {
+        say_end(outcome, st.agent, finished.is_some(), &program);
+    }
     if let Some(path) = summary_path {
         let summary = st.live.json_ended();
         let end = RunEnd {
@@ -280,11 +324,14 @@ struct Limits {
 
 /// The supervisor: stops the group when a limit passes, SIGKILLs it `kill_after` after a
 /// SIGTERM, stops what is left of the group once the agent has exited, and returns when the
-/// agent is reaped, the tee has ended and no process of the group is left.
-fn supervise(shared: &Shared, pgid: Pid, limits: &Limits) {
+/// agent is reaped, the tee has ended and no process of the group is left. The tee's input is
+/// not waited for past [`HELD_WAIT`] once the group has ended: a process outside it may hold
+/// it open for ever, and `end` ends the copy then.
+fn supervise(shared: &Shared, pgid: Pid, limits: &Limits, end: &EndCopy, terminal: &Lent) {
     let mut st = shared.lock();
     let mut stopped = false;
     let mut gone_since: Option<Instant> = None;
+    let mut held_since: Option<Instant> = None;
     loop {
         let now = Instant::now();
         if st.stop.is_none() && st.agent.is_none() {
@@ -296,6 +343,19 @@ fn supervise(shared: &Shared, pgid: Pid, limits: &Limits) {
             {
                 st.stop = Some(Stop::Stalled(s));
             }
+            // After its final event, the agent has only to exit: its verdict stands.
+            if st.stop.is_some() && st.live.finished().is_some() {
+                st.stop = st.stop.take().map(|s| Stop::Lingered(Box::new(s)));
+            }
+        }
+        if terminal.is_lent() && st.agent.is_none() && stopped_from_terminal(pgid) {
+            // Ctrl-Z: the job is smart-tee's, so smart-tee stops too, and the stall clock with
+            // it (--timeout counts the time stopped).
+            drop(st);
+            let paused = Instant::now();
+            terminal.suspend(pgid);
+            st = shared.lock();
+            st.last_activity += paused.elapsed();
         }
         if let Some(stop) = st.stop.as_ref().filter(|_| !stopped) {
             stopped = true;
@@ -324,13 +384,27 @@ fn supervise(shared: &Shared, pgid: Pid, limits: &Limits) {
             }
             st.killed = true;
         }
-        if st.agent.is_some() && st.tee_done {
-            if !group_alive(pgid) {
+        if st.agent.is_some() {
+            let gone = !group_alive(pgid) || {
+                let since = *gone_since.get_or_insert(now);
+                st.killed && now.saturating_duration_since(since) >= GONE_WAIT
+            };
+            if gone && st.tee_done {
                 return;
             }
-            let since = *gone_since.get_or_insert(now);
-            if st.killed && now.saturating_duration_since(since) >= GONE_WAIT {
-                return;
+            // Input still coming is read on, for a while.
+            let held = held_since.map_or(Duration::ZERO, |h| now.saturating_duration_since(h));
+            let quiet =
+                now.saturating_duration_since(st.last_input) >= HELD_WAIT || held >= HELD_WAIT * 5;
+            if gone && held_since.is_none() {
+                held_since = Some(now);
+            } else if gone && held >= HELD_WAIT && quiet && end.end() {
+                st.tee_done = true;
+                crate::say!(
+                    "smart-tee run: the agent's output is still held open after its process \
+                     group ended, by a process outside the group (one started with setsid?): \
+                     the rest of it is not read"
+                );
             }
         }
         st = shared
@@ -341,8 +415,21 @@ fn supervise(shared: &Shared, pgid: Pid, limits: &Limits) {
     }
 }
 
+/// True when the agent (the group's leader) is stopped by a signal (Ctrl-Z on the terminal lent
+/// to it, or SIGTTIN/SIGTTOU), as /proc says.
+fn stopped_from_terminal(pgid: Pid) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pgid.as_raw_nonzero()));
+    // pid (comm) state ...: the state follows the last ')'.
+    stat.ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, rest)| rest.trim_start().starts_with('T'))
+        })
+        .unwrap_or(false)
+}
+
 /// One line on stderr for a run that did not end well on its own.
-fn say_end(outcome: Outcome, agent: Option<AgentExit>, program: &str) {
+fn say_end(outcome: Outcome, agent: Option<AgentExit>, finished: bool, program: &str) {
     let how = match agent {
         Some(AgentExit { code: Some(c), .. }) => format!("exit status {c}"),
         Some(AgentExit {
@@ -355,6 +442,9 @@ fn say_end(outcome: Outcome, agent: Option<AgentExit>, program: &str) {
             crate::say!(
                 "smart-tee run: failed: the final event of {program} reports a failure ({how})"
             )
+        }
+        Outcome::Died if finished => {
+            crate::say!("smart-tee run: died: {program} was {how} after its final event")
         }
         Outcome::Died => {
             crate::say!("smart-tee run: died: {program} ended without a final event ({how})")

@@ -32,10 +32,28 @@ pub fn hand_over(pgid: Pid) -> Lent {
 }
 
 impl Lent {
+    /// True when a terminal was lent.
+    pub fn is_lent(&self) -> bool {
+        self.tty.is_some()
+    }
+
+    /// The agent's group was stopped from the terminal (Ctrl-Z): smart-tee's group takes the
+    /// terminal back and stops itself, so that the shell sees its job stopped; once continued
+    /// (`fg`), the terminal is lent to `pgid` again and its group continued.
+    pub fn suspend(&self, pgid: Pid) {
+        let Some(tty) = self.tty.as_ref() else { return };
+        self.give_back();
+        let _ = rustix::process::kill_process_group(rustix::process::getpgrp(), Signal::STOP);
+        // Continued.
+        let _ = rustix::termios::tcsetpgrp(tty, pgid);
+        let _ = rustix::process::kill_process_group(pgid, Signal::CONT);
+    }
+
     /// Gives the terminal back to smart-tee's group. Done from a thread that blocks SIGTTOU:
     /// a background group that sets the foreground is otherwise stopped by it.
-    pub fn give_back(self) {
-        let Some(tty) = self.tty else { return };
+    pub fn give_back(&self) {
+        let Some(tty) = self.tty.as_ref() else { return };
+        let Ok(tty) = tty.try_clone() else { return };
         let _ = std::thread::spawn(move || {
             let mut block = nix::sys::signal::SigSet::empty();
             block.add(nix::sys::signal::Signal::SIGTTOU);
