@@ -19,6 +19,10 @@ $FAKE_AGENT_PIDS set, the pids of its processes are written there
   escape    init, a message, a successful result; starts a child that leaves the group
             (setsid) and keeps stdout open for 300 s (its pid in $FAKE_AGENT_PIDS-escaped);
             exits 0
+  kimi_ok   Kimi CLI's stream-json (no init, no final event): a tool call, its result and a
+            message; exits 0
+  kimi_exit2
+            the same; exits 2
   tty       init, a message saying whether its group is the foreground group of the terminal
             on its stdin, a successful result; exits 0
 """
@@ -54,7 +58,8 @@ def sleep_forever():
 mode = sys.argv[1]
 if mode != "stubborn":
     note_pids(os.getpid())
-say(INIT)
+if not mode.startswith("kimi"):
+    say(INIT)
 if mode in ("ok", "failed", "nofinal", "stall", "heartbeat", "heartbeat_pieces", "linger",
             "crash"):
     say(message(1))
@@ -70,6 +75,13 @@ elif mode == "failed":
     say(result(True))
 elif mode == "nofinal":
     sys.exit(3)
+elif mode in ("kimi_ok", "kimi_exit2"):
+    call = {"type": "function", "id": "tc_0",
+            "function": {"name": "Shell", "arguments": json.dumps({"command": "ls"})}}
+    say({"role": "assistant", "content": "Listing the files.", "tool_calls": [call]})
+    say({"role": "tool", "tool_call_id": "tc_0", "content": "a.txt"})
+    say({"role": "assistant", "content": "Done."})
+    sys.exit(0 if mode == "kimi_ok" else 2)
 elif mode == "stall":
     sleep_forever()
 elif mode == "heartbeat":

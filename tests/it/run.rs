@@ -330,6 +330,27 @@ fn an_ok_run_exits_0() {
     assert_eq!(s["run"]["stopped_by_smart_tee"], Value::Null);
 }
 
+/// Kimi CLI's stream has no final event (#51): under `smart-tee run` its ending is the agent's
+/// exit, 0 its success and another status its failure, never "died".
+#[test]
+fn a_format_without_a_final_event_ends_as_its_process_exits() {
+    for (mode, status, outcome) in [("kimi_ok", 0, "ok"), ("kimi_exit2", 3, "failed")] {
+        let dir = tempdir(&format!("run_{mode}"));
+        let out = run_agent(&dir, &["--summary-json", "s.json"], mode);
+        assert_eq!(out.status.code(), Some(status), "{mode}: {}", stderr(&out));
+        assert_group_gone(&dir);
+        assert_eq!(assert_log_matches_stdout(&dir, &out).len(), 3);
+        let s = summary(&dir);
+        assert_eq!(s["run"]["outcome"], outcome, "{mode}");
+        assert_eq!(s["agent"], "kimi-cli", "{mode}");
+        assert_eq!(
+            s["state"], "exited; the format has no final event",
+            "{mode}"
+        );
+        assert!(!stderr(&out).contains("died"), "{mode}: {}", stderr(&out));
+    }
+}
+
 /// The cost ceiling uses the summary's cost, estimated here (the agent reports none until
 /// its result): the run is stopped once it passes.
 #[test]

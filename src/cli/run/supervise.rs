@@ -278,7 +278,12 @@ pub fn run(opts: RunOptions, render: Option<MakeRender>) -> ExitCode {
     terminal.give_back();
     let mut st = shared.lock();
     let log_failed = failed_before || !(ended || matches!(finish, Finish::Done(true)));
-    let finished = st.live.finished();
+    // A format without a final event (Kimi CLI) ends with its process: exit 0 is its success,
+    // another status its failure, a signal its death (issue #51).
+    let finished = st.live.finished().or_else(|| {
+        let agent = st.agent.filter(|_| st.live.format_has_no_final_event())?;
+        agent.code.map(|code| code == 0)
+    });
     let outcome = outcome_of(st.stop.as_ref(), finished, st.killed_unasked, log_failed);
     let mut status = if agent_status {
         st.agent.unwrap_or_default().shell_status()
@@ -288,7 +293,8 @@ pub fn run(opts: RunOptions, render: Option<MakeRender>) -> ExitCode {
         outcome.status()
     };
     if st.signalled.is_none() {
-        say_end(outcome, st.agent, finished.is_some(), &program);
+        let by_exit = st.live.finished().is_none() && finished.is_some();
+        say_end(outcome, st.agent, finished.is_some(), by_exit, &program);
     }
     if let Some(path) = summary_path {
         let summary = st.live.json_ended();
@@ -429,7 +435,13 @@ fn stopped_from_terminal(pgid: Pid) -> bool {
 }
 
 /// One line on stderr for a run that did not end well on its own.
-fn say_end(outcome: Outcome, agent: Option<AgentExit>, finished: bool, program: &str) {
+fn say_end(
+    outcome: Outcome,
+    agent: Option<AgentExit>,
+    finished: bool,
+    by_exit: bool,
+    program: &str,
+) {
     let how = match agent {
         Some(AgentExit { code: Some(c), .. }) => format!("exit status {c}"),
         Some(AgentExit {
@@ -438,6 +450,10 @@ fn say_end(outcome: Outcome, agent: Option<AgentExit>, finished: bool, program: 
         _ => "status unknown".into(),
     };
     match outcome {
+        Outcome::Failed if by_exit => crate::say!(
+            "smart-tee run: failed: {program} ended with {how} (its format has no final event: \
+             its exit tells how the run ended)"
+        ),
         Outcome::Failed => {
             crate::say!(
                 "smart-tee run: failed: the final event of {program} reports a failure ({how})"

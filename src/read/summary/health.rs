@@ -139,6 +139,16 @@ impl Summary {
         }
     }
 
+    /// Whether the run's format has no final event (Kimi CLI): its run ends with its process.
+    /// A total's run is its last conversation's, whatever agent its first line named.
+    pub fn format_has_no_final_event(&self) -> bool {
+        let agent = self
+            .parts
+            .last()
+            .map_or(self.drift.agent, |p| p.drift.agent);
+        agent == Some(Format::Kimi.agent())
+    }
+
     /// How the run stands, when its health is known: finished when its last event is a final
     /// one; else running or stalled while a writer holds the log, else ended without a final
     /// event. The stall clock is when the last event (heartbeats aside) arrived, not the time
@@ -153,13 +163,7 @@ impl Summary {
             return Some(State::Finished(ok));
         }
         if !h.writer {
-            // A total's run is its last conversation's, whatever agent its first line named.
-            let agent = self
-                .parts
-                .last()
-                .map_or(self.drift.agent, |p| p.drift.agent);
-            let no_final = agent == Some(Format::Kimi.agent());
-            return Some(if no_final {
+            return Some(if self.format_has_no_final_event() {
                 State::Exited
             } else {
                 State::Ended

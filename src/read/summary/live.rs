@@ -123,6 +123,12 @@ impl Live {
         self.summary.finished.filter(|_| !self.summary.after_final)
     }
 
+    /// Whether the run's format has no final event (Kimi CLI): its ending is then the agent's
+    /// exit (`smart-tee run`).
+    pub fn format_has_no_final_event(&self) -> bool {
+        self.summary.format_has_no_final_event()
+    }
+
     /// The summary as `--summary --format json` gives it of the log once its writer is gone.
     pub fn json_ended(&mut self) -> Value {
         let now = SystemTime::now()
