@@ -110,12 +110,17 @@ fn flock_listed(locks: &str, dev: u64, ino: u64) -> bool {
 
 /// True for an event that says the agent is alive without saying it progressed.
 pub(super) fn is_heartbeat(v: &Value, kind: &str) -> bool {
-    let sub = v.get("subtype").and_then(Value::as_str).unwrap_or("");
+    heartbeat_kind(kind, v.get("subtype").and_then(Value::as_str))
+        || (kind == "stream_event" && v.pointer("/event/type") == Some(&json!("ping")))
+}
+
+/// True for an event's `type` and `subtype` that make it a heartbeat, whatever else it holds
+/// (a `stream_event` is one only when it is a ping: [`is_heartbeat`]).
+pub(super) fn heartbeat_kind(kind: &str, subtype: Option<&str>) -> bool {
     matches!(
         kind,
         "tool_progress" | "keep_alive" | "keepalive" | "heartbeat" | "ping"
-    ) || (kind == "system" && matches!(sub, "heartbeat" | "keep_alive"))
-        || (kind == "stream_event" && v.pointer("/event/type") == Some(&json!("ping")))
+    ) || (kind == "system" && matches!(subtype, Some("heartbeat" | "keep_alive")))
 }
 
 /// True for the type of an event that ends a run, in any agent's stream.

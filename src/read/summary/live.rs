@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::Value;
 
 use super::Summary;
-use super::health::{Health, is_final, is_heartbeat};
+use super::health::{Health, heartbeat_kind, is_final, is_heartbeat};
 use crate::line::agents::Head;
 use crate::read::log::STALL_AFTER;
 use crate::read::when::Instant;
@@ -55,11 +55,8 @@ fn plainly_untelling(kind: &[u8]) -> bool {
 fn telling(head: &Head<'_>) -> bool {
     let kind = head.kind.unwrap_or("");
     is_final(kind)
-        || matches!(
-            kind,
-            "tool_progress" | "keep_alive" | "keepalive" | "heartbeat" | "ping" | "stream_event"
-        )
-        || (kind == "system" && matches!(head.subtype, Some("heartbeat" | "keep_alive")))
+        || heartbeat_kind(kind, head.subtype)
+        || kind == "stream_event"
         || (kind == "event_msg" && matches!(head.payload, Some("task_complete" | "turn_aborted")))
 }
 
