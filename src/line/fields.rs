@@ -190,6 +190,12 @@ impl FieldClasses {
         f
     }
 
+    /// Whether a copy rule names the type whose raw content is `kind`.
+    #[inline]
+    pub fn has_copies(&self, kind: &[u8]) -> bool {
+        self.copies_class.is_some() && self.copies.iter().any(|(t, _)| key_is(kind, t.as_bytes()))
+    }
+
     /// The class of a member whose key's raw content is `key`, in a line whose `type` is
     /// `kind` (raw content too), when it is a copy there; and whether the copy is a snapshot
     /// that grows at its end ([`DEFAULT_SNAPSHOT_TYPES`]).

@@ -52,8 +52,11 @@ pub struct IndexBuilder<'a> {
     /// The open containers (a scratch stack the caller keeps, so a line allocates nothing).
     open: &'a mut Vec<u32>,
     key: (u32, u32),
-    /// The raw content of the root's `type` string, once read (for [`FieldClasses::copy_in`]).
+    /// The raw content of the root's `type` string, once read, when a copy rule names that
+    /// type ([`FieldClasses::has_copies`]; for [`FieldClasses::copy_in`]); empty otherwise.
     kind: (u32, u32),
+    /// The root's `type` was read.
+    kind_read: bool,
     /// Set when the line has more than [`MAX_NODES`] values: the index stops growing and the
     /// line is reduced (`reduce.rs`) before it is planned.
     pub overflow: bool,
@@ -83,6 +86,7 @@ impl<'a> IndexBuilder<'a> {
             open,
             key: (0, 0),
             kind: (0, 0),
+            kind_read: false,
             overflow: false,
             depth: 0,
         }
@@ -123,14 +127,18 @@ impl<'a> IndexBuilder<'a> {
         // The root's `type`, for the members after it.
         if kind == Kind::String
             && self.open.len() == 1
-            && self.kind == (0, 0)
+            && !self.kind_read
             && key_end > key_start + 2
             && key_is(
                 &self.line[key_start as usize + 1..key_end as usize - 1],
                 b"type",
             )
         {
-            self.kind = (start as u32 + 1, end as u32 - 1);
+            self.kind_read = true;
+            // Most lines' types have no copy rule: their members are not looked up again.
+            if self.fields.has_copies(&self.line[start + 1..end - 1]) {
+                self.kind = (start as u32 + 1, end as u32 - 1);
+            }
         }
         let class = FieldClass::inherit(own, parent_class);
         let payload = self.payloads
