@@ -17,6 +17,23 @@ const STEP: Duration = Duration::from_secs(60);
 
 type Client = RunningService<RoleClient, ()>;
 
+/// The runtime of one test's MCP client.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A client of the server `cmd` starts (`smart-tee mcp ...`), initialized within [`STEP`].
+pub async fn connect(cmd: tokio::process::Command) -> Client {
+    let transport = TokioChildProcess::new(cmd).unwrap();
+    tokio::time::timeout(STEP, ().serve(transport))
+        .await
+        .expect("initialized in time")
+        .expect("initialized")
+}
+
 /// Calls `tool` with `args`; returns the text and whether it is an error result.
 async fn call(client: &Client, tool: &'static str, args: Value) -> (String, bool) {
     let params = CallToolRequestParams::new(tool)
@@ -56,18 +73,11 @@ fn setup(root: &Path) -> std::path::PathBuf {
 fn mcp_server_serves_logs_to_a_real_client_and_refuses_escapes() {
     let root = common::tempdir("mcp");
     let logs = setup(&root);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     rt.block_on(async {
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_smart-tee"));
         cmd.arg("mcp").arg("--root").arg(&logs);
-        let transport = TokioChildProcess::new(cmd).unwrap();
-        let client: Client = tokio::time::timeout(STEP, ().serve(transport))
-            .await
-            .expect("initialized in time")
-            .expect("initialized");
+        let client = connect(cmd).await;
         let info = client.peer_info().expect("server info");
         assert_eq!(info.server_info.as_ref().unwrap().name, "smart-tee");
 
@@ -219,18 +229,11 @@ fn read_original_pages_through_a_cut_event() {
     );
     assert!(out.status.success());
     std::fs::write(logs.join("plain.jsonl"), "{\"type\":\"x\"}\n").unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     rt.block_on(async {
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_smart-tee"));
         cmd.arg("mcp").arg("--root").arg(&logs);
-        let transport = TokioChildProcess::new(cmd).unwrap();
-        let client: Client = tokio::time::timeout(STEP, ().serve(transport))
-            .await
-            .expect("initialized in time")
-            .expect("initialized");
+        let client = connect(cmd).await;
         let (text, error) = call(&client, "read_log", json!({"path": "a.jsonl"})).await;
         assert!(!error, "{text}");
         assert!(text.contains("#2 "), "{text}");
@@ -281,18 +284,11 @@ fn read_log_gives_each_agents_events_as_gists() {
         )
         .unwrap();
     }
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     rt.block_on(async {
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_smart-tee"));
         cmd.arg("mcp").arg("--root").arg(&logs);
-        let transport = TokioChildProcess::new(cmd).unwrap();
-        let client: Client = tokio::time::timeout(STEP, ().serve(transport))
-            .await
-            .expect("initialized in time")
-            .expect("initialized");
+        let client = connect(cmd).await;
         for (name, agent, _) in crate::agent_streams::AGENTS {
             let path = format!("{name}.jsonl");
             let (text, error) = call(&client, "read_log", json!({"path": path, "head": 200})).await;

@@ -294,25 +294,17 @@ fn secrets_in_the_environment_reach_no_file_nor_answer() {
 
 #[cfg(feature = "mcp")]
 fn mcp_answers_are_clean(root: &Path) {
-    use rmcp::ServiceExt;
     use rmcp::model::CallToolRequestParams;
     use serde_json::json;
     let step = std::time::Duration::from_secs(60);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = crate::mcp::runtime();
     rt.block_on(async {
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_smart-tee"));
         cmd.arg("mcp").arg("--redact").arg("--root").arg(root);
         for (name, value) in ENV {
             cmd.env(name, value);
         }
-        let transport = rmcp::transport::TokioChildProcess::new(cmd).unwrap();
-        let client = tokio::time::timeout(step, ().serve(transport))
-            .await
-            .unwrap()
-            .unwrap();
+        let client = crate::mcp::connect(cmd).await;
         for (tool, args) in [
             ("read_log", json!({"path": "raw.jsonl", "format": "jsonl"})),
             ("read_log", json!({"path": "raw.jsonl", "format": "text"})),

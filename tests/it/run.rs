@@ -120,6 +120,16 @@ fn read_summary(dir: &Path) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// A stall after 1 s, SIGKILL 1 s after SIGTERM, the summary in `s.json`.
+const STALL_1S: [&str; 6] = [
+    "--stall-after",
+    "1s",
+    "--kill-after",
+    "1s",
+    "--summary-json",
+    "s.json",
+];
+
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
@@ -129,14 +139,7 @@ fn stderr(out: &Output) -> String {
 #[test]
 fn a_stalled_agent_is_stopped_with_its_group_and_the_summary_says_so() {
     let dir = tempdir("run_stall");
-    let flags = [
-        "--stall-after",
-        "1s",
-        "--kill-after",
-        "1s",
-        "--summary-json",
-        "s.json",
-    ];
+    let flags = STALL_1S;
     let out = run_agent(&dir, &flags, "stall");
     assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     assert_group_gone(&dir);
@@ -158,14 +161,7 @@ fn a_stalled_agent_is_stopped_with_its_group_and_the_summary_says_so() {
 #[test]
 fn a_group_that_ignores_sigterm_is_killed_after_the_grace() {
     let dir = tempdir("run_stubborn");
-    let flags = [
-        "--stall-after",
-        "1s",
-        "--kill-after",
-        "1s",
-        "--summary-json",
-        "s.json",
-    ];
+    let flags = STALL_1S;
     let out = run_agent(&dir, &flags, "stubborn");
     assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     let pids = assert_group_gone(&dir);
@@ -203,14 +199,7 @@ fn an_escaped_child_holding_the_output_open_does_not_hang_the_run() {
 #[test]
 fn an_agent_lingering_after_its_final_event_is_stopped_but_not_called_stalled() {
     let dir = tempdir("run_linger");
-    let flags = [
-        "--stall-after",
-        "1s",
-        "--kill-after",
-        "1s",
-        "--summary-json",
-        "s.json",
-    ];
+    let flags = STALL_1S;
     let out = run_agent(&dir, &flags, "linger");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_group_gone(&dir);
