@@ -105,7 +105,7 @@ pub(crate) fn tee_command() -> clap::Command {
                   tee and stops it on a stall, a timeout or a cost ceiling (smart-tee run --help); \
                   smart-tee mcp [--root DIR]... serves the logs over MCP; smart-tee \
                   completions SHELL and smart-tee man print a completion script and the man page \
-                  (a log named run, mcp, completions or man is written as ./mcp).\n\n\
+                  (a log named run, mcp, completions or man is written as ./run, ./mcp…).\n\n\
                   Signals: SIGINT (unless -i), SIGTERM, SIGHUP and SIGQUIT log every line read, \
                   the unfinished one as a record, and exit 128+N. SIGUSR1 reopens the logs by \
                   their paths (for logrotate).\n\n\
