@@ -22,7 +22,7 @@ use crate::cut::record::TextAhead;
 use crate::cut::redact::Scouted;
 
 /// Input bytes that may wait for the logs while stdout goes on.
-pub const QUEUE_BYTES: usize = 16 << 20;
+pub const QUEUE_BYTES: usize = 8 << 20;
 
 /// A buffer of input, shared between the log worker and the reader's write to stdout.
 pub type Buf = Arc<Vec<u8>>;

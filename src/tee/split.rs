@@ -70,7 +70,7 @@ impl Splitter {
                 } else if self.pending.is_empty() {
                     Some(Piece::Line(piece))
                 } else {
-                    self.pending.extend_from_slice(piece);
+                    self.gather(piece);
                     self.handed = true;
                     Some(Piece::Line(&self.pending))
                 }
@@ -80,7 +80,7 @@ impl Splitter {
                 if self.long {
                     return Some(Piece::Part(rest));
                 }
-                self.pending.extend_from_slice(rest);
+                self.gather(rest);
                 if self.pending.len() > self.cap {
                     self.long = true;
                     self.handed = true;
@@ -89,6 +89,19 @@ impl Splitter {
                 None
             }
         }
+    }
+
+    /// Adds `bytes` to the unfinished line. The buffer grows as a `Vec` does, doubling, but
+    /// never past what the cap lets it hold (the cap and the bytes that crossed it): a line
+    /// just past an 8 MiB cap held 16 MiB.
+    fn gather(&mut self, bytes: &[u8]) {
+        let want = self.pending.len() + bytes.len();
+        if want > self.pending.capacity() {
+            let most = self.cap.saturating_add(bytes.len()).max(want);
+            let grown = (self.pending.capacity() * 2).clamp(want, most);
+            self.pending.reserve_exact(grown - self.pending.len());
+        }
+        self.pending.extend_from_slice(bytes);
     }
 
     /// At end of input: the unfinished last line, if there is one.
@@ -135,6 +148,40 @@ mod tests {
             take(p);
         }
         out
+    }
+
+    /// A line gathered past the cap holds the cap and the chunk that crossed it, not the
+    /// doubling of the cap (16 MiB for a line just past 8 MiB).
+    #[test]
+    fn a_line_just_past_the_cap_holds_no_more_than_the_cap_and_a_chunk() {
+        let (cap, chunk) = (8 << 20, 256 << 10);
+        let bytes = vec![b'x'; chunk];
+        let mut s = Splitter::new(cap);
+        let mut most = 0;
+        for _ in 0..(cap / chunk + 3) {
+            let mut at = 0;
+            while s.next(&bytes, &mut at).is_some() {}
+            most = most.max(s.pending.capacity());
+        }
+        assert!(most <= cap + chunk, "{most}");
+        // And a line ending just past the cap.
+        let mut s = Splitter::new(cap);
+        for _ in 0..cap / chunk {
+            let mut at = 0;
+            assert!(s.next(&bytes, &mut at).is_none());
+        }
+        let mut at = 0;
+        let end = [&bytes[..chunk - 1], b"\n"].concat();
+        assert_eq!(
+            s.next(&end, &mut at)
+                .map(|p| matches!(p, Piece::Line(l) if l.len() == cap + chunk - 1)),
+            Some(true)
+        );
+        assert!(
+            s.pending.capacity() <= cap + chunk,
+            "{}",
+            s.pending.capacity()
+        );
     }
 
     proptest! {
