@@ -10,13 +10,13 @@ use std::sync::Arc;
 
 use crate::cut::costs::{Costs, Sizes};
 use crate::cut::emit::{self, EmitStyle};
-use crate::cut::plan::{DESCRIPTOR, MAX_LOG_DEPTH, Planner, State, WHOLE};
+use crate::cut::plan::{MAX_LOG_DEPTH, Planner};
 use crate::cut::record::{self, NON_JSON, Text, UNPLANNED};
 use crate::cut::redact::{KeyLines, Redactor};
 use crate::line::fields::FieldClasses;
 use crate::line::index::{IndexBuilder, Node};
 use crate::line::marker::MarkerTemplate;
-use crate::line::scan::{self, Kind};
+use crate::line::scan;
 use crate::reduce::{Elided, Failure, Reduced, Reducer};
 
 /// The smallest budget any configuration may have: a marker record must always fit.
@@ -253,7 +253,30 @@ impl LineEngine {
     pub fn process(&mut self, line: &[u8], out: &mut Vec<u8>) -> Outcome {
         let start = out.len();
         let done = guarded(|| self.process_unguarded(line, out));
-        done.unwrap_or_else(|_| self.failed(line, start, out))
+        let outcome = done.unwrap_or_else(|_| self.failed(line, start, out));
+        self.release_scratch();
+        outcome
+    }
+
+    /// Gives back the scratch a large line grew (the index and the plan take ~90 bytes a
+    /// value): kept, it stayed beside the next line's own memory.
+    fn release_scratch(&mut self) {
+        const KEEP_NODES: usize = 1 << 14;
+        const KEEP_BYTES: usize = 1 << 20;
+        if self.nodes.capacity() > KEEP_NODES {
+            self.nodes = Vec::new();
+            self.elided = Vec::new();
+            self.planner = Planner::default();
+            self.emit_open = Vec::new();
+        }
+        if self.open.capacity() > KEEP_NODES {
+            self.open = Vec::new();
+        }
+        for v in [&mut self.stack, &mut self.redacted, &mut self.stamped] {
+            if v.capacity() > KEEP_BYTES {
+                *v = Vec::new();
+            }
+        }
     }
 
     /// The record of a line whose processing panicked (see [`LineEngine::process`]).
@@ -357,54 +380,6 @@ impl LineEngine {
         let outcome = self.process_line(src, out);
         self.stamped = stamped;
         outcome
-    }
-
-    /// Whether the log line `logged`, cut from `json` by the plan just made, may show a secret:
-    /// searched are the log line itself and, for each cut string, the run of text around each
-    /// of its two cut points (where a secret cut in two would show its first or last part).
-    #[cold]
-    fn logs_a_secret(&mut self, json: &[u8], logged: &[u8]) -> bool {
-        let Some(redactor) = &self.redactor else {
-            return false;
-        };
-        let mut text = take(&mut self.redacted);
-        text.clear();
-        text.extend_from_slice(logged);
-        let (state, kept) = (&self.planner.state, &self.planner.kept);
-        let nodes = &self.nodes;
-        let mut whole = false;
-        let mut i = 0;
-        while i < nodes.len() {
-            let nd = &nodes[i];
-            if matches!(state[i], State::Dropped | State::Collapsed) {
-                i = nd.next as usize;
-                continue;
-            }
-            if nd.kind == Kind::String && kept[i] != WHOLE && kept[i] != DESCRIPTOR {
-                let from = nd.start as usize + 1;
-                let content = &json[from..nd.end as usize - 1];
-                let ratio = if nd.tail_only {
-                    0.0
-                } else {
-                    self.config.head_ratio
-                };
-                let (head, tail) = emit::cut_points(content, kept[i] as usize, ratio);
-                for at in [from + head, from + tail] {
-                    match redactor.around_cut(json, at) {
-                        Some(run) => {
-                            text.push(b'\n');
-                            text.extend_from_slice(&json[run]);
-                        }
-                        // A run too long to take apart: the whole line is redacted.
-                        None => whole = true,
-                    }
-                }
-            }
-            i += 1;
-        }
-        let found = whole || redactor.finds(&text);
-        self.redacted = text;
-        found
     }
 
     /// Appends the log line of a line reduced while it was read (see `reduce.rs`). The reduced
@@ -585,7 +560,11 @@ impl LineEngine {
             }
             if index.overflow {
                 // Too many values to plan within the memory cap: reduced first, as a line past
-                // the memory cap is, or else an excerpt of the text.
+                // the memory cap is, or else an excerpt of the text. The index and the stacks
+                // of this scan are given back first: the reduction must not sit beside them.
+                self.nodes = Vec::new();
+                self.open = Vec::new();
+                self.stack = Vec::new();
                 return self.cut_reduced(json, out);
             }
         }
@@ -689,6 +668,7 @@ fn style(config: &EngineConfig) -> EmitStyle<'_> {
 
 mod guard;
 mod savings;
+mod secrets;
 #[cfg(test)]
 pub(crate) mod tests;
 

@@ -62,11 +62,17 @@ pub struct IndexBuilder<'a> {
     pub overflow: bool,
     /// The deepest nesting of containers seen.
     pub depth: usize,
+    /// Containers open past the overflow: counted, not stacked (4 bytes a level of a line of
+    /// `[[[[` held 32 MiB).
+    deeper: usize,
 }
 
-/// The most values indexed in one line. The index and the plan take about 70 bytes a value, so
-/// this caps a line's planning memory near 100 MiB (a million-element array still fits).
-pub const MAX_NODES: usize = 1_500_000;
+/// The most values indexed in one line. The index and the plan take about 86 bytes a value
+/// (heaptrack), so this caps a line's planning memory near 21 MiB, within the 32 MiB the
+/// whole process keeps to (it was 1.5 million: a 3 MB line of small values peaked at 128 MiB).
+/// A line with more is reduced first, as a line past 8 MiB is. The reduction keeps at most as
+/// many ([`crate::reduce::MAX_VALUES`]).
+pub const MAX_NODES: usize = 250_000;
 
 impl<'a> IndexBuilder<'a> {
     pub fn new(
@@ -89,6 +95,7 @@ impl<'a> IndexBuilder<'a> {
             kind_read: false,
             overflow: false,
             depth: 0,
+            deeper: 0,
         }
     }
 
@@ -176,15 +183,20 @@ impl Visitor for IndexBuilder<'_> {
     }
     fn open(&mut self, kind: Kind, start: usize) {
         self.overflow |= self.nodes.len() >= MAX_NODES;
-        let idx = if self.overflow {
-            u32::MAX
-        } else {
-            self.push(kind, start, start)
-        };
+        if self.overflow {
+            self.deeper += 1;
+            self.depth = self.depth.max(self.open.len() + self.deeper);
+            return;
+        }
+        let idx = self.push(kind, start, start);
         self.open.push(idx);
         self.depth = self.depth.max(self.open.len());
     }
     fn close(&mut self, end: usize) {
+        if self.deeper > 0 {
+            self.deeper -= 1;
+            return;
+        }
         if let Some(idx) = self.open.pop().filter(|&i| i != u32::MAX) {
             let next = self.nodes.len() as u32;
             let node = &mut self.nodes[idx as usize];

@@ -78,23 +78,37 @@ impl Copier<'_> {
 impl scan::Visitor for Copier<'_> {
     #[inline(always)]
     fn key(&mut self, start: usize, end: usize) {
-        self.token(start, end);
+        if self.values <= super::whole::MAX_VALUES_WHOLE {
+            self.token(start, end);
+        }
     }
     #[inline(always)]
     fn scalar(&mut self, _: Kind, start: usize, end: usize) {
-        self.token(start, end);
         self.values += 1;
+        if self.values > super::whole::MAX_VALUES_WHOLE {
+            return;
+        }
+        self.token(start, end);
     }
     #[inline(always)]
     fn open(&mut self, _: Kind, start: usize) {
-        self.token(start, start + 1);
         self.values += 1;
+        if self.values > super::whole::MAX_VALUES_WHOLE {
+            // The read is refused for its values (`Reducer::read_whole`): copying and stacking
+            // what follows would only grow memory (16 bytes a level of an 8 MiB `[[[[`).
+            self.depth = self.depth.max(super::whole::MAX_VALUES_WHOLE + 1);
+            return;
+        }
+        self.token(start, start + 1);
         let at = self.copied() - 1;
         self.open.push((at, start));
         self.depth = self.depth.max(self.open.len());
     }
     #[inline(always)]
     fn close(&mut self, end: usize) {
+        if self.values > super::whole::MAX_VALUES_WHOLE {
+            return;
+        }
         self.token(end - 1, end);
         let Some((out_start, in_start)) = self.open.pop() else {
             return;

@@ -57,8 +57,9 @@ pub const ENDS: usize = 128;
 pub const MEMBERS: usize = 2 * ENDS;
 /// The largest reduced copy; a line whose reduction is larger is logged as an excerpt.
 pub const REDUCED_CAP: usize = 8 << 20;
-/// The most values in a reduced copy: indexing and planning take about 100 bytes a value.
-pub const MAX_VALUES: usize = 250_000;
+/// The most values in a reduced copy: as many as the index takes, so that a reduced copy is
+/// always planned.
+pub const MAX_VALUES: usize = crate::line::index::MAX_NODES;
 /// The deepest nesting reduced; deeper lines are logged as an excerpt.
 pub const MAX_DEPTH: usize = 100_000;
 

@@ -13,7 +13,7 @@ use super::*;
 
 /// The most values in a container read in one go: no array of at most this many elements loses
 /// any ([`ENDS`] from each end are kept), no object of at most this many members ([`MEMBERS`]).
-const MAX_VALUES_WHOLE: usize = MEMBERS;
+pub(super) const MAX_VALUES_WHOLE: usize = MEMBERS;
 const _: () = assert!(MAX_VALUES_WHOLE <= 2 * ENDS);
 
 /// After an attempt that failed over `w` bytes, no attempt for the next `w / SKIP` bytes: the

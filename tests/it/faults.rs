@@ -484,3 +484,48 @@ fn a_line_with_too_many_values_keeps_its_structure() {
         "the marker counts every element"
     );
 }
+
+/// #49's audit: a 3 MB line of 1.5 million small values peaked at 128 MiB (the index took
+/// them all, about 86 bytes each), and an 8 MiB line of `[[[[…]]]]` at 90 MiB. Lines with more
+/// values than the index takes are reduced first, and what is past that cap is counted, not
+/// stacked: each runs here within 78 MiB of address space (the process's peak RSS is under
+/// 32 MiB), and is logged as valid JSON within the budget.
+#[test]
+fn a_line_of_many_small_values_or_deep_nesting_stays_in_bounded_memory() {
+    let dir = tempdir("bounded-memory");
+    let many = format!(
+        r#"{{"type":"user","data":[{}]}}"#,
+        vec!["0"; 1_490_000].join(",")
+    );
+    let deep = "[".repeat(4 << 20) + &"]".repeat(4 << 20);
+    for (name, line) in [("many", many), ("deep", deep)] {
+        let log = dir.join(name);
+        let script = format!(
+            "ulimit -v 80000 && exec '{}' '{}'",
+            env!("CARGO_BIN_EXE_smart-tee"),
+            log.display()
+        );
+        let mut sh = Command::new("sh");
+        sh.args(["-c", &script])
+            .env_remove("SMART_TEE_MAX_LINE_BYTES")
+            .env("MALLOC_ARENA_MAX", "1");
+        let input = format!("{line}\n{{\"tail\":1}}\n");
+        let out = common::run_cmd(&mut sh, input.as_bytes());
+        assert!(
+            out.status.success(),
+            "{name}: {:?} {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.stdout == input.as_bytes(),
+            "{name}: stdout is the input"
+        );
+        let logged = std::fs::read(&log).unwrap();
+        let logged = lines(&logged);
+        assert_eq!(logged.len(), 2, "{name}");
+        assert!(logged[0].len() <= 5120, "{name}: {}", logged[0].len());
+        strict_parse(logged[0]).unwrap();
+        assert_eq!(logged[1], b"{\"tail\":1}");
+    }
+}

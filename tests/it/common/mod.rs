@@ -248,10 +248,13 @@ pub fn log_of(input: &[u8], config: &EngineConfig, chunk: usize) -> Vec<u8> {
         }
     }
     assert!(log.finish().is_empty());
-    // Only a line past the memory cap may be logged as an excerpt.
-    let big = input
-        .split(|&b| b == b'\n')
-        .any(|l| l.len() > smart_tee::tee::log::STREAM_CAP);
+    // Only a line past the memory cap may be logged as an excerpt, or one the index cannot
+    // hold (more than MAX_NODES values) that nests deeper than the reduction goes.
+    let big = input.split(|&b| b == b'\n').any(|l| {
+        l.len() > smart_tee::tee::log::STREAM_CAP
+            || (l.len() > smart_tee::line::index::MAX_NODES
+                && depth(l) > smart_tee::reduce::MAX_DEPTH)
+    });
     assert!(
         big || log.stats().lines_unplanned == 0,
         "the planner gave up on a line"

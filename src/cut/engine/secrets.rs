@@ -1,0 +1,58 @@
+//! `--redact` on a line over the budget: whether its log line may show a secret.
+
+use std::mem::take;
+
+use super::LineEngine;
+use crate::cut::emit;
+use crate::cut::plan::{DESCRIPTOR, State, WHOLE};
+use crate::line::scan::Kind;
+
+impl LineEngine {
+    /// Whether the log line `logged`, cut from `json` by the plan just made, may show a secret:
+    /// searched are the log line itself and, for each cut string, the run of text around each
+    /// of its two cut points (where a secret cut in two would show its first or last part).
+    #[cold]
+    pub(super) fn logs_a_secret(&mut self, json: &[u8], logged: &[u8]) -> bool {
+        let Some(redactor) = &self.redactor else {
+            return false;
+        };
+        let mut text = take(&mut self.redacted);
+        text.clear();
+        text.extend_from_slice(logged);
+        let (state, kept) = (&self.planner.state, &self.planner.kept);
+        let nodes = &self.nodes;
+        let mut whole = false;
+        let mut i = 0;
+        while i < nodes.len() {
+            let nd = &nodes[i];
+            if matches!(state[i], State::Dropped | State::Collapsed) {
+                i = nd.next as usize;
+                continue;
+            }
+            if nd.kind == Kind::String && kept[i] != WHOLE && kept[i] != DESCRIPTOR {
+                let from = nd.start as usize + 1;
+                let content = &json[from..nd.end as usize - 1];
+                let ratio = if nd.tail_only {
+                    0.0
+                } else {
+                    self.config.head_ratio
+                };
+                let (head, tail) = emit::cut_points(content, kept[i] as usize, ratio);
+                for at in [from + head, from + tail] {
+                    match redactor.around_cut(json, at) {
+                        Some(run) => {
+                            text.push(b'\n');
+                            text.extend_from_slice(&json[run]);
+                        }
+                        // A run too long to take apart: the whole line is redacted.
+                        None => whole = true,
+                    }
+                }
+            }
+            i += 1;
+        }
+        let found = whole || redactor.finds(&text);
+        self.redacted = text;
+        found
+    }
+}
