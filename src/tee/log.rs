@@ -547,12 +547,6 @@ impl LogWriter {
         self.archive.as_ref().map(|a| a.backlog())
     }
 
-    /// The most input bytes this writer holds besides the chunk it is given (the archive's
-    /// frames waiting for compression).
-    pub fn input_held_max(&self) -> usize {
-        self.archive.as_ref().map_or(0, |a| a.input_held_max())
-    }
-
     /// How long the input may pause before [`LogWriter::idle`] has work to do (`None`: never).
     pub fn idle_after(&self) -> Option<std::time::Duration> {
         self.archive

@@ -333,10 +333,10 @@ where
         stdout_cap,
         splice,
     } = options;
-    // Input waiting for the logs stays within QUEUE_BYTES, queued here or held by the log
-    // writer (the archive's frames).
-    let bound = QUEUE_BYTES.saturating_sub(log.input_held_max());
-    let handoff = Arc::new(Handoff::with_bound(CHUNK, bound).reporting(log.backlog()));
+    // Input waiting for the logs: QUEUE_BYTES, with or without --archive. The archive's frames
+    // (at most 6 MiB) are filled by the log thread, so a stalled log stalls them too: counted
+    // against the queue, they left stdout 2 MiB of lead, not the 8 MiB README promises.
+    let handoff = Arc::new(Handoff::with_bound(CHUNK, QUEUE_BYTES).reporting(log.backlog()));
     let logs_alive = Arc::new(AtomicBool::new(log.has_live_sinks()));
     if let Some(end) = end {
         end.set(Arc::clone(&handoff));

@@ -122,50 +122,61 @@ fn a_stop_signal_on_a_slow_stdout_loses_no_line_stdout_got() {
 
 /// #27.5: a log that drains slowly (here a FIFO nobody reads yet) must not hold stdout back
 /// while less than the queue's bound (8 MiB) waits for it. Two chunks used to be queued, and
-/// stdout waited for the FIFO.
+/// stdout waited for the FIFO. With `--archive` the archive's frames were counted against the
+/// bound, and stdout stopped after 2.25 MiB (#49's audit).
 #[test]
 fn a_slow_log_does_not_hold_stdout_back() {
-    let dir = tempdir("slow-log");
-    let fifo = dir.join("fifo");
-    assert!(
-        Command::new("mkfifo")
+    for archive in [false, true] {
+        let dir = tempdir(if archive {
+            "slow-log-archive"
+        } else {
+            "slow-log"
+        });
+        let fifo = dir.join("fifo");
+        assert!(
+            Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        // Opened for reading first (without waiting for a writer), and not read yet.
+        let reader = rustix::fs::open(
+            &fifo,
+            OFlags::RDONLY | OFlags::NONBLOCK,
+            rustix::fs::Mode::empty(),
+        )
+        .unwrap();
+        let input = numbered(500_000); // about 5.6 MB
+        let mut cmd = bin();
+        if archive {
+            cmd.arg("--archive").arg(dir.join("orig.zst"));
+        }
+        let mut child = cmd
             .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
-    // Opened for reading first (without waiting for a writer), and not read yet.
-    let reader = rustix::fs::open(
-        &fifo,
-        OFlags::RDONLY | OFlags::NONBLOCK,
-        rustix::fs::Mode::empty(),
-    )
-    .unwrap();
-    let input = numbered(500_000); // about 5.6 MB
-    let mut child = bin()
-        .arg(&fifo)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdin = feed(child.stdin.take().unwrap(), input.clone());
-    let mut stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let want = input.len();
-    std::thread::spawn(move || {
-        let mut got = vec![0; want];
-        let _ = tx.send(stdout.read_exact(&mut got).map(|()| got));
-    });
-    let got = rx
-        .recv_timeout(common::CHILD_TIMEOUT)
-        .expect("stdout waited for the log")
-        .unwrap();
-    assert!(got == input);
-    drop(stdin.join().unwrap());
-    let logged = drain(reader);
-    assert!(common::wait_timeout(&mut child).success());
-    assert!(logged == input, "the log gets every line too");
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = feed(child.stdin.take().unwrap(), input.clone());
+        let mut stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let want = input.len();
+        std::thread::spawn(move || {
+            let mut got = vec![0; want];
+            let _ = tx.send(stdout.read_exact(&mut got).map(|()| got));
+        });
+        let got = rx
+            .recv_timeout(common::CHILD_TIMEOUT)
+            .unwrap_or_else(|_| panic!("archive {archive}: stdout waited for the log"))
+            .unwrap();
+        assert!(got == input);
+        drop(stdin.join().unwrap());
+        let logged = drain(reader);
+        assert!(common::wait_timeout(&mut child).success());
+        assert!(logged == input, "the log gets every line too");
+    }
 }
 
 /// #34.4: a stdout that another process made non-blocking, and that is full when smart-tee

@@ -230,12 +230,6 @@ impl ArchiveFeed {
         self.frames.backlog()
     }
 
-    /// The most input bytes the archive holds: the frame being gathered, those waiting and
-    /// those being compressed, at most [`FRAME_MAX`] each.
-    pub fn input_held_max(&self) -> usize {
-        (QUEUE + self.threads.len() + 1) * self.frames.max()
-    }
-
     /// The input has paused ([`IDLE`]): the frame so far goes to the compressor, up to its last
     /// line end.
     pub fn idle(&mut self) {
