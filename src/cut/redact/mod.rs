@@ -485,10 +485,10 @@ impl Redactor {
             None => false,
             Some(shadow) => self.each_hit_written(&shadow.text, |hit| {
                 found(hit.map(|h| Hit {
-                    start: shadow.raw(h.start),
-                    name_end: shadow.raw(h.name_end),
-                    after: shadow.raw(h.after),
-                    end: shadow.raw(h.end),
+                    start: shadow.raw(line, h.start),
+                    name_end: shadow.raw(line, h.name_end),
+                    after: shadow.raw(line, h.after),
+                    end: shadow.raw(line, h.end),
                     ..h
                 }))
             }),
