@@ -202,7 +202,7 @@ mod tests {
         assert!(Shadow::of(br#"x\ud83dy"#).is_none());
     }
 
-    /// The shadow's map, kept by runs, says what a map of every byte says (the way it was kept
+    /// The shadow's map, kept by marks, says what a map of every byte says (the way it was kept
     /// before, 8 bytes a byte of the line).
     fn dense(line: &[u8]) -> Option<(Vec<u8>, Vec<usize>)> {
         let mut i = first(line)?;
@@ -234,7 +234,7 @@ mod tests {
 
     proptest::proptest! {
         #[test]
-        fn the_map_by_runs_is_the_map_of_every_byte(
+        fn the_map_by_marks_is_the_map_of_every_byte(
             pieces in proptest::collection::vec(proptest::prop_oneof![
                 proptest::strategy::Just("\\u0041"), proptest::strategy::Just("\\\\u00e9"),
                 proptest::strategy::Just("\\ud83d\\ude00"), proptest::strategy::Just("\\/"),
