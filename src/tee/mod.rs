@@ -51,7 +51,7 @@ use self::stats::StatsReport;
 use self::stdout_cap::StdoutCap;
 use crate::cut::engine::{EngineConfig, LineEngine};
 use crate::cut::record::TextAhead;
-use crate::cut::redact::Redactor;
+use crate::cut::redact::{Pace, Redactor};
 use crate::error::Error;
 
 /// Bytes asked of one read. Each chunk costs a hand-over between the threads (a futex wake and
@@ -399,13 +399,19 @@ fn read_loop<R: Read, W: Write>(
     scout: Option<Arc<Redactor>>,
     text_seen: Arc<AtomicBool>,
 ) {
-    let look = |chunk: &[u8]| {
+    let mut pace = Pace::default();
+    let mut look = |chunk: &[u8]| {
         let text = text_seen.load(Ordering::Relaxed);
         if (scout.is_none() && !text) || !handoff.behind() {
             return handoff::Ahead::default();
         }
+        let scouted = scout.as_ref().filter(|_| pace.wants()).map(|r| {
+            let scouted = r.scout(chunk);
+            pace.saw(&scouted);
+            scouted
+        });
         handoff::Ahead {
-            scouted: scout.as_ref().map(|r| r.scout(chunk)),
+            scouted,
             text: text.then(|| TextAhead::of(chunk)).flatten(),
         }
     };

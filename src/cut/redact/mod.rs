@@ -52,7 +52,7 @@ use patterns::{
     ASSIGNED_VALUE, OTHER_STARTS, SECRET_WORDS, TELEGRAM, TOKEN_STARTS, URL_CREDENTIALS,
     WORD_STARTS,
 };
-pub use scout::Scouted;
+pub use scout::{Pace, Scouted};
 use values::ValueSet;
 pub use values::{
     MIN_VALUE_LEN, Secret, from_dotenv, from_env, looks_generated, plainly_not_secret, says_secret,
