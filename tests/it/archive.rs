@@ -799,3 +799,60 @@ fn a_backlog_steps_compression_down_and_every_line_still_reads() {
     let (fast, level2) = (size(true), size(false));
     assert!(fast > level2, "{fast} bytes behind, {level2} at level 2");
 }
+
+/// #49's audit: the first piece of a line (held whole up to 8 MiB) was redacted whole for the
+/// archive, its redaction and shadow beside it (45 MiB of peak RSS on a line dense with
+/// escapes). It is redacted in parts of about a MiB, each ending where no secret is split:
+/// secrets placed around every part's end, some written with escapes, go as the whole line's
+/// redaction would take them.
+#[test]
+fn a_long_line_redacted_in_parts_is_the_line_redacted_whole() {
+    use smart_tee::cut::redact::Redactor;
+    let dir = tempdir("archive-redact-parts");
+    let secrets = [
+        "ghp_Q7klQErQX4AEkpXlNPNwnwa0bI21K5kuXjYi",
+        r"\u0067hp_Z7klQErQX4AEkpXlNPNwnwa0bI21K5kuXjYj",
+        "sk-ant-api03-Q7kPdoHaZI5VlPVFrCJh8km1xTNgW7biwHprCyF9",
+        "password=Q7kv8LpQ2zXw9RtYbN3m",
+    ];
+    let mut body = String::new();
+    let filler = r"abc\u0041 def \n text ";
+    let head = "{\"type\":\"user\",\"content\":\"";
+    for k in 1..=6 {
+        // Each secret starts 10 bytes before a MiB of the line.
+        let at = (k << 20) - 10 - head.len();
+        while body.len() + filler.len() <= at {
+            body.push_str(filler);
+        }
+        body.extend(std::iter::repeat_n(' ', at - body.len()));
+        body.push_str(secrets[k % secrets.len()]);
+        body.push(' ');
+    }
+    let line = format!("{head}{body}\"}}");
+    let input = format!("{line}\n{{\"tail\":1}}\n");
+    let (log, archive) = (dir.join("log"), dir.join("a.zst"));
+    let out = run_cmd(
+        bin()
+            .env_remove("SMART_TEE_MAX_LINE_BYTES")
+            .args(["--redact", "--archive"])
+            .arg(&archive)
+            .arg(&log),
+        input.as_bytes(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut whole = Vec::new();
+    assert!(Redactor::new().redact(line.as_bytes(), &mut whole));
+    let decoded = decode(&archive);
+    assert!(
+        decoded == [&whole[..], b"\n{\"tail\":1}\n"].concat(),
+        "the archive's line is not the line redacted whole"
+    );
+    for part in [
+        "Q7klQErQX4AE",
+        "Z7klQErQX4AE",
+        "Q7kPdoHaZI5V",
+        "Q7kv8LpQ2zXw",
+    ] {
+        assert!(!String::from_utf8_lossy(&decoded).contains(part), "{part}");
+    }
+}
