@@ -1,6 +1,6 @@
 //! One line through the engine at a budget at or above the floor: no panic, the log line is
 //! strict JSON within the budget, and a valid line that fits comes out unchanged (unless
-//! redacted).
+//! redacted), but for its raw CRs.
 #![no_main]
 
 use std::sync::{Arc, OnceLock};
@@ -91,6 +91,8 @@ fuzz_target!(|data: &[u8]| {
     if !redact
         && (outcome == Outcome::Verbatim || (strict(json) && json.len() <= budget && shallow))
     {
-        assert_eq!(logged, json);
+        // Without its raw CRs (JSON whitespace that line readers take for line ends).
+        let want: Vec<u8> = json.iter().copied().filter(|&c| c != b'\r').collect();
+        assert_eq!(logged, &want[..]);
     }
 });

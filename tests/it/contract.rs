@@ -184,6 +184,24 @@ fn fuzz_finding_engine_line_spaces_around_a_number() {
     assert_eq!(out, b"0\n");
 }
 
+/// The fuzz finding `engine-line-crs-inside-an-array`: `[`, 42 raw `\r`, `]` at budget 128 was
+/// logged `[]`, and the `engine_line` target expected it byte for byte. The rule is right (a
+/// line that fits is logged without its raw CRs, `a_raw_cr_between_tokens_is_not_logged`); the
+/// target expected too much, and now expects the line without its CRs.
+#[test]
+fn fuzz_finding_engine_line_crs_inside_an_array() {
+    let data = fuzz_finding("engine-line-crs-inside-an-array");
+    let budget = 128 + (u16::from_le_bytes([data[0], data[1]]) as usize % 4000);
+    let line = &data[2..];
+    assert_eq!(
+        (budget, line.iter().filter(|&&b| b == b'\r').count()),
+        (128, 42)
+    );
+    let mut out = Vec::new();
+    LineEngine::new(crate::common::config(budget)).process(line, &mut out);
+    assert_eq!(out, b"[]\n");
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: common::cases(384), ..ProptestConfig::default() })]
 
