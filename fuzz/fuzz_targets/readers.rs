@@ -138,7 +138,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let mut out = Vec::new();
     // A file that cannot be read (a damaged stream) is a problem reported, not an error.
-    smart_tee::read::view::run_to(&opts, &mut out).expect("written into memory");
+    let problems = smart_tee::read::view::run_to(&opts, &mut out).expect("written into memory");
     let text = std::str::from_utf8(&out).expect("the output is UTF-8");
     // A log line kept verbatim keeps its JSON whitespace, tabs included (outside strings: the
     // checks below hold the output to strict JSON), which act on no terminal.
@@ -154,6 +154,9 @@ fuzz_target!(|data: &[u8]| {
         assert!(out.len() <= budget, "{} > {budget}: {text:?}", out.len());
     }
     match (summary, format) {
+        // A summary of a file that could not be read (a damaged stream) is no summary: the
+        // problem says so (finding readers-summary-of-a-damaged-gzip).
+        (true, Format::Json) if out.is_empty() => assert!(!problems.is_empty()),
         (true, Format::Json) => {
             let v = strict(out.trim_ascii_end()).expect("the summary is JSON");
             assert!(v.is_object(), "{text}");

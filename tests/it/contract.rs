@@ -184,6 +184,32 @@ fn fuzz_finding_engine_line_spaces_around_a_number() {
     assert_eq!(out, b"0\n");
 }
 
+/// The fuzz finding `readers-summary-of-a-damaged-gzip`: a log that is a gzip stream cut short
+/// (its first two bytes are the `readers` target's options). `--summary --format json` of it
+/// writes no summary (none of the file could be read whole, and a summary of what was would
+/// read as the whole run), exits 1 and names the file and the cause; the target expected a
+/// summary and now expects the problem instead.
+#[test]
+fn fuzz_finding_readers_summary_of_a_damaged_gzip() {
+    let data = fuzz_finding("readers-summary-of-a-damaged-gzip");
+    let dir = common::tempdir("finding-damaged-gzip");
+    let log = dir.join("a.log");
+    std::fs::write(&log, &data[2..]).unwrap();
+    let out = common::run_cmd(
+        common::bin()
+            .args(["--view", "--summary", "--format", "json"])
+            .arg(&log),
+        b"",
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(out.stdout.is_empty());
+    assert!(
+        err.contains(&*log.to_string_lossy()) && err.contains("gzip stream is truncated"),
+        "{err}"
+    );
+}
+
 /// The fuzz finding `engine-line-crs-inside-an-array`: `[`, 42 raw `\r`, `]` at budget 128 was
 /// logged `[]`, and the `engine_line` target expected it byte for byte. The rule is right (a
 /// line that fits is logged without its raw CRs, `a_raw_cr_between_tokens_is_not_logged`); the
