@@ -359,8 +359,15 @@ impl LineEngine {
         }
         let mut redacted = take(&mut self.redacted);
         let mut src = line;
+        // A reduced line's strings join their two ends where the reduction cut them: nothing
+        // may move left of a join (`Redactor::redact_padded`).
+        let reduced = !self.reduction.is_empty();
         if let Some(r) = &self.redactor
-            && r.redact(src, &mut redacted)
+            && if reduced {
+                r.redact_padded(src, &mut redacted)
+            } else {
+                r.redact(src, &mut redacted)
+            }
         {
             src = &redacted;
         }

@@ -463,3 +463,79 @@ fn each_filter_switched_off_finds_the_same() {
         assert!(*bytes == logs[0].1, "{skip} off changed the log");
     }
 }
+
+/// #49's attack: a line past 8 MiB is reduced while read, and its long string joins its first
+/// and last bytes where the reduction cut it. Redacted, the join moved left (a 108-byte key
+/// became a 24-byte label), the log line's cut kept bytes from both sides of it as one text,
+/// and a secret there, cut by the reduction or glued to the bytes before it
+/// (`ghp_Nghp_yK7Yl…`), reached the log. Replacements in a reduced line now keep its length.
+#[test]
+fn no_secret_shows_where_a_reduction_joined_a_long_string() {
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut chars = |n: usize| -> String {
+        const AL: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+        (0..n)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                char::from(AL[(seed % AL.len() as u64) as usize])
+            })
+            .collect()
+    };
+    let mut bodies = Vec::new();
+    let mut region = |bodies: &mut Vec<String>| {
+        let mut s = "a".repeat(15) + " ";
+        while s.len() < 30_000 {
+            let (start, body) = if bodies.len() % 3 == 2 {
+                ("ghp_", chars(36))
+            } else {
+                ("sk-ant-api03-", chars(93) + "AA")
+            };
+            s.push_str(start);
+            s.push_str(&body);
+            s.push_str([", ", "\\n", " "][bodies.len() % 3]);
+            bodies.push(body);
+        }
+        s
+    };
+    let head = region(&mut bodies);
+    let tail = region(&mut bodies);
+    let line = format!(
+        r#"{{"type":"big","id":"x1","text":"{head}{}{tail}"}}"#,
+        "x".repeat(9_000_000)
+    );
+    assert!(line.len() > smart_tee::tee::log::STREAM_CAP);
+    let input = format!("{line}\n");
+    for budget in ["1024", "2048", "5120"] {
+        let dir = common::tempdir(&format!("redact-joined-{budget}"));
+        let log = dir.join("log");
+        let out = common::run_cmd(
+            common::bin()
+                .env_remove("SMART_TEE_MAX_LINE_BYTES")
+                .args(["--redact", "-b", budget])
+                .arg(&log),
+            input.as_bytes(),
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let logged = std::fs::read(&log).unwrap();
+        let logged = lines(&logged);
+        assert_eq!(logged.len(), 1);
+        let v = strict_parse(logged[0]).unwrap();
+        assert_eq!(v["id"], "x1", "budget {budget}");
+        let text = String::from_utf8_lossy(logged[0]);
+        for body in &bodies {
+            for window in body.as_bytes().windows(9) {
+                let w = std::str::from_utf8(window).unwrap();
+                assert!(
+                    !text.contains(w),
+                    "budget {budget}: {w} of {body} in {text}"
+                );
+            }
+        }
+    }
+}

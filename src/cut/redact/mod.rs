@@ -611,19 +611,39 @@ impl Redactor {
     /// Writes `line` with its secrets replaced into `out` and returns true, or returns false
     /// (leaving `out` alone) when there is nothing to redact.
     pub fn redact(&self, line: &[u8], out: &mut Vec<u8>) -> bool {
+        self.redact_with(line, out, false)
+    }
+
+    /// [`Redactor::redact`], each replacement padded with spaces to the length of what it
+    /// replaced, so that no part of `line` moves left: for a line reduced while read, whose
+    /// strings join their first and last bytes where the reduction cut them. Shorter, the
+    /// joined string let the cut of the log line keep bytes from both sides of the join as if
+    /// they were one text, a secret cut there among them (#49's attack).
+    pub fn redact_padded(&self, line: &[u8], out: &mut Vec<u8>) -> bool {
+        self.redact_with(line, out, true)
+    }
+
+    fn redact_with(&self, line: &[u8], out: &mut Vec<u8>, pad: bool) -> bool {
         let hits = self.hits(line);
         if hits.is_empty() {
             return false;
         }
+        let spaces = |out: &mut Vec<u8>, n: usize| {
+            if pad {
+                out.resize(out.len() + n, b' ');
+            }
+        };
         out.clear();
         let mut last = 0;
         for h in hits {
             if h.start < last {
                 // Inside a secret already replaced; what it covers past that goes too.
+                spaces(out, h.end.saturating_sub(last));
                 last = last.max(h.end);
                 continue;
             }
             out.extend_from_slice(&line[last..h.name_end]);
+            let label = out.len();
             out.extend_from_slice(b"[REDACTED:");
             match h.label {
                 Label::Kind(kind) => out.extend_from_slice(kind.as_bytes()),
@@ -634,6 +654,10 @@ impl Redactor {
                 }
             }
             out.push(b']');
+            spaces(
+                out,
+                (h.after - h.name_end).saturating_sub(out.len() - label),
+            );
             out.extend_from_slice(&line[h.after..h.end]);
             last = h.end;
         }
