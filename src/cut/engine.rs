@@ -361,13 +361,13 @@ impl LineEngine {
         let mut src = line;
         // A reduced line's strings join their two ends where the reduction cut them: nothing
         // may move left of a join (`Redactor::redact_padded`).
-        let reduced = !self.reduction.is_empty();
+        let redact = if self.reduction.is_empty() {
+            Redactor::redact
+        } else {
+            Redactor::redact_padded
+        };
         if let Some(r) = &self.redactor
-            && if reduced {
-                r.redact_padded(src, &mut redacted)
-            } else {
-                r.redact(src, &mut redacted)
-            }
+            && redact(r, src, &mut redacted)
         {
             src = &redacted;
         }

@@ -197,7 +197,7 @@ impl Visitor for IndexBuilder<'_> {
             self.deeper -= 1;
             return;
         }
-        if let Some(idx) = self.open.pop().filter(|&i| i != u32::MAX) {
+        if let Some(idx) = self.open.pop() {
             let next = self.nodes.len() as u32;
             let node = &mut self.nodes[idx as usize];
             node.end = end as u32;

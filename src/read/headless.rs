@@ -142,24 +142,21 @@ fn kimi_tool_failed(v: &Value) -> bool {
     }
 }
 
-/// The tool calls `v` counts: those it opens. Antigravity updates a tool step while it runs
-/// and once more when it is done: each update of a step with an id is given, for the reader to
-/// count the step once by it (a run that dies with a step running still counted it); a step
-/// without one is counted when done.
-pub fn counted_calls(v: &Value, f: Format) -> Vec<Opened> {
-    if f == Format::Antigravity {
-        let (opened, closed) = calls(v, f);
-        let closed = closed.into_iter().map(|(id, _)| {
-            let name = str_at(v, "/tool_info/name").unwrap_or_default();
-            (id, name)
-        });
-        return opened
-            .into_iter()
-            .filter(|(id, _)| id.is_some())
-            .chain(closed)
-            .collect();
+/// The tool calls `v` counts, of the calls it opens and closes ([`calls`]): those it opens.
+/// Antigravity updates a tool step while it runs and once more when it is done: each update of
+/// a step with an id is given, for the reader to count the step once by it (a run that dies
+/// with a step running still counted it); a step without one is counted when done.
+pub fn counted_calls(v: &Value, f: Format, opened: Vec<Opened>, closed: &[Closed]) -> Vec<Opened> {
+    if f != Format::Antigravity {
+        return opened;
     }
-    calls(v, f).0
+    let name = str_at(v, "/tool_info/name").unwrap_or_default();
+    let closed = closed.iter().map(|(id, _)| (id.clone(), name.clone()));
+    opened
+        .into_iter()
+        .filter(|(id, _)| id.is_some())
+        .chain(closed)
+        .collect()
 }
 
 /// True when `v` starts a run: pi's `session` header, droid's `system/init`, Copilot's

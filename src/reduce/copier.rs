@@ -65,6 +65,14 @@ impl Copier<'_> {
         self.last = end;
     }
 
+    /// Past [`super::whole::MAX_VALUES_WHOLE`] values the read is refused (`Reducer::read_whole`):
+    /// nothing more is copied or stacked, which would only grow memory (16 bytes a level of an
+    /// 8 MiB `[[[[`). The copy is then incomplete, and no caller takes it.
+    #[inline(always)]
+    fn refused(&self) -> bool {
+        self.values > super::whole::MAX_VALUES_WHOLE
+    }
+
     /// The length of the copy so far.
     fn copied(&self) -> usize {
         if self.compact {
@@ -78,25 +86,21 @@ impl Copier<'_> {
 impl scan::Visitor for Copier<'_> {
     #[inline(always)]
     fn key(&mut self, start: usize, end: usize) {
-        if self.values <= super::whole::MAX_VALUES_WHOLE {
+        if !self.refused() {
             self.token(start, end);
         }
     }
     #[inline(always)]
     fn scalar(&mut self, _: Kind, start: usize, end: usize) {
         self.values += 1;
-        if self.values > super::whole::MAX_VALUES_WHOLE {
-            return;
+        if !self.refused() {
+            self.token(start, end);
         }
-        self.token(start, end);
     }
     #[inline(always)]
     fn open(&mut self, _: Kind, start: usize) {
         self.values += 1;
-        if self.values > super::whole::MAX_VALUES_WHOLE {
-            // The read is refused for its values (`Reducer::read_whole`): copying and stacking
-            // what follows would only grow memory (16 bytes a level of an 8 MiB `[[[[`).
-            self.depth = self.depth.max(super::whole::MAX_VALUES_WHOLE + 1);
+        if self.refused() {
             return;
         }
         self.token(start, start + 1);
@@ -106,7 +110,7 @@ impl scan::Visitor for Copier<'_> {
     }
     #[inline(always)]
     fn close(&mut self, end: usize) {
-        if self.values > super::whole::MAX_VALUES_WHOLE {
+        if self.refused() {
             return;
         }
         self.token(end - 1, end);

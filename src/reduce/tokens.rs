@@ -160,7 +160,7 @@ impl Reducer {
                 if self.frames.len() == self.frames.capacity() {
                     // Doubling, but not past MAX_DEPTH frames (100,000 of 64 bytes: the
                     // doubling held 8 MiB for 6.4).
-                    let more = self.frames.len().clamp(4, MAX_DEPTH - self.frames.len());
+                    let more = self.frames.len().max(4).min(MAX_DEPTH - self.frames.len());
                     self.frames.reserve_exact(more);
                 }
                 self.frames.push(Frame {

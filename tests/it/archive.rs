@@ -13,7 +13,7 @@ use smart_tee::tee::archive::writer::{ArchiveFeed, ArchiveOptions};
 use smart_tee::tee::log::LogWriter;
 use smart_tee::tee::sink::LogSink;
 
-use crate::common::{self, bin, config, run_cmd, tempdir};
+use crate::common::{self, bin, config, run_cmd, stderr, tempdir};
 
 /// The input lines that become log lines, as they came in: split on `\n` (a last line without
 /// one included), `\r`s kept; blank lines (spaces, tabs, `\r`) left out.
@@ -148,10 +148,6 @@ fn long_lines_and_many_blank_lines_read_back() {
     let archive = dir.join("a.zst");
     assert_eq!(decode(&archive), input);
     check_originals(&archive, &log, &input);
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// `smart-tee --view --original` with `args`, then `log`.

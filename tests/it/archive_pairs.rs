@@ -8,17 +8,13 @@ use std::path::Path;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{self, bin, run_cmd, tempdir};
+use crate::common::{self, bin, run_cmd, stderr, tempdir};
 
 fn view_original(args: &[&str], log: &Path) -> Output {
     run_cmd(
         bin().args(["--view", "--original"]).args(args).arg(log),
         b"",
     )
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 const INPUT: &[u8] = b"{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n";

@@ -11,14 +11,10 @@ use std::time::{Duration, Instant};
 
 use crate::common::{input_lines, lines, strict_parse};
 
-use crate::common::{bin, tempdir};
+use crate::common::{bin, stderr, tempdir};
 
 fn run(cmd: &mut Command, input: &[u8]) -> Output {
     common::run_cmd(cmd, input)
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 fn sample() -> Vec<u8> {

@@ -130,6 +130,18 @@ pub(crate) fn windows(planted: &[Planted]) -> Vec<String> {
     w
 }
 
+/// Every 9-byte window of each of `bodies`: none may show on any surface.
+pub(crate) fn body_windows(bodies: &[impl AsRef<str>]) -> Vec<String> {
+    let planted: Vec<Planted> = bodies
+        .iter()
+        .map(|b| Planted {
+            text: String::new(),
+            body: b.as_ref().to_string(),
+        })
+        .collect();
+    windows(&planted)
+}
+
 /// Fails when `bytes` (what `surface` showed) holds a 9-byte window of a secret's body.
 pub(crate) fn assert_clean(surface: &str, bytes: &[u8], windows: &[String]) {
     let text = String::from_utf8_lossy(bytes);

@@ -6,22 +6,10 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use crate::common::{self, lines};
-use crate::door::{Case, ENV_NAME, Planted, Rng, assert_clean, run, unarchive, windows};
+use crate::door::{Case, ENV_NAME, Rng, assert_clean, body_windows, run, unarchive};
 
 /// A GitHub token whose body must never show, 9 bytes at a time.
 const BODY: &str = "0123456789abcdefghijABCDEFGHIJ012345";
-
-/// Every 9-byte window of each of `bodies`: none may show on any surface.
-fn body_windows(bodies: &[impl AsRef<str>]) -> Vec<String> {
-    let planted: Vec<Planted> = bodies
-        .iter()
-        .map(|b| Planted {
-            text: String::new(),
-            body: b.as_ref().to_string(),
-        })
-        .collect();
-    windows(&planted)
-}
 
 /// `smart-tee --redact --archive LOG.orig.zst LOG` on `line`, stdin the regular file it is
 /// written to (the same reads, and so the same parts of a long line, on every run). Returns the

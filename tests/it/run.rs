@@ -9,7 +9,7 @@ use std::process::{Output, Stdio};
 
 use serde_json::Value;
 
-use crate::common::{bin, lines, output_timeout, tempdir};
+use crate::common::{bin, lines, output_timeout, stderr, tempdir};
 
 fn fake_agent() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_agent.py")
@@ -129,10 +129,6 @@ const STALL_1S: [&str; 6] = [
     "--summary-json",
     "s.json",
 ];
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
 
 /// The issue's "done when": a stalled agent is stopped with its children, the status says
 /// stalled, the log is whole and the summary says it stalled.
@@ -533,17 +529,24 @@ wait_for(b"P> ", 5)
 os.write(fd, b"exit\n")
 sys.stdout.write(out.decode(errors="replace"))
 "#;
+    let (out, text) = python_with_a_terminal(script, &dir.join("a.jsonl"));
+    assert!(text.contains("Stopped"), "{text}{}", stderr(&out));
+    assert!(text.contains("FG=5"), "{text}{}", stderr(&out));
+}
+
+/// `python3 -c script SMART_TEE FAKE_AGENT LOG` (the scripts that give smart-tee a terminal):
+/// its output, and its stdout as text.
+fn python_with_a_terminal(script: &str, log: &std::path::Path) -> (std::process::Output, String) {
     let out = output_of(
         std::process::Command::new("python3")
             .arg("-c")
             .arg(script)
             .arg(env!("CARGO_BIN_EXE_smart-tee"))
             .arg(fake_agent())
-            .arg(dir.join("a.jsonl")),
+            .arg(log),
     );
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("Stopped"), "{text}{}", stderr(&out));
-    assert!(text.contains("FG=5"), "{text}{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    (out, text)
 }
 
 /// --summary-json naming a LOG would rename the summary over the log at the end: refused, the
@@ -593,15 +596,7 @@ os.close(slave)
 out, _ = p.communicate(timeout=100)
 sys.stdout.write(out.decode())
 "#;
-    let out = output_of(
-        std::process::Command::new("python3")
-            .arg("-c")
-            .arg(script)
-            .arg(env!("CARGO_BIN_EXE_smart-tee"))
-            .arg(fake_agent())
-            .arg(dir.join("a.jsonl")),
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
+    let (out, text) = python_with_a_terminal(script, &dir.join("a.jsonl"));
     assert!(text.contains("status 0\n"), "{text}{}", stderr(&out));
     assert!(text.contains("back True"), "{text}{}", stderr(&out));
     let log = std::fs::read(dir.join("a.jsonl")).unwrap();

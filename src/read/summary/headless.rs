@@ -27,8 +27,8 @@ impl Summary {
             let went = original_len(a).saturating_sub(opened.len() as u64);
             self.tool_times("?", went);
         }
-        for (id, name) in headless::counted_calls(v, f) {
-            let done = !closed.is_empty();
+        let done = !closed.is_empty();
+        for (id, name) in headless::counted_calls(v, f, opened, &closed) {
             if f == Format::Antigravity && !self.counts.first_step(id.as_deref(), done) {
                 continue;
             }

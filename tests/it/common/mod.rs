@@ -101,6 +101,11 @@ pub fn assert_no_panic_in_process() {
 
 /// Runs `cmd` with stdin, stdout and stderr piped, writing `input` from another thread; returns
 /// its output once it exits (within [`CHILD_TIMEOUT`]).
+/// A child's standard error, as text.
+pub fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 pub fn run_cmd(cmd: &mut std::process::Command, input: &[u8]) -> std::process::Output {
     use std::io::Write;
     let input = input.to_vec();
