@@ -191,6 +191,65 @@ fn a_small_budget_shows_the_newest_event_cut() {
     assert!(out.contains("assistant word word"), "{out}");
 }
 
+/// Eight events whose last is a short line and whose one before is long, under 342 bytes
+/// (`max_tokens_is_never_exceeded` found it): the long one, cut to the least per-event cap (256
+/// bytes), did not fit beside the short one and the first line, so 109 of 342 bytes were used.
+/// The room left is now filled with the long one cut to it. In memory and through the binary.
+#[test]
+fn a_long_event_before_a_short_last_one_fills_a_small_budget() {
+    let dir = tempdir("fill");
+    let mut events = vec![
+        br#"{"type":"user","message":{"content":[{"type":"tool_result","content":""}]}}"#.to_vec();
+        6
+    ];
+    let text = "word ".repeat(185);
+    events.push(
+        format!(
+            r#"{{"type":"assistant","message":{{"content":[{{"type":"text","text":"{text}"}}]}}}}"#
+        )
+        .into_bytes(),
+    );
+    events.push(b"/p?FV/DMr\"e1O9]@`ja".to_vec());
+    let log = dir.join("l.jsonl");
+    std::fs::write(&log, events.join(&b'\n')).unwrap();
+    let budget = 342;
+    for format in [Format::Json, Format::Jsonl] {
+        let opts = ViewOptions {
+            format,
+            max_tokens: Some(342),
+            bytes_per_token: 1.0,
+            ..ViewOptions::new(vec![])
+        };
+        let mut out = Vec::new();
+        render_events(&events, &opts, &mut out);
+        let name = if format == Format::Json {
+            "json"
+        } else {
+            "jsonl"
+        };
+        let cli = view(&[
+            "--format",
+            name,
+            "--max-tokens",
+            "342",
+            "--bytes-per-token",
+            "1",
+            log.to_str().unwrap(),
+        ]);
+        for out in [&out, &cli.stdout] {
+            let text = String::from_utf8_lossy(out);
+            assert!(out.len() <= budget, "{name}: {text}");
+            assert!(
+                out.len() * 3 >= budget * 2,
+                "{name}: {} of {budget}: {text}",
+                out.len()
+            );
+            assert!(text.contains("word word"), "{name}: {text}");
+            assert!(text.contains("earlier events omitted"), "{name}: {text}");
+        }
+    }
+}
+
 fn event() -> impl Strategy<Value = Vec<u8>> {
     prop_oneof![
         (0usize..20_000, "[a-z ]{0,20}").prop_map(|(n, s)| {

@@ -46,6 +46,10 @@ const MIN_EVENT_CAP: usize = 256;
 /// Under `--max-tokens` each event gets at most this share of the budget, so that several fit.
 const SHARES: usize = 8;
 
+/// The most events rendered again to fill the room the others left ([`Window::fill`]); each
+/// is a pass over the files.
+const FILLS: usize = 2;
+
 /// The most bytes an event gets under a budget: an eighth of it, so that several fit, or
 /// [`MIN_EVENT_CAP`], but never more than one event with the first line can have.
 pub(crate) fn event_cap(budget: usize, format: Format) -> usize {
@@ -131,6 +135,38 @@ impl Window {
             self.dropped += 1;
         }
     }
+
+    /// Fills the room that events cut to the per-event cap left: the newest of the `left_out`
+    /// events before the kept ones (selection number `seen - kept - 1`) is rendered again by
+    /// `render`, cut to the room, and kept if it fits; then the next, up to [`FILLS`] of them.
+    /// A long event before a short last one had left most of a small budget empty.
+    fn fill(
+        &mut self,
+        seen: usize,
+        mut left_out: usize,
+        mut render: impl FnMut(usize, usize) -> Option<Vec<u8>>,
+    ) {
+        for _ in 0..FILLS {
+            if left_out == 0 {
+                return;
+            }
+            let room = self.budget.saturating_sub(
+                self.used + overhead(self.format, self.kept.len() + 1, left_out > 1),
+            );
+            if room < crate::cut::engine::MIN_BUDGET {
+                return;
+            }
+            match render(room, seen - self.kept.len() - 1) {
+                Some(e) if e.len() <= room => {
+                    self.used += e.len();
+                    self.kept.push_front(e);
+                    self.dropped = self.dropped.saturating_sub(1);
+                    left_out -= 1;
+                }
+                _ => return,
+            }
+        }
+    }
 }
 
 /// Where printed events go: one per line, or as one JSON array.
@@ -194,6 +230,11 @@ pub fn render_events(events: &[Vec<u8>], opts: &ViewOptions, out: &mut Vec<u8>) 
                 again.retracted = r.retracted.clone();
                 w = w.better(select(&mut again));
             }
+            w.fill(events.len(), w.dropped, |cap, i| {
+                let mut again = Renderer::with_cap(opts, cap);
+                again.retracted = r.retracted.clone();
+                Some(again.render(0, &events[i]))
+            });
             if w.dropped > 0 {
                 let _ = printer.event(&omitted_line(opts.format, w.dropped));
             }
@@ -304,6 +345,30 @@ pub fn run_to<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, Error
         while w.kept.len() > candidates {
             w.kept.pop_front();
         }
+        w.fill(seen, candidates - w.kept.len(), |cap, wanted| {
+            let mut again = Renderer::with_cap(opts, cap);
+            again.retracted = r.retracted.clone();
+            let (mut found, mut i) = (None, 0);
+            for k in 0..opts.files.len() {
+                let mut number = 0;
+                let _ = opts.for_each_line(k, |line| {
+                    number += 1;
+                    if !opts.on_line(number) || !opts.wants(line) {
+                        return true;
+                    }
+                    if i == wanted {
+                        again.number = Some(number);
+                        found = Some(again.render(k, line));
+                    }
+                    i += 1;
+                    i <= wanted
+                });
+                if found.is_some() {
+                    break;
+                }
+            }
+            found
+        });
         let omitted = candidates - w.kept.len();
         if omitted > 0 {
             printer
