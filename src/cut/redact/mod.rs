@@ -50,7 +50,7 @@ pub use cut::{KeyLines, around_cut};
 pub use patterns::PATTERNS;
 use patterns::{
     ASSIGNED_VALUE, OTHER_STARTS, SECRET_WORDS, TELEGRAM, TOKEN_STARTS, URL_CREDENTIALS,
-    WORD_STARTS,
+    WORD_STARTS, may_start_a_secret, name_goes_on,
 };
 pub use scout::{Pace, Scouted};
 use values::ValueSet;
@@ -300,7 +300,8 @@ impl Redactor {
             .map(|l| l.as_bytes())
             .collect();
         Redactor {
-            starts: (!skipped("trigrams")).then(|| Trigrams::new(&every_start)),
+            starts: (!skipped("trigrams"))
+                .then(|| Trigrams::with_check(&every_start, may_start_a_secret)),
             token_starts: literals(&[TOKEN_STARTS, OTHER_STARTS].concat()),
             word_starts: literals(WORD_STARTS),
             any: anchored(&joined.join("|")),
@@ -371,8 +372,7 @@ impl Redactor {
     /// (any prefix of letters, digits, `_`, `.`, `-`), then `=` or `:` and a value that is not
     /// a count, a flag or empty.
     fn assignment_at(&self, line: &[u8], w_start: usize, w_end: usize) -> Option<Hit> {
-        let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-        if line.get(w_end).is_some_and(|&b| word(b)) {
+        if line.get(w_end).is_some_and(|&b| name_goes_on(b)) {
             return None; // `tokens`, `token_count`: the name goes on
         }
         let c = self.value.captures(&line[w_end..])?;
@@ -381,7 +381,7 @@ impl Redactor {
         if is_placeholder(&line[v_start..v_end]) || is_prose(line, w_end, v_start, v_end) {
             return None;
         }
-        let name = |b: u8| word(b) || b == b'.' || b == b'-';
+        let name = |b: u8| name_goes_on(b) || b == b'.' || b == b'-';
         let start = line[..w_start]
             .iter()
             .rposition(|&b| !name(b))

@@ -240,6 +240,28 @@ pub(super) const TOKEN_STARTS: &[&str] = &[
     "r8_",
 ];
 
+/// Whether byte `b` after a secret word makes it part of a longer name (`tokens`,
+/// `token_count`), which is no secret's.
+pub(super) fn name_goes_on(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// The trigram filter's check past five bytes ([`crate::line::strings::Trigrams::with_check`]):
+/// whether a secret may start at `at` of `text`. A token's start or another start says yes; a
+/// word start only where a whole [`SECRET_WORDS`] word shows that does not go on as a name, or
+/// a key's `PRIVATE KEY`: the search passes the others by (`Redactor::assignment_at`). Every
+/// `input_tokens` of an agent's usage is one of those, on most lines of a stream.
+pub(super) fn may_start_a_secret(text: &[u8], at: usize) -> bool {
+    let rest = &text[at..];
+    // The first byte first: a call to compare each literal whole cost more than the filter.
+    let starts = |l: &&str| rest.first() == l.as_bytes().first() && rest.starts_with(l.as_bytes());
+    TOKEN_STARTS.iter().chain(OTHER_STARTS).any(starts)
+        || rest.starts_with(b"PRIVATE KEY")
+        || SECRET_WORDS
+            .iter()
+            .any(|w| starts(w) && !rest.get(w.len()).is_some_and(|&b| name_goes_on(b)))
+}
+
 /// What every [`SECRET_WORDS`] word starts with, in a set of its own: the literal searcher is
 /// at its fastest with at most 32 literals (one set of both ran a third slower than two); four
 /// bytes each, not `api`, keep it so. Where one shows, the words that start with it are compared

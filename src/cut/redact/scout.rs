@@ -135,6 +135,17 @@ mod tests {
             Just("12345678:AAH"),
             Just("sk-"),
             Just("pass"),
+            // Word starts that go on as names (no secret), and ends that make them one.
+            Just("\"input_tokens\":1234,"),
+            Just("token"),
+            Just("TOKEN"),
+            Just("s"),
+            Just("_"),
+            Just("=\"Zq9vX2mK7pL4\""),
+            Just("\":\"Zq9vX2mK7pL4"),
+            Just("Secret_Key"),
+            Just("PRIVATE KEY"),
+            Just("\\u0073"),
         ]
     }
 
@@ -184,7 +195,7 @@ mod tests {
         let r = redactor();
         let clean = "the build is green\n".repeat(400);
         let dirty = format!(
-            "{{\"usage\":{{\"input_tokens\":1}},\"text\":\"{}\"}}\n",
+            "{{\"url\":\"https://example.com\",\"text\":\"{}\"}}\n",
             "x".repeat(4000)
         );
         let mut pace = Pace::default();

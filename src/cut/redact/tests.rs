@@ -99,6 +99,8 @@ fn a_chat_line_without_a_secret_start_is_ruled_out_by_the_filter() {
         r#"{"type":"assistant","message":{"content":[{"type":"text","text":"The build is green; the tests ran in 2.1 s."}]}}"#,
         // `passed` starts as `passw` does, for four bytes.
         "test result: ok. 12 passed; 0 failed; finished in 0.52s",
+        // `token` goes on as a name: the usage of nearly every line of an agent's stream.
+        r#"{"type":"assistant","message":{"usage":{"input_tokens":3,"cache_read_input_tokens":13501,"output_tokens":1,"max_tokens":64000,"TOKENS":2}}}"#,
     ] {
         if cfg!(target_arch = "x86_64") && is_x86_feature_detected!("avx2") {
             assert!(
@@ -111,9 +113,20 @@ fn a_chat_line_without_a_secret_start_is_ruled_out_by_the_filter() {
             "{line}"
         );
     }
-    // And a line with one is not.
-    let line = br#"{"type":"user","content":"export GH=ghp_0123456789abcdefghijABCDEFGHIJ012345"}"#;
-    assert!(!r.starts.as_ref().unwrap().rules_out(line));
+    // And a line with one is not, nor one with a secret word that ends its name.
+    for line in [
+        &br#"{"type":"user","content":"export GH=ghp_0123456789abcdefghijABCDEFGHIJ012345"}"#[..],
+        br#"{"input_tokens":3,"token":"Zq9vX2mK7pL4wR8tY1uB"}"#,
+        br#"{"input_tokens":3,"ACCESS_TOKEN=Zq9vX2mK7pL4wR8tY1uB"}"#,
+        br#"{"input_tokens":3,"secret_key":"Zq9vX2mK7pL4wR8tY1uB"}"#,
+        b"-----BEGIN RSA PRIVATE KEY-----",
+    ] {
+        assert!(!r.starts.as_ref().unwrap().rules_out(line), "{line:?}");
+        assert!(
+            !r.starts.as_ref().unwrap().rules_out_slowly(line),
+            "{line:?}"
+        );
+    }
 }
 
 #[test]

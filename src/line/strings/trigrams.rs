@@ -10,8 +10,9 @@
 //! (`vpshufb`, as Teddy does), thirty-two positions at a time: six look-ups, which with their
 //! masks fit in AVX2's sixteen registers. (An AVX-512 VBMI filter, sixty-four positions a
 //! `vpermi2b`, was measured no faster end to end and deleted.) The rare positions that pass are
-//! checked against exact tables of each literal's first five bytes (a bit each): both give the
-//! same answer, the one of the exact tables alone. The filter has false hits only when a
+//! checked against exact tables of each literal's first five bytes (a bit each), then by the
+//! caller's check of what follows, if it gave one ([`Trigrams::with_check`]): both paths give
+//! the same answer, the one of the exact tables and the check alone. The filter has false hits only when a
 //! literal's first five bytes show without the rest of it, and never misses: a text it rules
 //! out holds none of the literals. (Past 128 different first five bytes the exact tables share
 //! bits and let through mixes of them, which the groups may not: then the SIMD filters rule out
@@ -33,6 +34,9 @@ pub struct Trigrams {
     exact: Box<[[u128; 257]; EXACT]>,
     /// How this CPU runs the filter.
     simd: Simd,
+    /// What a position that passes the exact tables must also pass to be a hit: the caller's
+    /// own check of what follows a literal's first five bytes ([`Trigrams::with_check`]).
+    check: fn(&[u8], usize) -> bool,
 }
 
 /// The instructions the filter runs on: made only by [`Simd::on`], which checks the CPU.
@@ -66,6 +70,13 @@ impl Trigrams {
     /// The filter of `literals`: each of at least three bytes, the first three ASCII and not
     /// NUL (the end of a text is padded with NUL).
     pub fn new(literals: &[&[u8]]) -> Trigrams {
+        Trigrams::with_check(literals, |_, _| true)
+    }
+
+    /// [`Trigrams::new`], where a position that passes the exact tables is a hit only if
+    /// `check(text, i)` says so too: it must say true wherever a literal starts, and may say
+    /// false where only the first five bytes of one show (`tokens` is no `token` assignment).
+    pub fn with_check(literals: &[&[u8]], check: fn(&[u8], usize) -> bool) -> Trigrams {
         for literal in literals {
             assert!(
                 literal.len() >= 3 && literal[..3].iter().all(|&b| b != 0 && b < 0x80),
@@ -145,17 +156,19 @@ impl Trigrams {
             nibbles,
             exact,
             simd,
+            check,
         }
     }
 
-    /// Whether the first [`EXACT`] bytes of a literal (all of a shorter one) start at `text[i]`.
+    /// Whether the first [`EXACT`] bytes of a literal (all of a shorter one) start at `text[i]`,
+    /// and the caller's check agrees.
     #[inline]
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     fn hit_at(&self, text: &[u8], i: usize) -> bool {
         let prefixes = |k: usize| self.exact[k][text.get(i + k).map_or(256, |&b| usize::from(b))];
         // Three bytes first: most positions let through go no further.
         let three = prefixes(0) & prefixes(1) & prefixes(2);
-        three != 0 && three & prefixes(3) & prefixes(4) != 0
+        three != 0 && three & prefixes(3) & prefixes(4) != 0 && (self.check)(text, i)
     }
 
     /// Whether a position of `bits` (from `at`) starts a literal's first three bytes by the
