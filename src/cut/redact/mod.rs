@@ -634,6 +634,9 @@ impl Redactor {
             }
         };
         out.clear();
+        // Most of the line is copied: room for it at once, not by doubling (an 8 MiB line took
+        // 16 MiB), and for labels longer than what they replace.
+        out.reserve_exact(line.len() + 64 * hits.len());
         let mut last = 0;
         for h in hits {
             if h.start < last {
