@@ -297,14 +297,17 @@ fn follow_prints_new_events() {
     let dir = tempdir("follow");
     let log = dir.join("l.jsonl");
     std::fs::write(&log, "{\"type\":\"system\",\"subtype\":\"init\"}\n").unwrap();
-    let mut child = bin()
-        .args(["--view", "--follow", "--format", "text"])
-        .arg(&log)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Lines come through a thread, so every wait is bounded: the test fails, never hangs.
-    let out = BufReader::new(child.stdout.take().unwrap());
+    let mut child = common::Reaped(
+        bin()
+            .args(["--view", "--follow", "--format", "text"])
+            .arg(&log)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    // Lines come through a thread, so every wait is bounded: the test fails, never hangs (and
+    // the follower, which never ends by itself, is killed).
+    let out = BufReader::new(child.0.stdout.take().unwrap());
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         for line in out.lines() {
@@ -325,8 +328,8 @@ fn follow_prints_new_events() {
     )
     .unwrap();
     assert_eq!(next(), "#2 result/success 2 turns: done");
-    child.kill().unwrap();
-    common::wait_timeout(&mut child);
+    child.0.kill().unwrap();
+    common::wait_timeout(&mut child.0);
 }
 
 fn compact(args: &[&str], files: &[&Path]) -> Output {

@@ -152,15 +152,17 @@ fn a_slow_log_does_not_hold_stdout_back() {
         if archive {
             cmd.arg("--archive").arg(dir.join("orig.zst"));
         }
-        let mut child = cmd
-            .arg(&fifo)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = feed(child.stdin.take().unwrap(), input.clone());
-        let mut stdout = child.stdout.take().unwrap();
+        // Killed if the test fails: blocked on the FIFO, it would never exit.
+        let mut child = common::Reaped(
+            cmd.arg(&fifo)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+        let stdin = feed(child.0.stdin.take().unwrap(), input.clone());
+        let mut stdout = child.0.stdout.take().unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
         let want = input.len();
         std::thread::spawn(move || {
@@ -174,7 +176,7 @@ fn a_slow_log_does_not_hold_stdout_back() {
         assert!(got == input);
         drop(stdin.join().unwrap());
         let logged = drain(reader);
-        assert!(common::wait_timeout(&mut child).success());
+        assert!(common::wait_timeout(&mut child.0).success());
         assert!(logged == input, "the log gets every line too");
     }
 }

@@ -40,6 +40,19 @@ pub fn wait_timeout(child: &mut std::process::Child) -> std::process::ExitStatus
     }
 }
 
+/// A child that is killed and reaped when the test lets go of it: a test that fails while the
+/// child waits (on a FIFO, a pipe no one reads) does not leave it behind.
+pub struct Reaped(pub std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
 /// Collects the child's stdout and stderr (piped) on threads and waits for it with a timeout.
 pub fn output_timeout(mut child: std::process::Child) -> std::process::Output {
     use std::io::Read;
