@@ -3,7 +3,18 @@
 //! matches, inside the run of bytes at the cut that holds no space, quote or backslash; an
 //! excerpt leaves that run out, after the text is redacted whole.
 
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
+
 use super::{Hit, Label, Redactor, Rule, hidden};
+
+/// The searches for a private key's header and footer, built once: `memmem::find` builds its
+/// searcher at each call, which cost more than the search itself on the short lines of text
+/// (the engine asks [`Redactor::key_line`] of every line it looks at).
+static BEGIN: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"-----BEGIN "));
+static END: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"-----END "));
+static PRIVATE_KEY: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"PRIVATE KEY"));
 
 /// The bytes no secret has in it (but a private key, found by its header): ASCII whitespace,
 /// quotes and the backslash of JSON escapes. A secret that shows in part around a cut point is
@@ -226,30 +237,30 @@ impl Redactor {
 fn key_header_after_footer(text: &[u8]) -> Option<usize> {
     // Forward first: memmem's search backward has no SIMD prefilter, and most lines hold no
     // header at all (the engine asks this of every JSON line it redacts).
-    let first = memchr::memmem::find(text, b"-----BEGIN ")?;
+    let first = BEGIN.find(text)?;
     let header = first + memchr::memmem::rfind(&text[first..], b"-----BEGIN ")?;
     let rest = &text[header..];
-    (names_a_key(rest) && memchr::memmem::find(rest, b"-----END ").is_none()).then_some(header)
+    (names_a_key(rest) && END.find(rest).is_none()).then_some(header)
 }
 
 /// Where the private key's footer that closes the first block of `text` without its header
 /// ends (`-----END … PRIVATE KEY-----`), if any.
 fn key_footer_before_header(text: &[u8]) -> Option<usize> {
-    let footer = memchr::memmem::find(text, b"-----END ")?;
+    let footer = END.find(text)?;
     let before = &text[..footer];
-    (names_a_key(&text[footer..]) && memchr::memmem::find(before, b"-----BEGIN ").is_none())
+    (names_a_key(&text[footer..]) && BEGIN.find(before).is_none())
         .then(|| footer_end(text, footer))
 }
 
 /// True when a header or footer at the start of `text` names a private key.
 fn names_a_key(text: &[u8]) -> bool {
-    memchr::memmem::find(&text[..text.len().min(80)], b"PRIVATE KEY").is_some()
+    PRIVATE_KEY.find(&text[..text.len().min(80)]).is_some()
 }
 
 /// Where the footer at `footer` (`-----END … PRIVATE KEY-----`) ends in `text`.
 fn footer_end(text: &[u8], footer: usize) -> usize {
     let rest = &text[footer..];
-    let key = memchr::memmem::find(rest, b"PRIVATE KEY").unwrap_or(0);
+    let key = PRIVATE_KEY.find(rest).unwrap_or(0);
     footer + memchr::memmem::find(&rest[key..], b"-----").map_or(key + 11, |d| key + d + 5)
 }
 
@@ -326,21 +337,21 @@ impl Redactor {
             by: Rule::Token,
         };
         let mut parts = Vec::new();
-        for header in memchr::memmem::find_iter(line, b"-----BEGIN ") {
+        for header in BEGIN.find_iter(line) {
             if covered(header) || !names_a_key(&line[header..]) {
                 continue;
             }
             let end = string_end(line, header);
-            if memchr::memmem::find(&line[header..end], b"-----END ").is_none() {
+            if END.find(&line[header..end]).is_none() {
                 parts.push(hit(header, end));
             }
         }
-        for footer in memchr::memmem::find_iter(line, b"-----END ") {
+        for footer in END.find_iter(line) {
             if covered(footer) || !names_a_key(&line[footer..]) {
                 continue;
             }
             let start = string_start(line, footer);
-            if memchr::memmem::find(&line[start..footer], b"-----BEGIN ").is_none() {
+            if BEGIN.find(&line[start..footer]).is_none() {
                 parts.push(hit(start, footer_end(line, footer)));
             }
         }
