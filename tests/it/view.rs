@@ -250,6 +250,119 @@ fn a_long_event_before_a_short_last_one_fills_a_small_budget() {
     }
 }
 
+fn assistant(words: usize) -> String {
+    format!(
+        r#"{{"type":"assistant","message":{{"content":[{{"type":"text","text":"{}"}}]}}}}"#,
+        "word ".repeat(words)
+    )
+}
+
+/// Found by a soak of `max_tokens_is_never_exceeded` and a fuzz of the binary: budgets the view
+/// left mostly empty. Each case uses at least two thirds of its budget now, and stays within it.
+/// - A few short events beside a long one: the long one kept the least cap (321 of 966 bytes).
+/// - `--tail 1` and `--tail 2`: the cap was shared among all the events read, not the last N
+///   (376 and 752 of 3000 bytes).
+/// - Text under a small budget: the room left was not filled below JSON's least cut (59 of 200).
+#[test]
+fn small_and_few_selections_fill_the_budget() {
+    let dir = tempdir("fill-more");
+    let few = dir.join("few.jsonl");
+    std::fs::write(&few, format!("a\na\n0\n{}\n", assistant(955))).unwrap();
+    let ten = dir.join("ten.jsonl");
+    std::fs::write(&ten, format!("{}\n", assistant(2000)).repeat(10)).unwrap();
+    let eight = dir.join("eight.jsonl");
+    let tiny = r#"{"type":"user","message":{"content":[{"type":"tool_result","content":"ok"}]}}"#;
+    std::fs::write(
+        &eight,
+        format!("{}\n", assistant(2000)).repeat(7) + tiny + "\n",
+    )
+    .unwrap();
+    let path = |p: &Path| p.to_str().unwrap().to_string();
+    for (args, budget) in [
+        (
+            vec!["--max-tokens", "322", "--format", "jsonl", &path(&few)],
+            966,
+        ),
+        (
+            vec![
+                "--max-tokens",
+                "1000",
+                "--tail",
+                "1",
+                "--format",
+                "jsonl",
+                &path(&ten),
+            ],
+            3000,
+        ),
+        (
+            vec![
+                "--max-tokens",
+                "1000",
+                "--tail",
+                "2",
+                "--format",
+                "json",
+                &path(&ten),
+            ],
+            3000,
+        ),
+        (
+            vec![
+                "--max-tokens",
+                "200",
+                "--bytes-per-token",
+                "1",
+                "--format",
+                "text",
+                &path(&eight),
+            ],
+            200,
+        ),
+    ] {
+        let out = view(&args).stdout;
+        assert!(out.len() <= budget, "{args:?}: {} > {budget}", out.len());
+        assert!(
+            out.len() * 3 >= budget * 2,
+            "{args:?}: {} of {budget}",
+            out.len()
+        );
+    }
+}
+
+/// The second read that fills the budget counted the events `--since` left out for carrying
+/// no time again: 3 untimed events were said to be 6.
+#[test]
+fn the_events_left_out_for_no_time_are_counted_once() {
+    let dir = tempdir("untimed-once");
+    let log = dir.join("l.jsonl");
+    let untimed = r#"{"type": "user", "message": {"content": [{"type": "tool_result", "content": "untimed"}]}}"#;
+    let timed = |i: usize| {
+        format!(
+            r#"{{"type": "assistant", "timestamp": "2026-02-11T21:41:{i:02}.000Z", "message": {{"content": [{{"type": "text", "text": "{}"}}]}}}}"#,
+            // Short, but for one long before the last, which the room left is given to.
+            "word ".repeat(if i == 8 { 2000 } else { 3 })
+        )
+    };
+    let mut text = format!("{untimed}\n").repeat(3);
+    for i in 0..10 {
+        text += &timed(i);
+        text.push('\n');
+    }
+    std::fs::write(&log, text).unwrap();
+    let out = view(&[
+        "--since",
+        "2026-02-11T00:00:00Z",
+        "--max-tokens",
+        "200",
+        "--format",
+        "jsonl",
+        log.to_str().unwrap(),
+    ]);
+    let err = common::stderr(&out);
+    assert!(err.contains("(3 left out by --since/--until)"), "{err}");
+}
+
 fn event() -> impl Strategy<Value = Vec<u8>> {
     prop_oneof![
         (0usize..20_000, "[a-z ]{0,20}").prop_map(|(n, s)| {
@@ -283,7 +396,9 @@ proptest! {
         prop_assert!(out.len() <= budget, "{} > {budget}", out.len());
         let mut all = Vec::new();
         render_events(&events, &ViewOptions { max_tokens: None, ..opts.clone() }, &mut all);
-        if all.len() > budget {
+        // Under 256 bytes the line that says what was left out and a JSON event cut no shorter
+        // than the engine's least budget (128 bytes) may not fit together (docs/view.md).
+        if all.len() > budget && budget >= 256 {
             prop_assert!(out.len() * 3 >= budget, "uses {} of {budget}", out.len());
         }
         if format == Format::Json {

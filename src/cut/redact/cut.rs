@@ -248,8 +248,7 @@ fn key_header_after_footer(text: &[u8]) -> Option<usize> {
 fn key_footer_before_header(text: &[u8]) -> Option<usize> {
     let footer = END.find(text)?;
     let before = &text[..footer];
-    (names_a_key(&text[footer..]) && BEGIN.find(before).is_none())
-        .then(|| footer_end(text, footer))
+    (names_a_key(&text[footer..]) && BEGIN.find(before).is_none()).then(|| footer_end(text, footer))
 }
 
 /// True when a header or footer at the start of `text` names a private key.

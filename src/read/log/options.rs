@@ -204,6 +204,12 @@ pub(super) static UNTIMED: std::sync::atomic::AtomicU64 = std::sync::atomic::Ato
 pub const NO_TIME_NOTE: &str =
     "events without a time: log them with `smart-tee --add-timestamp` to give each one";
 
+/// Sets the count of events left out for carrying no time back to `n`: what a second read
+/// of the same events (`--view --max-tokens`) counted again.
+pub fn count_untimed_as(n: u64) {
+    UNTIMED.store(n, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// How many events `--since`/`--until` left out so far for carrying no time.
 pub fn untimed() -> u64 {
     UNTIMED.load(std::sync::atomic::Ordering::Relaxed)

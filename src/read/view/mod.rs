@@ -62,15 +62,31 @@ pub(crate) fn event_cap(budget: usize, format: Format) -> usize {
 /// among themselves only, if it differs from the first: larger when all of them were shown (a
 /// log of a few long events fills the budget too), smaller when the least cap left some out
 /// (a small budget shows them all, cut). They are rendered again with it, and the better of
-/// the two selections is shown ([`Window::better`]).
-fn few_events_cap(budget: usize, format: Format, first: &Window, seen: usize) -> Option<usize> {
+/// the two selections is shown ([`Window::better`]). `others`: events before them were left
+/// out (by `--tail`), so a first line says so.
+fn few_events_cap(
+    budget: usize,
+    format: Format,
+    first: &Window,
+    seen: usize,
+    others: bool,
+) -> Option<usize> {
     if seen == 0 || seen >= SHARES {
         return None;
     }
-    // All of them shown: no line says what was left out.
-    let cap = budget.saturating_sub(overhead(format, seen, false)) / seen;
+    let least = event_cap(budget, format);
     let all_shown = first.kept.len() == seen;
-    (cap > event_cap(budget, format) || !all_shown && cap > 0).then_some(cap)
+    // All of them shown: no line says what was left out, and the room the short ones leave
+    // goes to those the least cap cut (a render near the cap is taken for cut).
+    let (mut room, mut shares) = (budget.saturating_sub(overhead(format, seen, others)), seen);
+    if all_shown {
+        for e in first.kept.iter().filter(|e| e.len() * 4 < least * 3) {
+            room = room.saturating_sub(e.len());
+            shares -= 1;
+        }
+    }
+    let cap = room / shares.max(1);
+    (cap > least || !all_shown && cap > 0).then_some(cap)
 }
 
 /// The line that says what was left out.
@@ -153,7 +169,12 @@ impl Window {
             let room = self.budget.saturating_sub(
                 self.used + overhead(self.format, self.kept.len() + 1, left_out > 1),
             );
-            if room < crate::cut::engine::MIN_BUDGET {
+            // Text is cut to any length; JSON no shorter than the engine's least budget.
+            let least = match self.format {
+                Format::Text => 16,
+                _ => crate::cut::engine::MIN_BUDGET,
+            };
+            if room < least {
                 return;
             }
             match render(room, seen - self.kept.len() - 1) {
@@ -225,7 +246,7 @@ pub fn render_events(events: &[Vec<u8>], opts: &ViewOptions, out: &mut Vec<u8>) 
                 w
             };
             let mut w = select(&mut r);
-            if let Some(cap) = few_events_cap(budget, opts.format, &w, events.len()) {
+            if let Some(cap) = few_events_cap(budget, opts.format, &w, events.len(), false) {
                 let mut again = Renderer::with_cap(opts, cap);
                 again.retracted = r.retracted.clone();
                 w = w.better(select(&mut again));
@@ -332,18 +353,25 @@ pub fn run_to<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, Error
         };
         let limit = opts.head.unwrap_or(usize::MAX);
         let (mut w, seen) = select(&mut r, &mut ok, limit);
-        // Fewer events than shares of the budget: read again, with the budget shared among
-        // them only (the same events, should the files have grown meanwhile).
-        if let Some(cap) = few_events_cap(budget, opts.format, &w, seen) {
-            let mut again = Renderer::with_cap(opts, cap);
-            again.retracted = r.retracted.clone();
-            let (again, _) = select(&mut again, &mut Vec::new(), seen);
-            w = w.better(again);
-        }
+        // What the reads below count again of the events left out for carrying no time.
+        let untimed = crate::read::log::options::untimed();
         // With --tail N, only the last N events are candidates.
         let candidates = opts.tail.map_or(seen, |n| n.min(seen));
-        while w.kept.len() > candidates {
-            w.kept.pop_front();
+        let trim = |w: &mut Window| {
+            while w.kept.len() > candidates {
+                let old = w.kept.pop_front().expect("more than the candidates");
+                w.used -= old.len();
+            }
+        };
+        trim(&mut w);
+        // Fewer candidates than shares of the budget: read again, with the budget shared among
+        // them only (the same events, should the files have grown meanwhile).
+        if let Some(cap) = few_events_cap(budget, opts.format, &w, candidates, candidates < seen) {
+            let mut again = Renderer::with_cap(opts, cap);
+            again.retracted = r.retracted.clone();
+            let (mut again, _) = select(&mut again, &mut Vec::new(), seen);
+            trim(&mut again);
+            w = w.better(again);
         }
         w.fill(seen, candidates - w.kept.len(), |cap, wanted| {
             let mut again = Renderer::with_cap(opts, cap);
@@ -369,6 +397,7 @@ pub fn run_to<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, Error
             }
             found
         });
+        crate::read::log::options::count_untimed_as(untimed);
         let omitted = candidates - w.kept.len();
         if omitted > 0 {
             printer
