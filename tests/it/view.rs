@@ -171,13 +171,7 @@ fn a_small_budget_shows_the_newest_event_cut() {
         br#"{"type":"user","message":{"content":[{"type":"tool_result","content":""}]}}"#.to_vec();
         7
     ];
-    let text = "word ".repeat(35);
-    events.push(
-        format!(
-            r#"{{"type":"assistant","message":{{"content":[{{"type":"text","text":"{text}"}}]}}}}"#
-        )
-        .into_bytes(),
-    );
+    events.push(assistant(35).into_bytes());
     let opts = ViewOptions {
         format: Format::Text,
         max_tokens: Some(137),
@@ -202,13 +196,7 @@ fn a_long_event_before_a_short_last_one_fills_a_small_budget() {
         br#"{"type":"user","message":{"content":[{"type":"tool_result","content":""}]}}"#.to_vec();
         6
     ];
-    let text = "word ".repeat(185);
-    events.push(
-        format!(
-            r#"{{"type":"assistant","message":{{"content":[{{"type":"text","text":"{text}"}}]}}}}"#
-        )
-        .into_bytes(),
-    );
+    events.push(assistant(185).into_bytes());
     events.push(b"/p?FV/DMr\"e1O9]@`ja".to_vec());
     let log = dir.join("l.jsonl");
     std::fs::write(&log, events.join(&b'\n')).unwrap();
