@@ -107,41 +107,53 @@ impl Trigrams {
         // AVX2, of the four-bit halves of each, which it looks them up by).
         let count = |f: u8| literals.iter().filter(|l| l[0] == f).count();
         firsts.sort_by_key(|&f| std::cmp::Reverse(count(f)));
-        let mut groups = [[0u8; 128]; 3];
-        let add = |groups: &mut [[u8; 128]; 3], first: u8, group: u8| {
+        // Each group's bytes at each of the three positions, as sets of the 128 ASCII bytes: a
+        // placement changes one group, so the best is the one that adds the fewest to it.
+        let mut sets = [[0u128; 3]; GROUPS as usize];
+        let of = |first: u8| {
+            let mut set = [0u128; 3];
             for literal in literals.iter().filter(|l| l[0] == first) {
-                for (k, table) in groups.iter_mut().enumerate() {
-                    table[usize::from(literal[k])] |= 1 << group;
+                for (k, s) in set.iter_mut().enumerate() {
+                    *s |= 1 << literal[k];
                 }
             }
+            set
         };
-        let passed = |groups: &[[u8; 128]; 3]| -> usize {
-            (0..GROUPS)
-                .map(|g| {
-                    let n = |t: &[u8; 128]| {
-                        let bytes = (0..128).filter(|&b| t[b] & 1 << g != 0);
-                        if simd != Simd::Avx2 {
-                            return bytes.count();
-                        }
-                        let (mut low, mut high) = (0u16, 0u16);
-                        for b in bytes {
-                            (low, high) = (low | 1 << (b & 15), high | 1 << (b >> 4));
-                        }
-                        (low.count_ones() * high.count_ones()) as usize
-                    };
-                    n(&groups[0]) * n(&groups[1]) * n(&groups[2])
+        let passed = |set: &[u128; 3]| -> usize {
+            set.iter()
+                .map(|&bytes| {
+                    if simd != Simd::Avx2 {
+                        return bytes.count_ones() as usize;
+                    }
+                    // The low four bits of the bytes, and the high: 16-bit rows of the set.
+                    let (mut low, mut high) = (0u128, 0u32);
+                    for h in 0..8 {
+                        let row = bytes >> (16 * h) & 0xffff;
+                        low |= row;
+                        high |= u32::from(row != 0) << h;
+                    }
+                    (low.count_ones() * high.count_ones()) as usize
                 })
-                .sum()
+                .product()
         };
+        let mut groups = [[0u8; 128]; 3];
         for &first in &firsts {
+            let add = of(first);
             let best = (0..GROUPS)
                 .min_by_key(|&g| {
-                    let mut trial = groups;
-                    add(&mut trial, first, g);
-                    passed(&trial)
+                    let now = &sets[usize::from(g)];
+                    let trial = [0, 1, 2].map(|k| now[k] | add[k]);
+                    passed(&trial) - passed(now)
                 })
                 .unwrap_or(0);
-            add(&mut groups, first, best);
+            for (k, set) in sets[usize::from(best)].iter_mut().enumerate() {
+                *set |= add[k];
+            }
+            for literal in literals.iter().filter(|l| l[0] == first) {
+                for (k, table) in groups.iter_mut().enumerate() {
+                    table[usize::from(literal[k])] |= 1 << best;
+                }
+            }
         }
         let mut nibbles = [[[0u8; 32]; 2]; 3];
         for (k, table) in groups.iter().enumerate() {
