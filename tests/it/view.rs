@@ -902,6 +902,23 @@ fn the_text_view_keeps_what_matters() {
     assert!(ls[1].ends_with(" zeta b=1 a=2"), "{text}");
 }
 
+/// Piped standard input among several files was shown by the name of its private copy (a
+/// number, `3: #1 …`): it is `standard input`, as in the report page's title.
+#[test]
+fn piped_stdin_among_several_files_is_named_standard_input() {
+    let dir = tempdir("text-view-stdin");
+    let a = write_log(&dir, "agent-1.jsonl", &[r#"{"type":"zeta","b":1}"#]);
+    let mut cmd = common::bin();
+    cmd.args(["--view", "--color", "never", "-", a.to_str().unwrap()]);
+    let out = common::run_cmd(&mut cmd, b"{\"type\":\"eta\",\"c\":2}\n");
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let ls: Vec<&str> = text.lines().collect();
+    assert_eq!(ls.len(), 2, "{text}");
+    assert!(ls[0].starts_with("standard input: #1 eta"), "{text}");
+    assert!(ls[1].starts_with("agent-1.jsonl: #1 zeta"), "{text}");
+}
+
 /// Filters people ask for: --exclude-type, --errors, --since/--until.
 #[test]
 fn exclude_errors_and_time_filters() {

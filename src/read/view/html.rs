@@ -163,11 +163,7 @@ fn title(opts: &ViewOptions) -> String {
         .iter()
         .take(3)
         .map(|p| {
-            let name = match p.file_name() {
-                _ if super::is_stdin(p) => "standard input".into(),
-                Some(n) => n.to_string_lossy().into(),
-                None => p.display().to_string(),
-            };
+            let name = super::stdin::shown_name(p);
             // Redacted before it is shortened (a cut name would keep a part of a secret).
             crate::read::summary::clip(&crate::door::text(name), 80)
         })

@@ -121,10 +121,7 @@ impl<'a> Renderer<'a> {
         }
         let mut text = String::new();
         if self.opts.files.len() > 1 {
-            let name = self.opts.files[file]
-                .file_name()
-                .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-            text.push_str(&name);
+            text.push_str(&super::stdin::shown_name(&self.opts.files[file]));
             text.push_str(": ");
         }
         if let Some(n) = self.number.take() {

@@ -20,6 +20,15 @@ pub fn is_stdin(path: &Path) -> bool {
     path == Path::new("/dev/stdin") || SPOOL.get().is_some_and(|p| p == path)
 }
 
+/// The name a file is shown by among several: its file name, `standard input` for `-`.
+pub fn shown_name(path: &Path) -> String {
+    match path.file_name() {
+        _ if is_stdin(path) => "standard input".into(),
+        Some(n) => n.to_string_lossy().into(),
+        None => path.display().to_string(),
+    }
+}
+
 /// Replaces each `-` among `files` by a path that reads standard input from its start:
 /// `/dev/stdin` when it is a regular file (`< log`), else the nameless copy of it (mode 0600)
 /// whose open file is returned; keep it open while the files are read. Every `-` stands for the
