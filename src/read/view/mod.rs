@@ -330,25 +330,13 @@ pub fn run_to<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, Error
         let select = |r: &mut Renderer, ok: &mut Vec<String>, limit: usize| {
             let mut w = Window::new(budget, opts.format);
             let mut seen = 0;
-            for (k, path) in opts.files.iter().enumerate() {
-                let mut number = 0;
-                let res = opts.for_each_line(k, |line| {
-                    number += 1;
-                    if !opts.on_line(number) || !opts.wants(line) {
-                        return true;
-                    }
-                    r.number = Some(number);
-                    w.push(r.render(k, line));
-                    seen += 1;
-                    seen < limit
-                });
-                if let Err(e) = res {
-                    failed(path, e, ok);
-                }
-                if seen >= limit {
-                    break;
-                }
-            }
+            let each = |k: usize, number: u64, line: &[u8]| {
+                r.number = Some(number);
+                w.push(r.render(k, line));
+                seen += 1;
+                seen < limit
+            };
+            walk_selected(opts, each, |path, e| failed(path, e, ok));
             (w, seen)
         };
         let limit = opts.head.unwrap_or(usize::MAX);
@@ -377,24 +365,15 @@ pub fn run_to<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, Error
             let mut again = Renderer::with_cap(opts, cap);
             again.retracted = r.retracted.clone();
             let (mut found, mut i) = (None, 0);
-            for k in 0..opts.files.len() {
-                let mut number = 0;
-                let _ = opts.for_each_line(k, |line| {
-                    number += 1;
-                    if !opts.on_line(number) || !opts.wants(line) {
-                        return true;
-                    }
-                    if i == wanted {
-                        again.number = Some(number);
-                        found = Some(again.render(k, line));
-                    }
-                    i += 1;
-                    i <= wanted
-                });
-                if found.is_some() {
-                    break;
+            let each = |k: usize, number: u64, line: &[u8]| {
+                if i == wanted {
+                    again.number = Some(number);
+                    found = Some(again.render(k, line));
                 }
-            }
+                i += 1;
+                i <= wanted
+            };
+            walk_selected(opts, each, |_, _| {});
             found
         });
         crate::read::log::options::count_untimed_as(untimed);
@@ -420,32 +399,18 @@ pub fn run_to<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, Error
         // In order, printed as read: --head stops after N events across all files.
         let mut shown = 0;
         let mut out_err = None;
-        'all: for (k, path) in opts.files.iter().enumerate() {
-            let mut number = 0;
-            let res = opts.for_each_line(k, |line| {
-                if opts.head.is_some_and(|h| shown >= h) {
-                    return false;
-                }
-                number += 1;
-                if opts.on_line(number) && opts.wants(line) {
-                    r.number = Some(number);
-                    if let Err(e) = printer.event(&r.render(k, line)) {
-                        out_err = Some(e);
-                        return false;
-                    }
-                    shown += 1;
-                }
-                true
-            });
-            if let Some(e) = out_err.take() {
-                return Err(write_err(e));
+        let each = |k: usize, number: u64, line: &[u8]| {
+            r.number = Some(number);
+            if let Err(e) = printer.event(&r.render(k, line)) {
+                out_err = Some(e);
+                return false;
             }
-            if let Err(e) = res {
-                failed(path, e, &mut ok);
-            }
-            if opts.head.is_some_and(|h| shown >= h) {
-                break 'all;
-            }
+            shown += 1;
+            opts.head.is_none_or(|h| shown < h)
+        };
+        walk_selected(opts, each, |path, e| failed(path, e, &mut ok));
+        if let Some(e) = out_err {
+            return Err(write_err(e));
         }
     }
     printer.end().map_err(write_err)?;
@@ -454,6 +419,35 @@ pub fn run_to<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, Error
     }
     follow_files(opts, &mut follow, &mut r, &mut printer)?;
     Ok(ok)
+}
+
+/// Walks the events the options select (`--line`, the filters), oldest first across the files,
+/// as `each(file number, line number, line)` until it returns false; a file that cannot be
+/// read is told to `failed`, and the walk goes on with the next. The one walk of the
+/// selection, of its re-reads under a budget and of the view in order.
+fn walk_selected(
+    opts: &ViewOptions,
+    mut each: impl FnMut(usize, u64, &[u8]) -> bool,
+    mut failed: impl FnMut(&Path, io::Error),
+) {
+    for (k, path) in opts.files.iter().enumerate() {
+        let mut number = 0;
+        let mut going = true;
+        let res = opts.for_each_line(k, |line| {
+            number += 1;
+            if !opts.on_line(number) || !opts.wants(line) {
+                return true;
+            }
+            going = each(k, number, line);
+            going
+        });
+        if let Err(e) = res {
+            failed(path, e);
+        }
+        if !going {
+            return;
+        }
+    }
 }
 
 /// The last `n` selected events of the files (file number and line), newest first: each file
