@@ -919,6 +919,47 @@ fn piped_stdin_among_several_files_is_named_standard_input() {
     assert!(ls[1].starts_with("agent-1.jsonl: #1 zeta"), "{text}");
 }
 
+/// An event without a time, rendered again to fill the room a small budget left
+/// (`Window::fill`), lost the time column's blank: `#7 assistant …` under `#6 2026-… user`.
+#[test]
+fn a_filled_event_without_a_time_keeps_the_time_column() {
+    let dir = tempdir("fill-pad");
+    let mut lines: Vec<String> = (0..6)
+        .map(|i| {
+            format!(
+                r#"{{"type":"user","timestamp":"2026-11-20T10:00:0{i}Z","message":{{"content":"hello there number {i}"}}}}"#
+            )
+        })
+        .collect();
+    lines.push(format!(
+        r#"{{"type":"assistant","message":{{"content":[{{"type":"text","text":"{}"}}]}}}}"#,
+        "word ".repeat(3000)
+    ));
+    lines.push(
+        r#"{"type":"user","timestamp":"2026-11-20T10:00:09Z","message":{"content":"ok"}}"#.into(),
+    );
+    let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let log = write_log(&dir, "t.jsonl", &refs);
+    let out = view(&[
+        "--color",
+        "never",
+        "--max-tokens",
+        "100",
+        log.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    assert!(out.stdout.len() <= 300, "{} bytes", out.stdout.len());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let filled = text
+        .lines()
+        .find(|l| l.starts_with("#7 "))
+        .expect("#7 shown");
+    assert!(
+        filled.starts_with(&format!("#7 {}assistant word", " ".repeat(20))),
+        "{text}"
+    );
+}
+
 /// Filters people ask for: --exclude-type, --errors, --since/--until.
 #[test]
 fn exclude_errors_and_time_filters() {

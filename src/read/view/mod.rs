@@ -247,14 +247,10 @@ pub fn render_events(events: &[Vec<u8>], opts: &ViewOptions, out: &mut Vec<u8>) 
             };
             let mut w = select(&mut r);
             if let Some(cap) = few_events_cap(budget, opts.format, &w, events.len(), false) {
-                let mut again = Renderer::with_cap(opts, cap);
-                again.retracted = r.retracted.clone();
-                w = w.better(select(&mut again));
+                w = w.better(select(&mut r.again(cap, false)));
             }
             w.fill(events.len(), w.dropped, |cap, i| {
-                let mut again = Renderer::with_cap(opts, cap);
-                again.retracted = r.retracted.clone();
-                Some(again.render(0, &events[i]))
+                Some(r.again(cap, true).render(0, &events[i]))
             });
             if w.dropped > 0 {
                 let _ = printer.event(&omitted_line(opts.format, w.dropped));
@@ -355,15 +351,12 @@ pub fn run_to<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, Error
         // Fewer candidates than shares of the budget: read again, with the budget shared among
         // them only (the same events, should the files have grown meanwhile).
         if let Some(cap) = few_events_cap(budget, opts.format, &w, candidates, candidates < seen) {
-            let mut again = Renderer::with_cap(opts, cap);
-            again.retracted = r.retracted.clone();
-            let (mut again, _) = select(&mut again, &mut Vec::new(), seen);
+            let (mut again, _) = select(&mut r.again(cap, false), &mut Vec::new(), seen);
             trim(&mut again);
             w = w.better(again);
         }
         w.fill(seen, candidates - w.kept.len(), |cap, wanted| {
-            let mut again = Renderer::with_cap(opts, cap);
-            again.retracted = r.retracted.clone();
+            let mut again = r.again(cap, true);
             let (mut found, mut i) = (None, 0);
             let each = |k: usize, number: u64, line: &[u8]| {
                 if i == wanted {

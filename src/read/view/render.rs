@@ -34,6 +34,17 @@ impl<'a> Renderer<'a> {
         Renderer::with_cap(opts, cap)
     }
 
+    /// A renderer whose events get at most `cap` bytes, that knows what this one knows of the
+    /// events: the messages retracted and, with `timed` (an event rendered out of its place),
+    /// whether a time column is printed, so that an event without a time keeps its column's
+    /// room.
+    pub(super) fn again(&self, cap: usize, timed: bool) -> Renderer<'a> {
+        let mut r = Renderer::with_cap(self.opts, cap);
+        r.retracted = self.retracted.clone();
+        r.timed = timed && self.timed;
+        r
+    }
+
     /// A renderer whose events get at most `cap` bytes.
     pub(super) fn with_cap(opts: &'a ViewOptions, cap: usize) -> Renderer<'a> {
         let mut engine_config = opts.engine.clone();
