@@ -960,6 +960,33 @@ fn a_filled_event_without_a_time_keeps_the_time_column() {
     );
 }
 
+/// Under a small budget with several files, the room a fill had left showed a line cut to the
+/// file's name (`marot__spotter__agent-a2898e3…`): a line that says where an event is and not
+/// what it is is not shown. Every event line keeps its type, at every budget.
+#[test]
+fn a_line_cut_to_its_file_name_is_not_shown() {
+    let files = [
+        "tests/data/real/charlieyou__claude-agent-sdk-gleam__basic_query.jsonl",
+        "tests/data/real/marot__spotter__agent-a2898e3.jsonl",
+    ];
+    // File, number, a time or its blank, then the type (a word, not the cut's mark).
+    let event =
+        regex::Regex::new(r"^[^ ]+\.jsonl: #\d+ (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d|\s{20}) [a-z_]+")
+            .unwrap();
+    for tokens in (100..=600).step_by(20) {
+        let t = tokens.to_string();
+        let out = view(&["--color", "never", "--max-tokens", &t, files[0], files[1]]);
+        assert!(out.status.success());
+        let text = String::from_utf8(out.stdout).unwrap();
+        for line in text.lines().filter(|l| !l.starts_with('…')) {
+            assert!(
+                event.is_match(line),
+                "--max-tokens {tokens}: {line:?}\n{text}"
+            );
+        }
+    }
+}
+
 /// Filters people ask for: --exclude-type, --errors, --since/--until.
 #[test]
 fn exclude_errors_and_time_filters() {

@@ -250,7 +250,8 @@ pub fn render_events(events: &[Vec<u8>], opts: &ViewOptions, out: &mut Vec<u8>) 
                 w = w.better(select(&mut r.again(cap, false)));
             }
             w.fill(events.len(), w.dropped, |cap, i| {
-                Some(r.again(cap, true).render(0, &events[i]))
+                let mut again = r.again(cap, true);
+                Some(again.render(0, &events[i])).filter(|_| !again.kind_cut)
             });
             if w.dropped > 0 {
                 let _ = printer.event(&omitted_line(opts.format, w.dropped));
@@ -367,7 +368,8 @@ pub fn run_to<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, Error
                 i <= wanted
             };
             walk_selected(opts, each, |_, _| {});
-            found
+            // A line cut to where its event is, without what it is, is not worth its room.
+            found.filter(|_| !again.kind_cut)
         });
         crate::read::log::options::count_untimed_as(untimed);
         let omitted = candidates - w.kept.len();

@@ -24,6 +24,9 @@ pub struct Renderer<'a> {
     pub number: Option<u64>,
     /// Messages retracted after a refusal: marked `[RETRACTED]` in the text view.
     pub retracted: Retracted,
+    /// The last text render was cut before the end of its event's type: it shows no more than
+    /// where the event is (a file name, a number, a time).
+    pub kind_cut: bool,
 }
 
 impl<'a> Renderer<'a> {
@@ -68,6 +71,7 @@ impl<'a> Renderer<'a> {
             timed: false,
             number: None,
             retracted: Retracted::default(),
+            kind_cut: false,
         }
     }
 
@@ -163,8 +167,10 @@ impl<'a> Renderer<'a> {
         }
         let mut text = escape_controls(&text);
         let limit = self.cap.min(self.opts.width.unwrap_or(usize::MAX));
+        self.kind_cut = false;
         if text.len() > limit {
             let end = floor_char(&text, limit.saturating_sub(3));
+            self.kind_cut = end < head_len + kind.len();
             text.truncate(end);
             text.push('…');
         }
