@@ -601,3 +601,38 @@ fn compact_with_redact_and_archive_keeps_every_original_readable() {
         assert_clean("--original", &out.stdout, &w);
     }
 }
+
+/// Found by the read side's attack (#49): the report page's command for the events it left out
+/// quoted the log's path for the shell and escaped it for HTML before redaction looked at it,
+/// so a secret in the name holding `&`, `'`, `<` or `"` showed whole.
+#[test]
+fn a_secret_in_a_quoted_file_name_is_redacted_in_the_report_page() {
+    let dir = common::tempdir("leak-quoted-name");
+    let log = std::fs::read("tests/data/real/marot__spotter__agent-a2898e3.jsonl").unwrap();
+    for value in [
+        "Zq8xK2m&P9vL4nR7tW3",
+        "Zq8x'K2mP9vL4nR7tW3",
+        "Zq8x<K2mP9vL4nR7tW3",
+        "Zq8x\"K2mP9vL4nR7tW3",
+    ] {
+        let name = format!("big-{value}.jsonl");
+        std::fs::write(dir.join(&name), &log).unwrap();
+        let out = common::run_cmd(
+            common::bin()
+                .current_dir(&dir)
+                .env("DEPLOY_TOKEN", value)
+                .args(["--view", "--redact", "--format", "html", "--max-tokens"])
+                .args(["11000", &name]),
+            b"",
+        );
+        assert!(out.status.success(), "{value}");
+        let page = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            page.contains("read them with"),
+            "{value}: no events left out"
+        );
+        for part in ["Zq8x", "P9vL4nR7tW3"] {
+            assert!(!page.contains(part), "{value}: {part} shows");
+        }
+    }
+}

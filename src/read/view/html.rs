@@ -507,12 +507,14 @@ impl Timeline {
 const NOTE_PATH_CAP: usize = 2048;
 
 /// The log's path for the command of what was left out: one shell word, `-` for standard
-/// input, or `LOG` when it would take more than [`NOTE_PATH_CAP`] bytes in the page.
+/// input, or `LOG` when it would take more than [`NOTE_PATH_CAP`] bytes in the page. Redacted
+/// before it is quoted and escaped, which would hide a secret holding `'`, `&`, `<` or `"` from
+/// the search.
 fn note_path(p: &Path) -> String {
     if super::is_stdin(p) {
         return "-".into();
     }
-    let word = shell_word(p);
+    let word = shell_word(&crate::door::text(p.display().to_string()));
     let mut escaped = String::new();
     escape_text(&word, &mut escaped);
     if escaped.len() > NOTE_PATH_CAP {
@@ -523,12 +525,11 @@ fn note_path(p: &Path) -> String {
 }
 
 /// A path as one shell word, quoted when it needs to be.
-fn shell_word(p: &Path) -> String {
-    let s = p.display().to_string();
+fn shell_word(s: &str) -> String {
     if s.chars()
         .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c))
     {
-        s
+        s.to_string()
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))
     }
