@@ -917,6 +917,26 @@ fn piped_stdin_among_several_files_is_named_standard_input() {
     assert_eq!(ls.len(), 2, "{text}");
     assert!(ls[0].starts_with("standard input: #1 eta"), "{text}");
     assert!(ls[1].starts_with("agent-1.jsonl: #1 zeta"), "{text}");
+    // The summaries give it as it was given, `-` (they said `3` and `/proc/self/fd/3`).
+    for format in ["json", "csv", "text"] {
+        let mut cmd = common::bin();
+        cmd.args(["--view", "--summary", "--by-run", "--format", format, "-"]);
+        let out = common::run_cmd(cmd.arg(&a), b"{\"type\":\"eta\",\"c\":2}\n");
+        assert!(out.status.success());
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            !text.contains("/proc/self/fd") && !text.contains("/dev/stdin"),
+            "{text}"
+        );
+        let files: Vec<&str> = match format {
+            "json" => text.matches("\"file\":\"-\"").collect(),
+            _ => text
+                .lines()
+                .filter(|l| l.starts_with("- ") || l.starts_with("-,"))
+                .collect(),
+        };
+        assert_eq!(files.len(), 1, "{format}: {text}");
+    }
 }
 
 /// An event without a time, rendered again to fill the room a small budget left

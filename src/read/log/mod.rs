@@ -5,6 +5,7 @@
 pub mod inert;
 pub mod lines;
 pub mod options;
+pub mod stdin;
 
 pub use inert::{escape_controls, inert_json, is_unsafe_char, sgr_sequences, strip_sgr};
 pub use lines::{

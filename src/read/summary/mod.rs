@@ -276,7 +276,12 @@ pub(crate) fn summarize<W: Write>(opts: &ViewOptions, mut out: W) -> Result<Vec<
     let mut problems = Vec::new();
     for (k, path) in opts.files.iter().enumerate() {
         // Redacted before it is shortened: a name cut first would keep a part of a secret.
-        let name = crate::door::text(path.to_string_lossy().into_owned());
+        // Standard input is `-`, as it was given, not the path of its private copy.
+        let name = if crate::read::log::stdin::is_stdin(path) {
+            "-".to_string()
+        } else {
+            crate::door::text(path.to_string_lossy().into_owned())
+        };
         summary.file = Some(clip(&name, STRING_CAP));
         let res = opts.open(k).and_then(|f| {
             summary.add_log(&f, &opts.decompress, |l| opts.wants(l))?;

@@ -163,7 +163,7 @@ fn title(opts: &ViewOptions) -> String {
         .iter()
         .take(3)
         .map(|p| {
-            let name = super::stdin::shown_name(p);
+            let name = crate::read::log::stdin::shown_name(p);
             // Redacted before it is shortened (a cut name would keep a part of a secret).
             crate::read::summary::clip(&crate::door::text(name), 80)
         })

@@ -20,10 +20,9 @@ mod html_page;
 mod html_row;
 mod render;
 mod retracted;
-mod stdin;
 
 pub use crate::read::events::is_error_event;
-pub use stdin::{is_stdin, spool as spool_stdin};
+pub use crate::read::log::stdin::{is_stdin, spool as spool_stdin};
 
 use std::collections::VecDeque;
 use std::io::{self, BufWriter, Write};

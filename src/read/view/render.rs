@@ -136,7 +136,7 @@ impl<'a> Renderer<'a> {
         }
         let mut text = String::new();
         if self.opts.files.len() > 1 {
-            text.push_str(&super::stdin::shown_name(&self.opts.files[file]));
+            text.push_str(&crate::read::log::stdin::shown_name(&self.opts.files[file]));
             text.push_str(": ");
         }
         if let Some(n) = self.number.take() {
