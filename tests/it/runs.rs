@@ -332,3 +332,31 @@ fn the_text_table_fits_80_columns_when_not_on_a_terminal() {
         }
     }
 }
+
+/// Found by the read side's attack (#49): the table of runs held its total row whatever
+/// `--max-tokens` said, so JSON and CSV (wide rows), and text under a small `--bytes-per-token`,
+/// went over the budget (698 bytes for 300). The briefest form that fits is given instead.
+#[test]
+fn the_table_of_runs_fits_its_budget_in_every_format() {
+    let log = "tests/data/real/marot__spotter__8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl";
+    for format in ["json", "csv", "text"] {
+        for (tokens, per) in [("100", "3"), ("230", "3"), ("100", "1"), ("110", "1")] {
+            let mut cmd = common::bin();
+            cmd.args(["--view", "--summary", "--by-run", "--format", format])
+                .args(["--max-tokens", tokens, "--bytes-per-token", per, log]);
+            let out = common::run_cmd(&mut cmd, b"");
+            assert!(out.status.success(), "{format} {tokens}x{per}");
+            let budget: usize = tokens.parse::<usize>().unwrap() * per.parse::<usize>().unwrap();
+            assert!(
+                out.stdout.len() <= budget,
+                "{format} {tokens}x{per}: {} bytes\n{}",
+                out.stdout.len(),
+                String::from_utf8_lossy(&out.stdout)
+            );
+            if format == "json" && !out.stdout.is_empty() {
+                let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+                assert_eq!(v["type"], "runs", "{format} {tokens}x{per}");
+            }
+        }
+    }
+}

@@ -314,7 +314,34 @@ impl Summary {
                 lo = mid + 1;
             }
         }
-        render(&rows[lo..])
+        let fewest = render(&rows[lo..]);
+        if fewest.len() <= budget {
+            return fewest;
+        }
+        // Not even the total fits (JSON and CSV rows are wide, a small --bytes-per-token):
+        // what the runs came to, as briefly as the format allows, then nothing.
+        let left_out = rows.len();
+        let briefest = match format {
+            Format::Csv => vec![CSV_COLUMNS.join(",") + "\r\n"],
+            Format::Json | Format::Jsonl => {
+                let v = |total: Value| {
+                    let mut v = json!({"type": "runs", "runs": [], "runs_left_out": left_out});
+                    if !total.is_null() {
+                        v["total"] = total;
+                    }
+                    serde_json::to_string(&v).unwrap_or_default() + "\n"
+                };
+                vec![v(json!({"runs": self.run_counts().json()})), v(Value::Null)]
+            }
+            _ => vec![
+                format!("runs {}\n", self.run_counts().text()),
+                format!("runs {left_out}\n"),
+            ],
+        };
+        briefest
+            .into_iter()
+            .find(|b| b.len() <= budget)
+            .unwrap_or_default()
     }
 
     fn table_json(&self, shown: &[Row], total: &Row, all: usize) -> String {
