@@ -55,9 +55,16 @@ pub struct OpenedLog {
     pub size: u64,
 }
 
-/// `path` quoted for a message, its characters made inert.
+/// The most bytes of what a client sent that a message repeats.
+pub const ECHO_CAP: usize = 200;
+
+/// `path` (or any name a client sent) quoted for a message, its characters made inert, cut to
+/// [`ECHO_CAP`] bytes: an answer repeats no more of a request than that.
 pub fn quoted(path: &str) -> String {
-    format!("\"{}\"", escape_controls(path))
+    format!(
+        "\"{}\"",
+        crate::read::summary::clip(&escape_controls(path), ECHO_CAP)
+    )
 }
 
 /// True for a name smart-tee writes or rotates: `NAME.jsonl`, `.ndjson` or `.log`, then an

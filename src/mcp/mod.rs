@@ -92,7 +92,12 @@ fn line(v: Value) -> String {
     String::from_utf8_lossy(&crate::read::log::inert_json(s.as_bytes())).into_owned()
 }
 
+/// The most bytes of an error's message: within the least budget a call may ask for (what a
+/// client sent is repeated no further than this).
+const ERROR_CAP: usize = 240;
+
 fn error(id: &Value, code: i64, message: &str) -> String {
+    let message = crate::read::summary::clip(message, ERROR_CAP);
     line(json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}))
 }
 
@@ -228,9 +233,14 @@ impl Server {
     /// Runs a tool call and writes its answer.
     pub fn run_call(&self, id: &Value, call: Call) -> String {
         // With --redact, every answer passes the same redaction as the logs.
+        let cap = call.budget().saturating_sub(ERROR_CAP).max(ERROR_CAP);
         let (content, is_error) = match call.run(&self.cx) {
             Ok(blocks) => (blocks.into_iter().map(crate::door::text).collect(), false),
-            Err(message) => (vec![crate::door::text(message)], true),
+            // Redacted before it is cut (a cut would keep a part of a secret).
+            Err(message) => (
+                vec![crate::read::summary::clip(&crate::door::text(message), cap)],
+                true,
+            ),
         };
         let content: Vec<Value> = content
             .into_iter()

@@ -270,6 +270,17 @@ fn known_arguments(name: &str) -> Vec<String> {
 }
 
 impl Call {
+    /// The call's budget in bytes (`wait_for_log`, which answers in a line, the default one).
+    pub fn budget(&self) -> usize {
+        match self {
+            Call::List { budget }
+            | Call::Read { budget, .. }
+            | Call::Summary { budget, .. }
+            | Call::Original { budget, .. } => *budget,
+            Call::Wait { .. } => (DEFAULT_MAX_TOKENS * 3) as usize,
+        }
+    }
+
     /// Checks `name`'s arguments.
     pub fn new(name: &str, args: &Map<String, Value>) -> Result<Call, InvalidParams> {
         let known = known_arguments(name);
@@ -502,7 +513,9 @@ fn nothing_shown(opts: &ViewOptions) -> String {
     }
     let events = crate::read::view::grouped(events);
     if !filters.is_empty() {
-        return format!("0 of {events} events matched {}\n", filters.join(" and "));
+        // The filters as the client sent them, no longer than a message repeats.
+        let filters = crate::read::summary::clip(&filters.join(" and "), super::logs::ECHO_CAP);
+        return format!("0 of {events} events matched {filters}\n");
     }
     let limit = match (opts.head, opts.tail) {
         (Some(n), _) => format!(" (head {n})"),

@@ -313,3 +313,47 @@ fn read_log_gives_each_agents_events_as_gists() {
             .unwrap();
     });
 }
+
+/// Found by the read side's attack (#49): answers repeated what the client sent without a
+/// bound (a 200 KB path, 300 type names, a 300 KB tool, method or argument name), over the
+/// budget every response fits (`max_tokens` 100: 300 bytes). Each answer's text or error
+/// message now fits it.
+#[test]
+fn an_answer_repeats_no_more_of_a_request_than_its_budget_holds() {
+    let root = common::tempdir("mcp-echo");
+    std::fs::write(root.join("x.jsonl"), "{\"type\":\"user\"}\n").unwrap();
+    let long = |c: &str, n: usize| c.repeat(n);
+    let calls = [
+        json!({"name": "read_log", "arguments": {"path": long("a", 200_000) + ".jsonl", "max_tokens": 100}}),
+        json!({"name": "log_summary", "arguments": {"path": long("b", 200_000) + ".jsonl", "max_tokens": 100}}),
+        json!({"name": "read_log", "arguments": {"path": "x.jsonl", "type": vec![long("x", 1000); 300], "max_tokens": 100}}),
+        json!({"name": "read_log", "arguments": {"path": "x.jsonl", "exclude_type": vec![long("y", 1000); 300], "type": ["z"], "max_tokens": 100}}),
+        json!({"name": long("t", 300_000), "arguments": {}}),
+        json!({"name": "read_log", "arguments": {long("k", 300_000): 1, "path": "x.jsonl", "max_tokens": 100}}),
+    ];
+    let mut input = String::new();
+    for (i, params) in calls.iter().enumerate() {
+        let call = json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": params});
+        input.push_str(&format!("{call}\n"));
+    }
+    let method = json!({"jsonrpc": "2.0", "id": 99, "method": long("m", 300_000)});
+    input.push_str(&format!("{method}\n"));
+    let out = common::run_cmd(
+        common::bin().arg("mcp").arg("--root").arg(&root),
+        input.as_bytes(),
+    );
+    let answers = common::lines(&out.stdout);
+    assert_eq!(answers.len(), calls.len() + 1, "one answer per request");
+    for line in answers {
+        let v: Value = serde_json::from_slice(line).unwrap();
+        let text = match (&v["result"]["content"], &v["error"]["message"]) {
+            (Value::Array(blocks), _) => blocks
+                .iter()
+                .map(|b| b["text"].as_str().unwrap().len())
+                .sum::<usize>(),
+            (_, Value::String(m)) => m.len(),
+            _ => panic!("neither a result nor an error: {v}"),
+        };
+        assert!(text <= 300, "id {}: {text} bytes", v["id"]);
+    }
+}
