@@ -1007,6 +1007,45 @@ fn a_line_cut_to_its_file_name_is_not_shown() {
     }
 }
 
+/// Found by the read side's attack (#49): `--view` of a FIFO nobody writes to waited in `open`
+/// for ever (MCP opens without waiting; the command line did not), and `<(cat log)` failed
+/// with "Illegal seek". A log that is not a regular file is refused without waiting, named with
+/// what it is, and the other files are shown.
+#[test]
+fn a_fifo_given_as_a_log_is_refused_without_waiting() {
+    let dir = tempdir("view-fifo");
+    let fifo = dir.join("f.jsonl");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let log = write_log(&dir, "l.jsonl", &[r#"{"type":"alpha"}"#]);
+    for args in [
+        &["--view"][..],
+        &["--view", "--tail", "1"],
+        &["--view", "--max-tokens", "1000"],
+        &["--view", "--summary"],
+    ] {
+        let mut cmd = common::bin();
+        cmd.args(args).arg(&log).arg(&fifo);
+        let out = common::run_cmd(&mut cmd, b"");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("f.jsonl") && err.contains("FIFO"),
+            "{args:?}: {err}"
+        );
+        let shown = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            shown.contains("alpha") || args.contains(&"--summary"),
+            "{args:?}: {shown}"
+        );
+    }
+}
+
 /// Filters people ask for: --exclude-type, --errors, --since/--until.
 #[test]
 fn exclude_errors_and_time_filters() {

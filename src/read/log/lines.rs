@@ -45,7 +45,7 @@ impl ReverseLines {
 
     /// Lines of the file at `path`, from its end.
     pub fn open(path: &Path) -> io::Result<ReverseLines> {
-        ReverseLines::new(File::open(path)?)
+        ReverseLines::new(open_regular(path)?)
     }
 
     fn read_at(&mut self, at: u64, len: usize, into: &mut Vec<u8>) -> io::Result<()> {
@@ -143,6 +143,34 @@ impl<R: Read> Read for Bounded<R> {
 
 pub use crate::tee::decompress::{Compression, is_compressed};
 
+/// Opens the log at `path` to read it back: without waiting (a FIFO nobody writes to would
+/// hold `open` forever, and `--follow` with it), and only a regular file, which the readers
+/// seek in. A FIFO, a terminal, a device or a socket is refused with what it is; standard input
+/// (`-`) is copied first and may be any of them.
+pub fn open_regular(path: &Path) -> io::Result<File> {
+    use rustix::fs::{FileType, Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    #[allow(clippy::disallowed_methods, reason = "reads only: RDONLY")]
+    let fd = rustix::fs::open(path, flags, Mode::empty())?;
+    let kind = FileType::from_raw_mode(rustix::fs::fstat(&fd)?.st_mode);
+    let what = match kind {
+        FileType::RegularFile => {
+            rustix::fs::fcntl_setfl(&fd, OFlags::empty())?;
+            return Ok(File::from(fd));
+        }
+        FileType::Directory => return Err(rustix::io::Errno::ISDIR.into()),
+        FileType::Fifo => "a FIFO or pipe",
+        FileType::CharacterDevice => "a terminal or device",
+        FileType::BlockDevice => "a block device",
+        FileType::Socket => "a socket",
+        _ => "not a file",
+    };
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("{what}, not a regular file: give it on standard input (`--view - < FILE`)"),
+    ))
+}
+
 /// A log's bytes: decompressed when it is gzip or zstd, within `limit`, else its whole lines
 /// (an unfinished last line is in progress).
 pub fn open_log(mut file: File, limit: &DecompressLimit) -> io::Result<Box<dyn Read>> {
@@ -224,7 +252,7 @@ pub fn for_each_line_in(
 
 /// [`for_each_line_in`] the file at `path`, without a bound.
 pub fn for_each_line(path: &Path, each: impl FnMut(&[u8]) -> bool) -> io::Result<()> {
-    for_each_line_in(File::open(path)?, &DecompressLimit::default(), each)
+    for_each_line_in(open_regular(path)?, &DecompressLimit::default(), each)
 }
 
 #[cfg(test)]

@@ -10,6 +10,6 @@ pub mod stdin;
 pub use inert::{escape_controls, inert_json, is_unsafe_char, sgr_sequences, strip_sgr};
 pub use lines::{
     Compression, DecompressLimit, ReverseLines, for_each_line, for_each_line_in, is_compressed,
-    open_log,
+    open_log, open_regular,
 };
 pub use options::{Format, NO_TIME_NOTE, STALL_AFTER, ViewOptions};

@@ -116,7 +116,7 @@ impl ViewOptions {
                 f.seek(SeekFrom::Start(0))?;
                 Ok(f)
             }
-            None => File::open(&self.files[k]),
+            None => super::open_regular(&self.files[k]),
         }
     }
 

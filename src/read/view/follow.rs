@@ -30,7 +30,7 @@ pub(super) struct Followed {
 impl Followed {
     /// Following from the end of the file's whole lines (or from its start once it appears).
     pub(super) fn at_end(path: &Path) -> Followed {
-        let (pos, ino, lines) = match File::open(path) {
+        let (pos, ino, lines) = match crate::read::log::open_regular(path) {
             // A compressed file: its decoded lines, and its length to see it change.
             Ok(f) if super::is_compressed(&f).unwrap_or(false) => (
                 f.metadata().map_or(0, |m| m.len()),
@@ -72,7 +72,7 @@ pub(super) fn follow_files<W: Write>(
     let write_err = |source: io::Error| Error::WriteStdout { source };
     loop {
         for (k, f) in files.iter_mut().enumerate() {
-            let Ok(file) = File::open(&f.path) else {
+            let Ok(file) = crate::read::log::open_regular(&f.path) else {
                 continue; // not there (yet, or any more): wait
             };
             let Ok(meta) = file.metadata() else { continue };

@@ -544,7 +544,7 @@ fn embed_originals(opts: &ViewOptions, archives: &[bool], room: usize, t: &mut T
     let cap = (room / ORIGINALS).min(ORIGINAL_CAP);
     let mut left = ORIGINALS;
     for (k, path) in opts.files.iter().enumerate() {
-        let small_plain = std::fs::File::open(path).is_ok_and(|f| {
+        let small_plain = crate::read::log::open_regular(path).is_ok_and(|f| {
             !super::is_compressed(&f).unwrap_or(true)
                 && f.metadata().is_ok_and(|m| m.len() <= ORIGINALS_LOG_MAX)
         });
