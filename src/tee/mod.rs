@@ -399,6 +399,19 @@ fn read_loop<R: Read, W: Write>(
     scout: Option<Arc<Redactor>>,
     text_seen: Arc<AtomicBool>,
 ) {
+    if io::IsTerminal::is_terminal(&io::stdin()) {
+        // A background job that reads its terminal is stopped by SIGTTIN, and stopped it takes
+        // no SIGTERM: the read restarts on SIGCONT and stops it again (`kill %1`, `timeout`).
+        // With SIGTTIN blocked in this thread, that read fails instead (EIO), and the run ends
+        // saying so, as a stop signal would end it.
+        let mut block = nix::sys::signal::SigSet::empty();
+        block.add(nix::sys::signal::Signal::SIGTTIN);
+        let _ = nix::sys::signal::pthread_sigmask(
+            nix::sys::signal::SigmaskHow::SIG_BLOCK,
+            Some(&block),
+            None,
+        );
+    }
     let mut pace = Pace::default();
     let mut look = |chunk: &[u8]| {
         let text = text_seen.load(Ordering::Relaxed);

@@ -574,3 +574,45 @@ fn compaction_refuses_a_damaged_compressed_log() {
     assert!(!archive.exists());
     assert_eq!(std::fs::read(&gz).unwrap(), whole);
 }
+
+/// Found by a new user (#49): a background job reading its terminal (`smart-tee LOG &` in a
+/// shell, `timeout 2 smart-tee LOG` in a terminal) was stopped by SIGTTIN, and stopped it took
+/// no SIGTERM: on SIGCONT its read restarted and stopped it again, so only SIGKILL ended it. Its
+/// read now fails (EIO) and it ends at once, naming standard input. A pseudo-terminal is made
+/// the controlling terminal of a job-control shell (python3's pty), which runs smart-tee in the
+/// background and waits for it: a stopped job gives 149 (128 + SIGTTIN).
+#[test]
+fn a_background_job_reading_its_terminal_is_not_stopped_for_good() {
+    let dir = common::tempdir("background-tty");
+    let script = r#"
+import fcntl, os, pty, subprocess, sys, termios
+st, log = sys.argv[1:3]
+master, slave = pty.openpty()
+def own_terminal():
+    os.setsid()
+    fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+shell = f'set -m; "{st}" "{log}" > /dev/null & p=$!; wait $p; echo "status $?"; kill -9 $p 2>/dev/null'
+p = subprocess.Popen(["bash", "-c", shell], stdin=slave, stdout=subprocess.PIPE,
+                     stderr=subprocess.PIPE, preexec_fn=own_terminal, pass_fds=(slave,))
+os.close(slave)
+out, err = p.communicate(timeout=100)
+sys.stdout.write(out.decode())
+sys.stderr.write(err.decode())
+"#;
+    let child = Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_smart-tee"))
+        .arg(dir.join("a.jsonl"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3 runs (the tests need it)");
+    let out = common::output_timeout(child);
+    let (text, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(text.contains("status 1\n"), "{text}{err}");
+    assert!(err.contains("reading standard input"), "{err}");
+}
