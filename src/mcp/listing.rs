@@ -27,7 +27,7 @@ fn describe(log: OpenedLog) -> Value {
     let first = log.file.try_clone().ok().and_then(|f| {
         let mut first = None;
         let _ = crate::read::log::for_each_line_in(f, &limit, |l| {
-            first = serde_json::from_slice::<Value>(l).ok();
+            first = crate::read::events::parse(l);
             false
         });
         first

@@ -1,7 +1,47 @@
 //! What an event says of itself, in any agent's stream, for every reader (`--view`'s filters,
 //! `--summary`, the report): whether it reports a failure.
 
+use std::cell::RefCell;
+
 use serde_json::Value;
+
+use crate::cut::engine::{EngineConfig, LineEngine, Outcome};
+
+/// The most values (by the commas and colons that part them) of a line a reader parses whole.
+/// A line of more is parsed as the engine cuts it to [`CUT_TO`] bytes, which keeps what readers
+/// ask of an event (its structure, ids, types, times, errors, usage and costs): parsed whole,
+/// a line of millions of small values took about fifty times its size (3.2 GB for a line of 62
+/// MB; `--view --errors`, `--summary`, the report page, MCP's `list_logs`). A line of long
+/// strings, however long, is parsed whole: a message of thirty tool calls keeps every call.
+pub const VALUES_WHOLE: usize = 100_000;
+
+/// What a line of more than [`VALUES_WHOLE`] values is cut to before it is parsed.
+pub const CUT_TO: usize = 256 << 10;
+
+/// An event as a reader (a filter, `--summary`, the report page, MCP) looks at it: `line`
+/// parsed whole, or as the engine cuts it when it has more than [`VALUES_WHOLE`] values; `None`
+/// when it is not JSON.
+pub fn parse(line: &[u8]) -> Option<Value> {
+    if line.len() <= CUT_TO || memchr::memchr2_iter(b',', b':', line).count() <= VALUES_WHOLE {
+        return serde_json::from_slice(line).ok();
+    }
+    thread_local! {
+        static CUT: RefCell<(LineEngine, Vec<u8>)> = RefCell::new((
+            LineEngine::new(EngineConfig {
+                max_line_bytes: CUT_TO,
+                ..EngineConfig::default()
+            }),
+            Vec::new(),
+        ));
+    }
+    CUT.with_borrow_mut(|(engine, out)| {
+        out.clear();
+        match engine.process(line, out) {
+            Outcome::Verbatim | Outcome::Cut => serde_json::from_slice(out).ok(),
+            _ => None,
+        }
+    })
+}
 
 /// True for an event that reports a failure, in any agent's stream: `is_error`, an `error`
 /// (top level, or in a Codex item or an opencode part), an error type or subtype, a failed

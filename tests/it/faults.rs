@@ -529,3 +529,49 @@ fn a_line_of_many_small_values_or_deep_nesting_stays_in_bounded_memory() {
         assert_eq!(logged[1], b"{\"tail\":1}");
     }
 }
+
+/// Found by the read side's attack (#49): the readers parsed each line whole, and a line of
+/// millions of small values took about fifty times its size (3.2 GB for 62 MB; MCP's
+/// `list_logs` 1 GB for 10 MB). A line of more values than `read::events::VALUES_WHOLE` is
+/// parsed as the engine cuts it: a 3 MB line of 1.5 million values is read by every reader that
+/// parses events within 78 MiB of address space, and the run's outcome after it still counts.
+#[test]
+fn the_readers_parse_a_line_of_many_small_values_in_bounded_memory() {
+    let dir = tempdir("read-bounded-memory");
+    let log = dir.join("many.jsonl");
+    let many = format!(
+        "{{\"type\":\"user\",\"data\":[{}]}}\n{}\n",
+        vec!["0"; 1_490_000].join(","),
+        r#"{"type":"result","subtype":"success","is_error":false,"num_turns":3}"#
+    );
+    std::fs::write(&log, many).unwrap();
+    for args in [
+        "--view --errors",
+        "--view --type user --format jsonl",
+        "--view --format html",
+        "--summary --format json",
+        "--summary --by-run --format json",
+    ] {
+        let script = format!(
+            "ulimit -v 80000 && exec '{}' {args} '{}'",
+            env!("CARGO_BIN_EXE_smart-tee"),
+            log.display()
+        );
+        let mut sh = Command::new("sh");
+        sh.args(["-c", &script]).env("MALLOC_ARENA_MAX", "1");
+        let out = common::run_cmd(&mut sh, b"");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{args}: {:?} {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if args.contains("--type") {
+            assert!(text.contains("\"type\":\"user\""), "{args}: {text}");
+        }
+        if args.contains("--summary") {
+            assert!(text.contains("\"ok\""), "{args}: {text}");
+        }
+    }
+}

@@ -167,7 +167,7 @@ impl ViewOptions {
         if !self.parses() {
             return true;
         }
-        let v: Value = serde_json::from_slice(line).unwrap_or(Value::Null);
+        let v = crate::read::events::parse(line).unwrap_or(Value::Null);
         if !self.types.is_empty() || !self.exclude_types.is_empty() {
             // Any level of the type the view prints (#50): `response_item`,
             // `function_call_output`, or `response_item/function_call_output`.

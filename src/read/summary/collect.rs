@@ -27,7 +27,7 @@ fn said_nothing(v: &Value, kind: &str) -> bool {
 impl Summary {
     /// Takes one event (a log line).
     pub fn add(&mut self, line: &[u8]) {
-        if let Ok(v) = serde_json::from_slice::<Value>(line) {
+        if let Some(v) = crate::read::events::parse(line) {
             self.add_event(&v);
         }
     }

@@ -95,7 +95,7 @@ impl Live {
                 return true;
             }
         }
-        let Ok(v) = serde_json::from_slice::<Value>(line) else {
+        let Some(v) = crate::read::events::parse(line) else {
             return true;
         };
         let kind = v.get("type").and_then(Value::as_str).unwrap_or("");

@@ -204,9 +204,9 @@ impl<'a> Pass<'a> {
     }
 
     fn event(&mut self, at: At, line: &[u8]) {
-        // Parsed whole once: for the summary, and for the tool-call ids (a cut event can lose
-        // the blocks past its budget).
-        let whole = serde_json::from_slice::<Value>(line).ok();
+        // Parsed once for the summary and the tool-call ids, as every reader parses
+        // (`events::parse`: a line of a page's cut can lose the blocks past its budget).
+        let whole = crate::read::events::parse(line);
         if let Some(w) = &whole {
             self.summary.add_event(w);
         }

@@ -29,7 +29,7 @@ impl Retracted {
         if memchr::memmem::find(line, b"\"retracted_message_uuids\"").is_none() {
             return;
         }
-        let Ok(v) = serde_json::from_slice::<Value>(line) else {
+        let Some(v) = crate::read::events::parse(line) else {
             return;
         };
         let ids = v.get("retracted_message_uuids").and_then(Value::as_array);
