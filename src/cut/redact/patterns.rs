@@ -304,7 +304,7 @@ pub(super) const WORD_STARTS: &[&str] = &[
 /// escapes it once or more (`\"`, `\\\"` in JSON inside a JSON string), and a `/` in
 /// the value maybe as `\/`.
 pub(super) const ASSIGNED_VALUE: &str =
-    r#"^(?:\\*["'])?\s*[:=]\s*(?:\\*["'])?((?:[^\s"'\\&,;\x1b]|\\/){4,})"#;
+    r#"^\s*(?:\\*["'])?\s*[:=]\s*(?:\\*["'])?((?:[^\s"'\\&,;\x1b]|\\/){4,})"#;
 
 /// What follows `://` in a URL with credentials: the user and `:` (kept), the password (the
 /// secret), `@`. Checked at each `://`: a pattern starting with the scheme would have no literal

@@ -525,6 +525,21 @@ fn an_assigned_value_with_escaped_slashes_is_redacted_whole() {
     );
 }
 
+/// Found by the read side's attack (#49): a JSON key with spaces after its secret word
+/// (`"db_password ":"…"`) left its value whole, the spaces before the closing quote read as no
+/// assignment.
+#[test]
+fn a_key_with_spaces_after_its_secret_word_is_an_assignment() {
+    assert_eq!(
+        redacted(r#"{"type":"user","db_password ":"hunter2secretvalue"}"#),
+        r#"{"type":"user","db_password ":"[REDACTED:assignment]"}"#
+    );
+    assert_eq!(
+        redacted(r#"{"a":"export API_TOKEN  = 'Zq9vX2mK7pL4wR8t'"}"#),
+        r#"{"a":"export API_TOKEN  = '[REDACTED:assignment]'"}"#
+    );
+}
+
 /// #46: a dotenv value whose name says nothing is taken when it has a key's shape; the
 /// file's ordinary settings are not.
 #[test]
