@@ -386,7 +386,7 @@ struct Cli {
 
     /// The whole output fits in N tokens, counted as bytes / --bytes-per-token: the oldest
     /// events are dropped first, long fields are cut, and a first line says how many events
-    /// were left out. The least is 100.
+    /// were left out. The least is 100. A report page (--format html) takes at least 32 KiB.
     #[arg(long, value_name = "N", requires = "view", value_parser = parse_max_tokens, help_heading = "Reading logs (--view)")]
     max_tokens: Option<u64>,
 
