@@ -13,7 +13,7 @@ impl Planner {
     /// Returns how many it keeps.
     ///
     /// First every member in its least form, so the key set stays, by rank while they fit:
-    /// ids; other short preserved values (`type`, timestamps); usage and costs, whole; short
+    /// ids and other short preserved values (`type`, timestamps); usage and costs, whole; short
     /// numbers and strings and containers (as their least forms), in document order; the other
     /// preserved members; the rest. Then, while they fit, the kept members are raised to their
     /// floors: cut-last strings first (the head of `result` or `text`), then objects, then
@@ -43,28 +43,24 @@ impl Planner {
             bare_all
         } else {
             let mut used = marker;
-            let mut ids_left_out = false;
-            for pass in 0..6 {
+            for pass in 0..5 {
                 for (k, &c) in self.children.iter().enumerate() {
                     let c_ = c as usize;
                     let nd = &nodes[c_];
                     let container = matches!(nd.kind, Kind::Object | Kind::Array);
-                    // Ids before every other member: an object never drops an id while it
-                    // keeps another (docs/cut-policy.md, step 6).
-                    let rank = if nd.kind == Kind::String
-                        && named_as_id(&line[nd.key_start as usize..nd.key_end as usize])
+                    let rank = if self.solid[c_] & RIGID != 0 && container {
+                        1
+                    } else if (self.solid[c_] & RIGID != 0 && nd.class == FieldClass::Preserved)
+                        || (nd.kind == Kind::String
+                            && named_as_id(&line[nd.key_start as usize..nd.key_end as usize]))
                     {
                         0
-                    } else if self.solid[c_] & RIGID != 0 && container {
-                        2
-                    } else if self.solid[c_] & RIGID != 0 && nd.class == FieldClass::Preserved {
-                        1
                     } else if container || self.solid[c_] & NO_CUT != 0 {
-                        3
+                        2
                     } else if nd.class == FieldClass::Preserved {
-                        4
+                        3
                     } else {
-                        5
+                        4
                     };
                     if rank != pass || keep[k] {
                         continue;
@@ -73,13 +69,7 @@ impl Planner {
                     if used + need <= room {
                         used += need;
                         keep[k] = true;
-                    } else if pass == 0 {
-                        ids_left_out = true;
                     }
-                }
-                if ids_left_out {
-                    // The room that is left goes to no other member.
-                    break;
                 }
             }
             used
