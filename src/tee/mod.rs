@@ -404,13 +404,7 @@ fn read_loop<R: Read, W: Write>(
         // no SIGTERM: the read restarts on SIGCONT and stops it again (`kill %1`, `timeout`).
         // With SIGTTIN blocked in this thread, that read fails instead (EIO), and the run ends
         // saying so, as a stop signal would end it.
-        let mut block = nix::sys::signal::SigSet::empty();
-        block.add(nix::sys::signal::Signal::SIGTTIN);
-        let _ = nix::sys::signal::pthread_sigmask(
-            nix::sys::signal::SigmaskHow::SIG_BLOCK,
-            Some(&block),
-            None,
-        );
+        block_in_this_thread(nix::sys::signal::Signal::SIGTTIN);
     }
     let mut pace = Pace::default();
     let mut look = |chunk: &[u8]| {
@@ -614,6 +608,18 @@ fn log_worker(
         return Finish::Stopped(1);
     }
     Finish::Done(ok && reader_ok && summarized)
+}
+
+/// Blocks `signal` in the calling thread alone (a terminal's SIGTTIN or SIGTTOU: blocked, the
+/// read or the change of foreground that would stop the process fails or goes on instead).
+pub fn block_in_this_thread(signal: nix::sys::signal::Signal) {
+    let mut block = nix::sys::signal::SigSet::empty();
+    block.add(signal);
+    let _ = nix::sys::signal::pthread_sigmask(
+        nix::sys::signal::SigmaskHow::SIG_BLOCK,
+        Some(&block),
+        None,
+    );
 }
 
 /// Starts the thread that turns SIGINT, SIGTERM, SIGHUP and SIGQUIT into a clean exit and

@@ -55,13 +55,7 @@ impl Lent {
         let Some(tty) = self.tty.as_ref() else { return };
         let Ok(tty) = tty.try_clone() else { return };
         let _ = std::thread::spawn(move || {
-            let mut block = nix::sys::signal::SigSet::empty();
-            block.add(nix::sys::signal::Signal::SIGTTOU);
-            let _ = nix::sys::signal::pthread_sigmask(
-                nix::sys::signal::SigmaskHow::SIG_BLOCK,
-                Some(&block),
-                None,
-            );
+            crate::tee::block_in_this_thread(nix::sys::signal::Signal::SIGTTOU);
             let _ = rustix::termios::tcsetpgrp(&tty, rustix::process::getpgrp());
         })
         .join();
