@@ -7,7 +7,8 @@ use serde_json::Value;
 
 use crate::cut::engine::{EngineConfig, LineEngine, Outcome};
 
-/// The most values (by the commas and colons that part them) of a line a reader parses whole.
+/// The most values (by the commas and colons that part them, outside strings) of a line a reader
+/// parses whole.
 /// A line of more is parsed as the engine cuts it to [`CUT_TO`] bytes, which keeps what readers
 /// ask of an event (its structure, ids, types, times, errors, usage and costs): parsed whole,
 /// a line of millions of small values took about fifty times its size (3.2 GB for a line of 62
@@ -22,7 +23,7 @@ pub const CUT_TO: usize = 256 << 10;
 /// parsed whole, or as the engine cuts it when it has more than [`VALUES_WHOLE`] values; `None`
 /// when it is not JSON.
 pub fn parse(line: &[u8]) -> Option<Value> {
-    if line.len() <= CUT_TO || memchr::memchr2_iter(b',', b':', line).count() <= VALUES_WHOLE {
+    if line.len() <= CUT_TO || !has_more_values(line, VALUES_WHOLE) {
         return serde_json::from_slice(line).ok();
     }
     thread_local! {
@@ -41,6 +42,31 @@ pub fn parse(line: &[u8]) -> Option<Value> {
             _ => None,
         }
     })
+}
+
+/// True when `line` holds more than `most` commas and colons outside its strings: the values a
+/// parse makes. Those inside strings cost nothing to parse, and a message whose tool inputs hold
+/// many (code, CSV) must be parsed whole, or the calls past the cut go uncounted.
+fn has_more_values(line: &[u8], most: usize) -> bool {
+    let mut values = 0;
+    let mut in_string = false;
+    for at in memchr::memchr3_iter(b'"', b',', b':', line) {
+        match line[at] {
+            b'"' if in_string => {
+                let slashes = line[..at].iter().rev().take_while(|&&b| b == b'\\').count();
+                in_string = slashes % 2 == 1;
+            }
+            b'"' => in_string = true,
+            _ if in_string => {}
+            _ => {
+                values += 1;
+                if values > most {
+                    return true;
+                }
+            }
+        }
+    }
+    false
 }
 
 /// True for an event that reports a failure, in any agent's stream: `is_error`, an `error`

@@ -575,3 +575,56 @@ fn the_readers_parse_a_line_of_many_small_values_in_bounded_memory() {
         }
     }
 }
+
+/// Found by the audit of `read::events::parse` (#49): the values of a line were counted by
+/// every comma and colon in it, those inside strings too, so a message of 3,000 tool calls
+/// whose inputs hold code or CSV was parsed as the engine cuts it, and `--summary` counted
+/// 2,256 calls and 2,183 failures of 3,000. Commas in strings cost nothing to parse; a line is
+/// parsed whole unless it has more than `VALUES_WHOLE` values outside its strings.
+#[test]
+fn commas_inside_strings_do_not_cut_a_line_before_it_is_counted() {
+    let dir = tempdir("commas-in-strings");
+    let log = dir.join("calls.jsonl");
+    let calls = 3000;
+    let text = vec!["a\\\"b"; 41].join(",");
+    let uses: Vec<String> = (0..calls)
+        .map(|i| {
+            format!(r#"{{"type":"tool_use","id":"toolu_{i}","name":"Bash","input":{{"command":"{text}"}}}}"#)
+        })
+        .collect();
+    let results: Vec<String> = (0..calls)
+        .map(|i| {
+            format!(r#"{{"type":"tool_result","tool_use_id":"toolu_{i}","is_error":true,"content":"{text}"}}"#)
+        })
+        .collect();
+    let stream = format!(
+        "{}\n{}\n",
+        format_args!(
+            r#"{{"type":"assistant","message":{{"role":"assistant","content":[{}]}}}}"#,
+            uses.join(",")
+        ),
+        format_args!(
+            r#"{{"type":"user","message":{{"role":"user","content":[{}]}}}}"#,
+            results.join(",")
+        ),
+    );
+    assert!(
+        stream.matches(',').count() > 2 * 100_000,
+        "the line must pass the bound"
+    );
+    std::fs::write(&log, stream).unwrap();
+    let out = common::run_cmd(
+        Command::new(env!("CARGO_BIN_EXE_smart-tee"))
+            .args(["--summary", "--format", "json"])
+            .arg(&log),
+        b"",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["tool_calls"], calls, "{summary}");
+    assert_eq!(summary["tool_failures"], calls, "{summary}");
+}
