@@ -191,3 +191,73 @@ fn corpus_logs_shrink_to_the_budget() {
     assert_eq!(block["tool_use_id"], "toolu_01Q6S4AwiiLp5gTueKaT4FdC");
     assert_eq!(block["content"][1]["source"]["media_type"], "image/png");
 }
+
+/// Below 1024 an object gives way in the order docs/cut-policy.md lists, down to its last
+/// tier: its `type` and `subtype`, its ids and its time. It never drops one of those while it
+/// keeps another member. Found by a new user (#49): at 200 a transcript line kept `cwd`,
+/// `userType` and `isSidechain` and dropped `uuid`, `sessionId` and `type`; a first fix kept
+/// the ids and dropped `type` and `timestamp` for `cwd` and `version` (reverted). Checked on
+/// every object of every corpus line at budgets from 128 to 1023; from 380 up every line keeps
+/// its time too, and at every budget its type.
+#[test]
+fn below_1024_an_object_drops_no_id_type_or_time_while_it_keeps_another_member() {
+    fn is_id(k: &str) -> bool {
+        ["id", "uuid"].contains(&k) || ["_id", "Id", "ID", "Uuid"].iter().any(|e| k.ends_with(e))
+    }
+    fn followed(k: &str) -> bool {
+        ["type", "subtype", "timestamp"].contains(&k)
+    }
+    fn check(at: &str, orig: &Value, cut: &Value) {
+        let (Value::Object(o), Value::Object(c)) = (orig, cut) else {
+            return;
+        };
+        let dropped: Vec<&String> = o
+            .iter()
+            .filter(|(k, v)| (followed(k) || is_id(k)) && !v.is_object() && !v.is_array())
+            .map(|(k, _)| k)
+            .filter(|k| !c.contains_key(*k))
+            .collect();
+        let others: Vec<&String> = c
+            .keys()
+            .filter(|k| !followed(k) && !is_id(k) && !k.starts_with("_truncated"))
+            .collect();
+        assert!(
+            dropped.is_empty() || others.is_empty(),
+            "{at}: dropped {dropped:?} and kept {others:?}"
+        );
+        for (k, v) in c {
+            if let Some(ov) = o.get(k) {
+                check(at, ov, v);
+            }
+        }
+    }
+    let mut input = Vec::new();
+    for file in corpus_files() {
+        input.extend(std::fs::read(&file).expect("read corpus file"));
+        if !input.ends_with(b"\n") {
+            input.push(b'\n');
+        }
+    }
+    let inputs: Vec<Value> = input_lines(&input)
+        .iter()
+        .map(|l| strict_parse(l).expect("corpus lines are JSON"))
+        .collect();
+    for budget in [128, 160, 200, 256, 300, 340, 380, 450, 512, 700, 900, 1023] {
+        let log = crate::common::log_of(&input, &crate::common::config(budget), 0);
+        let log = lines(&log);
+        assert_eq!(log.len(), inputs.len(), "at {budget}");
+        for (n, (orig, out)) in inputs.iter().zip(log).enumerate() {
+            let at = format!("line {} at {budget}", n + 1);
+            let cut = strict_parse(out).unwrap_or_else(|e| panic!("{at}: {e}"));
+            check(&at, orig, &cut);
+            for field in ["type", "timestamp"] {
+                if budget >= 380 || field == "type" {
+                    assert!(
+                        orig.get(field).is_none() || cut.get(field) == orig.get(field),
+                        "{at}: {field} lost"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -4,7 +4,7 @@
 
 use super::{NO_CUT, Planner, RIGID};
 use crate::cut::costs::{Sizes, named_as_id};
-use crate::line::fields::FieldClass;
+use crate::line::fields::{FieldClass, key_is};
 use crate::line::scan::Kind;
 
 impl Planner {
@@ -13,9 +13,11 @@ impl Planner {
     /// Returns how many it keeps.
     ///
     /// First every member in its least form, so the key set stays, by rank while they fit:
-    /// ids and other short preserved values (`type`, timestamps); usage and costs, whole; short
-    /// numbers and strings and containers (as their least forms), in document order; the other
-    /// preserved members; the rest. Then, while they fit, the kept members are raised to their
+    /// `type` and `subtype`, then ids, then timestamps (and nothing else when not all of these
+    /// fit: an object never drops its type, an id or its time while it keeps another member,
+    /// whatever their order in the line); the other short preserved values (`cwd`, `version`);
+    /// usage and costs, whole; short numbers and strings and containers (as their least forms),
+    /// in document order; the other preserved members; the rest. Then, while they fit, the kept members are raised to their
     /// floors: cut-last strings first (the head of `result` or `text`), then objects, then
     /// arrays (records with ids keeping their inputs).
     pub(super) fn keep_members(
@@ -38,29 +40,40 @@ impl Planner {
             .iter()
             .map(|&c| entry(c, self.bare[c as usize]))
             .sum();
+        let mut followed_dropped = false;
         let mut used = if bare_all + if forced { marker } else { 0 } <= room {
             keep.fill(true);
             bare_all
         } else {
             let mut used = marker;
-            for pass in 0..5 {
+            for pass in 0..8 {
                 for (k, &c) in self.children.iter().enumerate() {
                     let c_ = c as usize;
                     let nd = &nodes[c_];
+                    let key = &line[nd.key_start as usize..nd.key_end as usize];
                     let container = matches!(nd.kind, Kind::Object | Kind::Array);
-                    let rank = if self.solid[c_] & RIGID != 0 && container {
-                        1
-                    } else if (self.solid[c_] & RIGID != 0 && nd.class == FieldClass::Preserved)
-                        || (nd.kind == Kind::String
-                            && named_as_id(&line[nd.key_start as usize..nd.key_end as usize]))
-                    {
+                    let rigid = self.solid[c_] & RIGID != 0;
+                    let followed = |names: &[&[u8]]| {
+                        let name = key.get(1..key.len().saturating_sub(1)).unwrap_or_default();
+                        names.iter().any(|f| key_is(name, f))
+                    };
+                    let short_preserved = rigid && !container && nd.class == FieldClass::Preserved;
+                    let rank = if short_preserved && followed(&[b"type", b"subtype"]) {
                         0
-                    } else if container || self.solid[c_] & NO_CUT != 0 {
+                    } else if !container && named_as_id(key) {
+                        1
+                    } else if short_preserved && followed(&[b"timestamp"]) {
                         2
-                    } else if nd.class == FieldClass::Preserved {
+                    } else if short_preserved {
                         3
-                    } else {
+                    } else if rigid && container {
                         4
+                    } else if container || self.solid[c_] & NO_CUT != 0 {
+                        5
+                    } else if nd.class == FieldClass::Preserved {
+                        6
+                    } else {
+                        7
                     };
                     if rank != pass || keep[k] {
                         continue;
@@ -69,7 +82,13 @@ impl Planner {
                     if used + need <= room {
                         used += need;
                         keep[k] = true;
+                    } else if rank <= 2 {
+                        followed_dropped = true;
                     }
+                }
+                // An object never drops its type, an id or its time while it keeps another member.
+                if followed_dropped {
+                    break;
                 }
             }
             used
