@@ -1605,3 +1605,69 @@ fn a_log_without_times_says_how_to_get_them() {
     let out = common::run_cmd(bin().args(["--summary", b.to_str().unwrap()]), b"");
     assert!(!String::from_utf8_lossy(&out.stdout).contains("--add-timestamp"));
 }
+
+/// Found by the audit of the FIFO refusal (#49): `--follow` took any file it could not open as
+/// "not there yet" and waited without a word, on a FIFO given as the log or renamed over it.
+/// It says so at once, once, and follows the name again when a regular file takes it.
+#[test]
+fn follow_says_at_once_that_a_fifo_is_refused() {
+    let dir = tempdir("follow-fifo");
+    let log = write_log(&dir, "l.jsonl", &[r#"{"type":"alpha"}"#]);
+    let fifo = dir.join("f.jsonl");
+    let mkfifo = common::run_cmd(Command::new("mkfifo").arg(&fifo), b"");
+    assert!(mkfifo.status.success());
+    let mut child = bin()
+        .args(["--view", "--follow", "--format", "jsonl"])
+        .arg(&log)
+        .arg(&fifo)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines_of = |r: Box<dyn std::io::Read + Send>| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(r).lines() {
+                if tx.send(line.unwrap_or_default()).is_err() {
+                    break;
+                }
+            }
+        });
+        rx
+    };
+    let out = lines_of(Box::new(child.stdout.take().unwrap()));
+    let err = lines_of(Box::new(child.stderr.take().unwrap()));
+    assert_eq!(next(&out), r#"{"type":"alpha"}"#);
+    let said = next(&err);
+    assert!(said.contains("f.jsonl") && said.contains("FIFO"), "{said}");
+    // A FIFO renamed over the followed log: said once.
+    let other = dir.join("g.jsonl");
+    let mkfifo = common::run_cmd(Command::new("mkfifo").arg(&other), b"");
+    assert!(mkfifo.status.success());
+    std::fs::rename(&other, &log).unwrap();
+    let said = next(&err);
+    assert!(said.contains("l.jsonl") && said.contains("FIFO"), "{said}");
+    // A regular file takes the name again: followed from its start.
+    let new = write_log(&dir, "n.jsonl", &[r#"{"type":"beta"}"#]);
+    std::fs::rename(&new, &log).unwrap();
+    assert_eq!(next(&out), r#"{"type":"beta"}"#);
+    assert!(
+        err.try_recv().is_err(),
+        "each refusal is said once while it lasts"
+    );
+    child.kill().unwrap();
+    common::wait_timeout(&mut child);
+}
+
+/// Found by the audit of the FIFO refusal (#49): a Unix socket given as a log was named "No
+/// such device or address" (what `open` says of it), not what it is.
+#[test]
+fn a_socket_given_as_a_log_is_named_a_socket() {
+    let dir = tempdir("view-socket");
+    let socket = dir.join("s.jsonl");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let out = common::run_cmd(bin().arg("--view").arg(&socket), b"");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("s.jsonl") && err.contains("a socket"), "{err}");
+}

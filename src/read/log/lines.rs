@@ -151,7 +151,16 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
     use rustix::fs::{FileType, Mode, OFlags};
     let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
     #[allow(clippy::disallowed_methods, reason = "reads only: RDONLY")]
-    let fd = rustix::fs::open(path, flags, Mode::empty())?;
+    let fd = match rustix::fs::open(path, flags, Mode::empty()) {
+        // A socket cannot be opened (ENXIO, "No such device or address"): say what it is.
+        Err(rustix::io::Errno::NXIO)
+            if std::fs::metadata(path)
+                .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type())) =>
+        {
+            return Err(not_regular("a socket"));
+        }
+        opened => opened?,
+    };
     let kind = FileType::from_raw_mode(rustix::fs::fstat(&fd)?.st_mode);
     let what = match kind {
         FileType::RegularFile => {
@@ -165,10 +174,14 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
         FileType::Socket => "a socket",
         _ => "not a file",
     };
-    Err(io::Error::new(
+    Err(not_regular(what))
+}
+
+fn not_regular(what: &str) -> io::Error {
+    io::Error::new(
         io::ErrorKind::InvalidInput,
         format!("{what}, not a regular file: give it on standard input (`--view - < FILE`)"),
-    ))
+    )
 }
 
 /// A log's bytes: decompressed when it is gzip or zstd, within `limit`, else its whole lines

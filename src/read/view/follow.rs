@@ -25,12 +25,32 @@ pub(super) struct Followed {
     /// Whole lines read so far (a compaction keeps them all, rewritten).
     lines: u64,
     pending: Splitter,
+    /// The file is there but refused (a FIFO, a device, a directory): said once, and waited on
+    /// until a regular file takes its name.
+    refused: bool,
 }
 
 impl Followed {
+    /// Following a name from the start of whatever file comes to hold it.
+    fn at_start(path: &Path) -> Followed {
+        Followed {
+            path: path.to_owned(),
+            pos: 0,
+            ino: None,
+            lines: 0,
+            pending: Splitter::new(LINE_CAP),
+            refused: false,
+        }
+    }
+
     /// Following from the end of the file's whole lines (or from its start once it appears).
     pub(super) fn at_end(path: &Path) -> Followed {
-        let (pos, ino, lines) = match crate::read::log::open_regular(path) {
+        let opened = crate::read::log::open_regular(path);
+        // The view before the follow says why (`run_to`).
+        let refused = opened
+            .as_ref()
+            .is_err_and(|e| e.kind() != io::ErrorKind::NotFound);
+        let (pos, ino, lines) = match opened {
             // A compressed file: its decoded lines, and its length to see it change.
             Ok(f) if super::is_compressed(&f).unwrap_or(false) => (
                 f.metadata().map_or(0, |m| m.len()),
@@ -49,17 +69,18 @@ impl Followed {
             Err(_) => (0, None, 0),
         };
         Followed {
-            path: path.to_owned(),
             pos,
             ino,
             lines,
-            pending: Splitter::new(LINE_CAP),
+            refused,
+            ..Followed::at_start(path)
         }
     }
 }
 
 /// `--follow`: polls every 200 ms and prints each new finished event. A file that does not
-/// exist yet, or is deleted, is waited for (like `tail -F`). A file replaced by a compaction
+/// exist yet, or is deleted, is waited for (like `tail -F`); one that is there but refused (a
+/// FIFO, a device) is said so, once, and waited on until a regular file takes its name. A file replaced by a compaction
 /// (a new file holding at least the lines already read) goes on after those lines; a file
 /// replaced otherwise (rotation) or truncated is read from its start. Ends when stdout's
 /// reader goes away.
@@ -72,9 +93,24 @@ pub(super) fn follow_files<W: Write>(
     let write_err = |source: io::Error| Error::WriteStdout { source };
     loop {
         for (k, f) in files.iter_mut().enumerate() {
-            let Ok(file) = crate::read::log::open_regular(&f.path) else {
-                continue; // not there (yet, or any more): wait
+            let file = match crate::read::log::open_regular(&f.path) {
+                Ok(file) => file,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue, // not there: wait
+                Err(e) => {
+                    // There, but not a file to read (a FIFO renamed over it): said once.
+                    if !f.refused {
+                        crate::say!("smart-tee: {}", read_error(&f.path, e));
+                        f.refused = true;
+                    }
+                    // The file read so far is gone: a regular file taking the name is new.
+                    *f = Followed {
+                        refused: true,
+                        ..Followed::at_start(&f.path)
+                    };
+                    continue;
+                }
             };
+            f.refused = false;
             let Ok(meta) = file.metadata() else { continue };
             let (len, ino) = (meta.len(), meta.ino());
             if super::is_compressed(&file).unwrap_or(false) {

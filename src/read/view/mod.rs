@@ -272,8 +272,10 @@ pub fn render_events(events: &[Vec<u8>], opts: &ViewOptions, out: &mut Vec<u8>) 
 /// shown).
 pub fn run(opts: &ViewOptions) -> Result<bool, Error> {
     let problems = run_to(opts, crate::door::stdout())?;
-    for p in &problems {
-        crate::say!("smart-tee: {p}");
+    if !opts.follow {
+        for p in &problems {
+            crate::say!("smart-tee: {p}");
+        }
     }
     let untimed = crate::read::log::options::untimed();
     if untimed > 0 {
@@ -410,6 +412,10 @@ pub fn run_to<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, Error
     printer.end().map_err(write_err)?;
     if !opts.follow {
         return Ok(ok);
+    }
+    // Said now, not when the follow ends (`run` says them otherwise).
+    for p in &ok {
+        crate::say!("smart-tee: {p}");
     }
     follow_files(opts, &mut follow, &mut r, &mut printer)?;
     Ok(ok)
