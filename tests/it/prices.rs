@@ -142,3 +142,54 @@ fn a_reported_cost_is_not_estimated() {
     assert!((reported - 0.13545).abs() < 1e-3, "{reported}");
     assert_eq!(s["prices_date"], Value::Null);
 }
+
+/// Found by a new user (#49): costs summed in binary printed with its noise (`cost_usd`
+/// 11.519964349999999 for the corpus, 0.45065954999999996 in a CSV row whose total said
+/// 0.45066), and a total of runs reporting 0.1 and 0.2 dollars said 0.30000000000000004. Every
+/// cost figure is rounded where it is summed, to 1e-10 dollar: every digit a result reports
+/// stays, and `cost_usd` equals `cost_reported_usd` when nothing is estimated.
+#[test]
+fn a_summed_cost_prints_without_the_noise_of_binary_sums() {
+    let dir = common::tempdir("prices-noise");
+    let log = dir.join("runs.jsonl");
+    let run = |id: &str, cost: &str| {
+        format!(
+            "{{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"{id}\",\"model\":\"claude-sonnet-4-5\"}}\n\
+             {{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"session_id\":\"{id}\",\"num_turns\":1,\"total_cost_usd\":{cost}}}\n"
+        )
+    };
+    std::fs::write(
+        &log,
+        run("a", "0.1") + &run("b", "0.2") + &run("c", "0.45065955"),
+    )
+    .unwrap();
+    let s = summary_json(&[log.as_os_str()]);
+    // 0.1 + 0.2 + 0.45065955, in decimal.
+    assert_eq!(s["cost_reported_usd"].to_string(), "0.75065955", "{s}");
+    assert_eq!(s["cost_usd"], s["cost_reported_usd"]);
+    let csv = common::run_cmd(
+        common::bin()
+            .args(["--summary", "--by-run", "--format", "csv"])
+            .arg(&log),
+        b"",
+    );
+    let csv = String::from_utf8_lossy(&csv.stdout);
+    let costs: Vec<&str> = csv
+        .lines()
+        .skip(1)
+        .map(|row| row.split(',').rev().nth(1).unwrap())
+        .collect();
+    assert_eq!(costs, ["0.1", "0.2", "0.45065955", "0.75065955"], "{csv}");
+    // Estimates too: no figure of the corpus's summaries carries more than ten decimals.
+    let corpus: Vec<PathBuf> = common::corpus_files();
+    let mut args: Vec<&std::ffi::OsStr> = corpus.iter().map(|p| p.as_os_str()).collect();
+    let all = summary_json(&args).to_string();
+    args.truncate(1);
+    let one = summary_json(&args).to_string();
+    for text in [all, one] {
+        let noisy = text
+            .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .find(|n| n.split_once('.').is_some_and(|(_, d)| d.len() > 10));
+        assert_eq!(noisy, None, "{text}");
+    }
+}

@@ -415,7 +415,9 @@ impl Summary {
             (!self.cost_by_session.is_empty()).then(|| self.cost_by_session.values().sum::<f64>());
         match (results, self.step_cost) {
             (None, None) => None,
-            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+            (a, b) => Some(super::prices::round_usd(
+                a.unwrap_or(0.0) + b.unwrap_or(0.0),
+            )),
         }
     }
 

@@ -188,6 +188,14 @@ fn undated(model: &str) -> &str {
     model
 }
 
+/// A sum of dollars without the noise of binary sums (0.1 + 0.2 is 0.3, not
+/// 0.30000000000000004), every digit a log reports kept: rounded to 1e-10 dollar, where results
+/// give at most eight decimals. Each figure is rounded where it is summed, so a cost reported
+/// once prints the same as `cost_usd` and `cost_reported_usd`, in a run and in a total.
+pub(super) fn round_usd(usd: f64) -> f64 {
+    (usd * 1e10).round() / 1e10
+}
+
 /// What a run cost, as reported and as estimated.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(super) struct Cost {
@@ -206,7 +214,7 @@ impl Cost {
     pub fn usd(&self) -> Option<f64> {
         match (self.reported, self.estimated) {
             (None, None) => None,
-            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+            (a, b) => Some(round_usd(a.unwrap_or(0.0) + b.unwrap_or(0.0))),
         }
     }
 
@@ -223,7 +231,7 @@ impl Cost {
         }
         Cost {
             reported: None,
-            estimated: (unpriced.is_empty() && !models.is_empty()).then_some(usd),
+            estimated: (unpriced.is_empty() && !models.is_empty()).then_some(round_usd(usd)),
             unpriced,
             date: Some(prices.date.clone()),
         }
@@ -232,7 +240,7 @@ impl Cost {
     /// Adds a conversation's estimate to a total's.
     pub fn add_estimate(&mut self, part: &Cost) {
         if let Some(e) = part.estimated {
-            self.estimated = Some(self.estimated.unwrap_or(0.0) + e);
+            self.estimated = Some(round_usd(self.estimated.unwrap_or(0.0) + e));
             self.date = part.date.clone();
         }
         for m in &part.unpriced {

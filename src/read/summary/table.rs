@@ -278,16 +278,7 @@ impl Summary {
             calls,
             failed,
             tokens,
-            // Summed in binary: rounded to a millionth of a dollar, as results give it.
-            cost: {
-                let round = |c: Option<f64>| c.map(|c| (c * 1e6).round() / 1e6);
-                let c = self.cost_figure();
-                Cost {
-                    reported: round(c.reported),
-                    estimated: round(c.estimated),
-                    ..c
-                }
-            },
+            cost: self.cost_figure(),
         }
     }
 
