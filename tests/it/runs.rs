@@ -360,3 +360,47 @@ fn the_table_of_runs_fits_its_budget_in_every_format() {
         }
     }
 }
+
+/// Found by the audit (#49): under `--max-tokens` the CSV table left the earliest runs out
+/// without saying so (JSON says `runs_left_out`, text a line). A `left out` row before the
+/// total gives their number, so the rows shown, the left out and the total's count agree.
+#[test]
+fn a_csv_table_says_how_many_runs_it_left_out() {
+    let dir = common::tempdir("runs-csv-left-out");
+    let log = dir.join("runs.jsonl");
+    let runs: String = (0..12)
+        .map(|k| claude_run(k, Some(("success", false)), false))
+        .collect();
+    std::fs::write(&log, runs).unwrap();
+    let table = |tokens: &str| {
+        let mut cmd = common::bin();
+        cmd.args([
+            "--summary",
+            "--by-run",
+            "--format",
+            "csv",
+            "--max-tokens",
+            tokens,
+        ])
+        .arg(&log);
+        let out = common::run_cmd(&mut cmd, b"");
+        assert!(out.status.success(), "{}", common::stderr(&out));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let whole = table("100000");
+    assert_eq!(whole.lines().count(), 1 + 12 + 1, "{whole}");
+    assert!(!whole.contains("left out"), "{whole}");
+    for tokens in ["300", "500", "800"] {
+        let csv = table(tokens);
+        let rows: Vec<&str> = csv.lines().skip(1).collect();
+        let cell = |row: &str, k: usize| row.split(',').nth(k).unwrap().to_owned();
+        let (total, rest) = rows.split_last().unwrap();
+        assert_eq!(cell(total, 0), "total", "{csv}");
+        assert_eq!(cell(total, 1), "12", "{csv}");
+        let (left, shown) = rest.split_last().unwrap();
+        assert_eq!(cell(left, 0), "left out", "{tokens}: {csv}");
+        let n: usize = cell(left, 1).parse().unwrap();
+        assert_eq!(n + shown.len(), 12, "{tokens}: {csv}");
+        assert!(left.split(',').count() == total.split(',').count(), "{csv}");
+    }
+}

@@ -287,7 +287,7 @@ impl Summary {
         let rows = self.rows();
         let total = self.total_row(&rows);
         let render = |shown: &[Row]| match format {
-            Format::Csv => self.table_csv(shown, &total),
+            Format::Csv => self.table_csv(shown, &total, rows.len()),
             Format::Json | Format::Jsonl => self.table_json(shown, &total, rows.len()),
             _ => self.table_text(shown, &total, rows.len(), width),
         };
@@ -313,7 +313,10 @@ impl Summary {
         // what the runs came to, as briefly as the format allows, then nothing.
         let left_out = rows.len();
         let briefest = match format {
-            Format::Csv => vec![CSV_COLUMNS.join(",") + "\r\n"],
+            Format::Csv => {
+                let header = CSV_COLUMNS.join(",") + "\r\n";
+                vec![header.clone() + &csv_left_out(left_out), header]
+            }
             Format::Json | Format::Jsonl => {
                 let v = |total: Value| {
                     let mut v = json!({"type": "runs", "runs": [], "runs_left_out": left_out});
@@ -354,14 +357,15 @@ impl Summary {
         String::from_utf8_lossy(&inert_json(s.as_bytes())).into_owned() + "\n"
     }
 
-    fn table_csv(&self, shown: &[Row], total: &Row) -> String {
+    fn table_csv(&self, shown: &[Row], total: &Row, all: usize) -> String {
         let mut out = CSV_COLUMNS.join(",") + "\r\n";
-        for r in shown.iter().chain([total]) {
-            let v = r.json();
-            let cells: Vec<String> = CSV_COLUMNS.iter().map(|k| csv_cell(&v[*k])).collect();
-            out.push_str(&cells.join(","));
-            out.push_str("\r\n");
+        for r in shown {
+            out.push_str(&csv_row(&r.json()));
         }
+        if shown.len() < all {
+            out.push_str(&csv_left_out(all - shown.len()));
+        }
+        out.push_str(&csv_row(&total.json()));
         out
     }
 
@@ -495,6 +499,18 @@ fn distinct<'a>(values: impl Iterator<Item = Option<&'a str>>, what: &str) -> Op
         [one] => Some(one.to_string()),
         many => Some(format!("{} {what}", many.len())),
     }
+}
+
+/// A row of the CSV table: `v`'s cells in [`CSV_COLUMNS`]' order.
+fn csv_row(v: &Value) -> String {
+    let cells: Vec<String> = CSV_COLUMNS.iter().map(|k| csv_cell(&v[*k])).collect();
+    cells.join(",") + "\r\n"
+}
+
+/// The CSV row that says how many of the earliest runs `--max-tokens` left out: `file` is
+/// `left out` and `conversation` their number, as the total row's is the number of all runs.
+fn csv_left_out(n: usize) -> String {
+    csv_row(&json!({"file": "left out", "conversation": n}))
 }
 
 #[cfg(test)]
