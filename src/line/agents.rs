@@ -374,7 +374,10 @@ impl Drift {
         // After a Claude Code run's result, a Cursor or droid run appended to the log names
         // its own conversation only, not the log.
         let format = head.format();
-        if self.agent.is_none()
+        // An event without a type is no Claude Code event: `Format::Claude` is what the other
+        // shapes fall back to, and a file of `{"a":1}` is no agent's.
+        let untyped = matches!(format, Format::Claude) && head.kind.is_none();
+        if (self.agent.is_none() && !untyped)
             || (self.agent == Some("claude-code")
                 && !self.claude_result
                 && matches!(format, Format::Cursor | Format::Droid))

@@ -404,3 +404,43 @@ fn a_csv_table_says_how_many_runs_it_left_out() {
         assert!(left.split(',').count() == total.split(',').count(), "{csv}");
     }
 }
+
+/// Found by a new user (#49): `--summary` of a file that is no agent's stream gave a plausible
+/// summary (`events 0`, or two `{"a":1}` lines read as Claude Code's). It says how many lines
+/// are not JSON, that a file of nothing else is no agent's stream, and names no agent for
+/// events without a type.
+#[test]
+fn a_summary_of_a_file_that_is_no_agents_stream_says_so() {
+    let dir = common::tempdir("runs-not-an-agent");
+    let text = dir.join("notes.txt");
+    std::fs::write(&text, "hello\nworld\n=== not json ===\n").unwrap();
+    let untyped = dir.join("untyped.jsonl");
+    std::fs::write(&untyped, "{\"a\":1}\n{\"b\":2}\n").unwrap();
+    let said = String::from_utf8(run_in(&dir, &["--summary", "notes.txt"])).unwrap();
+    assert!(
+        said.contains("3 lines not JSON: not an agent's stream"),
+        "{said}"
+    );
+    let v: Value = serde_json::from_slice(&run_in(
+        &dir,
+        &["--summary", "--format", "json", "notes.txt"],
+    ))
+    .unwrap();
+    assert_eq!(v["lines_not_json"], 3, "{v}");
+    assert_eq!(v["events"], 0, "{v}");
+    let v: Value = serde_json::from_slice(&run_in(
+        &dir,
+        &["--summary", "--format", "json", "untyped.jsonl"],
+    ))
+    .unwrap();
+    assert_eq!(v["agent"], Value::Null, "{v}");
+    assert_eq!(v["lines_not_json"], 0, "{v}");
+    // A real stream names its agent and has no such line.
+    let said = String::from_utf8(run_in(
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+        &["--summary", "samples/agent-stream.jsonl"],
+    ))
+    .unwrap();
+    assert!(said.contains("agent     claude-code"), "{said}");
+    assert!(!said.contains("not JSON"), "{said}");
+}

@@ -27,8 +27,9 @@ fn said_nothing(v: &Value, kind: &str) -> bool {
 impl Summary {
     /// Takes one event (a log line).
     pub fn add(&mut self, line: &[u8]) {
-        if let Some(v) = crate::read::events::parse(line) {
-            self.add_event(&v);
+        match crate::read::events::parse(line) {
+            Some(v) => self.add_event(&v),
+            None => self.not_json += 1,
         }
     }
 
@@ -39,6 +40,7 @@ impl Summary {
             v.get("type").and_then(Value::as_str),
             Some("non_json" | "torn")
         ) {
+            self.not_json += 1;
             return;
         }
         // A file's first event starts a conversation of its own (#48): runs of two files never

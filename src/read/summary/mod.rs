@@ -85,6 +85,9 @@ pub struct Summary {
     /// Whole lines read, JSON or not, kept or not.
     lines: u64,
     events: u64,
+    /// Lines that are no JSON event: not JSON, or smart-tee's records of such lines (`non_json`,
+    /// `torn`). A file of nothing else is no agent's stream.
+    not_json: u64,
     session: Option<String>,
     /// The model a run's start names (Claude Code's and Cursor's init, Gemini CLI's init, a
     /// Codex rollout's first `turn_context`).

@@ -90,6 +90,7 @@ impl Summary {
             "ok": ok,
             "idle_seconds": idle,
             "events": self.events,
+            "lines_not_json": self.not_json,
             "session_id": c(&self.session),
             "model": c(&self.model()),
             "first_event": self.first_time.as_deref().map(|x| clip(x, 40)),
@@ -220,8 +221,13 @@ impl Summary {
         } else {
             t.push_str(&self.run_head_text(lists, strings));
         }
+        let not_json = match (self.not_json, self.events) {
+            (0, _) => String::new(),
+            (n, 0) => format!("; {n} lines not JSON: not an agent's stream"),
+            (n, _) => format!("; {n} lines not JSON"),
+        };
         t.push_str(&format!(
-            "events    {}, turns {}\n",
+            "events    {}, turns {}{not_json}\n",
             self.events,
             self.turns.map_or("-".into(), |n| n.to_string())
         ));
@@ -421,7 +427,7 @@ impl Summary {
         }
         // The least form: members dropped, the least telling first; type, events, errors and
         // how the run ended go last.
-        const DROP: [&str; 45] = [
+        const DROP: [&str; 46] = [
             "conversations",
             "conversation_count",
             "runs_by_model",
@@ -465,6 +471,7 @@ impl Summary {
             "cost_estimated",
             "ended",
             "errors",
+            "lines_not_json",
             "events",
             "ok",
         ];
