@@ -135,7 +135,12 @@ pub fn man_page(out: &mut Vec<u8>) -> std::io::Result<()> {
     let man = clap_mangen::Man::new(cmd);
     man.render_title(out)?;
     man.render_name_section(out)?;
-    man.render_synopsis_section(out)?;
+    // clap_mangen writes a flag with no long name and no value with a space in its bold:
+    // `[-p ]`.
+    let mut synopsis = Vec::new();
+    man.render_synopsis_section(&mut synopsis)?;
+    let synopsis = String::from_utf8_lossy(&synopsis).replace("\\-p \\fR", "\\-p\\fR");
+    out.extend_from_slice(synopsis.as_bytes());
     man.render_description_section(out)?;
     man.render_options_section(out)?;
     out.extend_from_slice(MAN_MODES.as_bytes());

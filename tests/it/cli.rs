@@ -750,6 +750,10 @@ fn completions_and_man_page() {
     for flag in ["max\\-line\\-bytes", "view", "compact", "redact", "summary"] {
         assert!(page.contains(flag), "man page lacks {flag}");
     }
+    // The synopsis writes `-p` as `[-p]`: clap_mangen gave `[-p ]` (found by a new user).
+    let synopsis = page.lines().find(|l| l.contains("\\-\\-append")).unwrap();
+    assert!(synopsis.contains("[\\fB\\-p\\fR]"), "{synopsis}");
+    assert!(!synopsis.contains(" \\fR]"), "{synopsis}");
     let man_dir = common::tempdir("man");
     let page_file = man_dir.join("smart-tee.1");
     std::fs::write(&page_file, &page).unwrap();

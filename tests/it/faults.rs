@@ -306,11 +306,7 @@ fn symlinks_are_followed_and_fifos_written() {
     let target = dir.join("target.jsonl");
     std::os::unix::fs::symlink(&target, dir.join("link.jsonl")).unwrap();
     let fifo = dir.join("fifo");
-    assert!(
-        common::run_cmd(Command::new("mkfifo").arg(&fifo), b"")
-            .status
-            .success()
-    );
+    common::mkfifo(&fifo);
     let reader = {
         let fifo = fifo.clone();
         std::thread::spawn(move || std::fs::read(fifo).unwrap())

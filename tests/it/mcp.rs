@@ -64,8 +64,7 @@ fn setup(root: &Path) -> std::path::PathBuf {
     std::fs::write(logs.join("blob.bin"), [0u8, 1, 2, 3, 0, 0]).unwrap();
     std::fs::write(logs.join("blob.jsonl"), [0u8, 1, 2, 3, 0, 0]).unwrap();
     let fifo = logs.join("pipe.jsonl");
-    let made = common::run_cmd(std::process::Command::new("mkfifo").arg(&fifo), b"");
-    assert!(made.status.success());
+    common::mkfifo(&fifo);
     logs
 }
 

@@ -73,11 +73,7 @@ fn progress_to_a_file_without_a_log() {
 fn a_progress_fifo_nobody_reads_never_blocks_the_stream() {
     let dir = common::tempdir("progress-fifo");
     let fifo = dir.join("progress.fifo");
-    let status = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    common::mkfifo(&fifo);
     let log = dir.join("run.jsonl");
     let line = format!(
         "{{\"type\":\"assistant\",\"text\":\"{}\"}}\n",

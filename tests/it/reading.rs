@@ -421,11 +421,7 @@ fn only_plain_logs_under_the_root_are_served() {
     link(&base.join("outside"), "out-dir");
     link(Path::new("d/x.jsonl"), "inside.jsonl");
     std::fs::create_dir_all(root.join("dir.jsonl")).unwrap();
-    let made = common::run_cmd(
-        std::process::Command::new("mkfifo").arg(root.join("pipe.jsonl")),
-        b"",
-    );
-    assert!(made.status.success());
+    common::mkfifo(&root.join("pipe.jsonl"));
     // A device needs privileges: checked where the test may make one.
     let device = common::run_cmd(
         std::process::Command::new("mknod")
@@ -557,11 +553,7 @@ fn ping_is_answered_while_the_tools_work_on_a_fifo_a_long_line_and_a_gzip_bomb()
     })
     .collect();
     let fifo = root.join("fifo.tmp");
-    assert!(
-        common::run_cmd(std::process::Command::new("mkfifo").arg(&fifo), b"")
-            .status
-            .success()
-    );
+    common::mkfifo(&fifo);
     std::fs::rename(&fifo, root.join("swapped.jsonl")).unwrap();
     let tail = m.post(
         "tools/call",

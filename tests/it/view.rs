@@ -1015,13 +1015,7 @@ fn a_line_cut_to_its_file_name_is_not_shown() {
 fn a_fifo_given_as_a_log_is_refused_without_waiting() {
     let dir = tempdir("view-fifo");
     let fifo = dir.join("f.jsonl");
-    assert!(
-        Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    common::mkfifo(&fifo);
     let log = write_log(&dir, "l.jsonl", &[r#"{"type":"alpha"}"#]);
     for args in [
         &["--view"][..],
@@ -1614,8 +1608,7 @@ fn follow_says_at_once_that_a_fifo_is_refused() {
     let dir = tempdir("follow-fifo");
     let log = write_log(&dir, "l.jsonl", &[r#"{"type":"alpha"}"#]);
     let fifo = dir.join("f.jsonl");
-    let mkfifo = common::run_cmd(Command::new("mkfifo").arg(&fifo), b"");
-    assert!(mkfifo.status.success());
+    common::mkfifo(&fifo);
     let mut child = bin()
         .args(["--view", "--follow", "--format", "jsonl"])
         .arg(&log)
@@ -1642,8 +1635,7 @@ fn follow_says_at_once_that_a_fifo_is_refused() {
     assert!(said.contains("f.jsonl") && said.contains("FIFO"), "{said}");
     // A FIFO renamed over the followed log: said once.
     let other = dir.join("g.jsonl");
-    let mkfifo = common::run_cmd(Command::new("mkfifo").arg(&other), b"");
-    assert!(mkfifo.status.success());
+    common::mkfifo(&other);
     std::fs::rename(&other, &log).unwrap();
     let said = next(&err);
     assert!(said.contains("l.jsonl") && said.contains("FIFO"), "{said}");

@@ -133,13 +133,7 @@ fn a_slow_log_does_not_hold_stdout_back() {
             "slow-log"
         });
         let fifo = dir.join("fifo");
-        assert!(
-            Command::new("mkfifo")
-                .arg(&fifo)
-                .status()
-                .unwrap()
-                .success()
-        );
+        common::mkfifo(&fifo);
         // Opened for reading first (without waiting for a writer), and not read yet.
         let reader = rustix::fs::open(
             &fifo,

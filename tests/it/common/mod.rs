@@ -184,6 +184,17 @@ impl Drop for TestDir {
     }
 }
 
+/// Makes a FIFO at `path` (`mkfifo`), or fails the test.
+pub fn mkfifo(path: &std::path::Path) {
+    let made = run_cmd(std::process::Command::new("mkfifo").arg(path), b"");
+    assert!(
+        made.status.success(),
+        "mkfifo {}: {}",
+        path.display(),
+        stderr(&made)
+    );
+}
+
 /// A fresh directory for test `name` ([`TestDir`]).
 pub fn tempdir(name: &str) -> TestDir {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
