@@ -474,7 +474,9 @@ fn the_least_page_holds_a_summary_of_long_hostile_strings() {
 
 /// The command in the line of what was left out wrote the log's path with its controls raw
 /// (ESC, U+202E and a newline reached the page), and kept room for 6 bytes a byte of it where
-/// a quote takes 16: a path of quotes gave a 69 KB page under a 32 KiB bound.
+/// a quote takes 16: a path of quotes gave a 69 KB page under a 32 KiB bound. Then it wrote
+/// them made visible inside `'…'`, a command naming another file (found by the audit): it is
+/// bash's `$'…'` now.
 #[test]
 fn a_log_path_of_quotes_and_controls_keeps_the_page_inert_and_within_its_bound() {
     let dir = common::tempdir("report-path");
@@ -484,9 +486,31 @@ fn a_log_path_of_quotes_and_controls_keeps_the_page_inert_and_within_its_bound()
     let page = html(&["--max-tokens", "100"], &log);
     check(&page, "a path of controls");
     assert!(page.len() <= 32 << 10, "{} bytes", page.len());
+    // The command names the log: bash reads the word as its path (an earlier page wrote
+    // `'a\e[2J…b\nc.jsonl'`, which names another file).
+    let command = page
+        .split("read them with <code>")
+        .nth(1)
+        .and_then(|c| c.split("</code>").next())
+        .expect("a command for the events left out");
+    let word = command
+        .rsplit_once(' ')
+        .unwrap()
+        .1
+        .replace("&#39;", "'")
+        .replace("&amp;", "&");
     assert!(
-        page.contains("a\\e[2J\\u{202e}b\\nc.jsonl&#39;</code>"),
-        "the command names the log, escaped"
+        word.starts_with("$'") && word.ends_with("/a\\x1b[2J\\U0000202eb\\x0ac.jsonl'"),
+        "{command}"
+    );
+    let named = common::run_cmd(
+        std::process::Command::new("bash").args(["-c", &format!("printf %s {word}")]),
+        b"",
+    );
+    assert_eq!(
+        named.stdout,
+        log.as_os_str().as_encoded_bytes(),
+        "bash reads {word} as another name"
     );
     // A path of quotes: each is `'\''` in the command, 16 bytes escaped.
     let mut deep = dir.clone();

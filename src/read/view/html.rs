@@ -514,7 +514,11 @@ fn note_path(p: &Path) -> String {
     if super::is_stdin(p) {
         return "-".into();
     }
-    let word = shell_word(&crate::door::text(p.display().to_string()));
+    // A name that is not UTF-8 cannot be written as it is: `LOG` stands for it.
+    let Some(name) = p.to_str() else {
+        return "LOG".into();
+    };
+    let word = shell_word(&crate::door::text(name.to_owned()));
     let mut escaped = String::new();
     escape_text(&word, &mut escaped);
     if escaped.len() > NOTE_PATH_CAP {
@@ -524,15 +528,35 @@ fn note_path(p: &Path) -> String {
     }
 }
 
-/// A path as one shell word, quoted when it needs to be.
+/// A path as one shell word, quoted when it needs to be: in `'…'`, or, when it holds a control
+/// or a character that reorders text, in bash's `$'…'` with those written as escapes
+/// (`$'a\nb'`), so that the command pasted names the file and the page shows no control.
 fn shell_word(s: &str) -> String {
+    use crate::read::log::is_unsafe_char;
     if s.chars()
         .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c))
     {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
+        return s.to_string();
     }
+    if !s.chars().any(is_unsafe_char) {
+        return format!("'{}'", s.replace('\'', "'\\''"));
+    }
+    let mut word = String::from("$'");
+    for c in s.chars() {
+        match c {
+            '\\' | '\'' => {
+                word.push('\\');
+                word.push(c);
+            }
+            c if (c as u32) < 0x80 && is_unsafe_char(c) => {
+                word.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            c if is_unsafe_char(c) => word.push_str(&format!("\\U{:08x}", c as u32)),
+            c => word.push(c),
+        }
+    }
+    word.push('\'');
+    word
 }
 
 /// Embeds the originals of cut rows from the archives beside their logs: the first
