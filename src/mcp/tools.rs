@@ -80,8 +80,8 @@ pub fn list() -> Value {
                 "type": "object",
                 "properties": {
                     "path": path,
-                    "tail": {"type": "integer", "minimum": 0, "description": "Only the last N events."},
-                    "head": {"type": "integer", "minimum": 0, "description": "Only the first N events."},
+                    "tail": {"type": "integer", "minimum": 0, "description": "Only the last N events (not with head)."},
+                    "head": {"type": "integer", "minimum": 0, "description": "Only the first N events (not with tail)."},
                     "grep": {"type": "string", "description": "Only events matching this regular expression."},
                     "type": {"type": "array", "items": {"type": "string"}, "description": "Only events of these types."},
                     "exclude_type": {"type": "array", "items": {"type": "string"}, "description": "Leave out events of these types (e.g. progress)."},
@@ -314,9 +314,16 @@ impl Call {
                 let count = |k: &str| -> Result<Option<usize>, InvalidParams> {
                     Ok(a.uint(k)?.map(|n| usize::try_from(n).unwrap_or(usize::MAX)))
                 };
+                let (head, tail) = (count("head")?, count("tail")?);
+                if head.is_some() && tail.is_some() {
+                    // As on the command line: the first and the last N are different questions.
+                    return Err(InvalidParams(
+                        "arguments \"head\" and \"tail\": give one of them, not both".into(),
+                    ));
+                }
                 let opts = ViewOptions {
-                    head: count("head")?,
-                    tail: count("tail")?,
+                    head,
+                    tail,
                     grep,
                     types: a.strings("type")?,
                     exclude_types: a.strings("exclude_type")?,

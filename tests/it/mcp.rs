@@ -356,3 +356,42 @@ fn an_answer_repeats_no_more_of_a_request_than_its_budget_holds() {
         assert!(text <= 300, "id {}: {text} bytes", v["id"]);
     }
 }
+
+/// Found by the read side's attack (#49): `read_log` took `head` and `tail` together, which the
+/// command line refuses (the first and the last N are different questions); it said nothing
+/// of the one it ignored. It refuses them together, naming both.
+#[test]
+fn read_log_refuses_head_and_tail_together() {
+    let root = common::tempdir("mcp-head-tail");
+    std::fs::write(root.join("x.jsonl"), "{\"type\":\"user\"}\n").unwrap();
+    let call = |args: Value| {
+        let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "read_log", "arguments": args}});
+        let out = common::run_cmd(
+            common::bin().arg("mcp").arg("--root").arg(&root),
+            format!("{call}\n").as_bytes(),
+        );
+        let v: Value = serde_json::from_slice(common::lines(&out.stdout)[0]).unwrap();
+        v
+    };
+    let both = call(json!({"path": "x.jsonl", "head": 1, "tail": 1}));
+    let said = both["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+        + both["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+    assert!(
+        said.contains("\"head\"") && said.contains("\"tail\"") && said.contains("not both"),
+        "{both}"
+    );
+    let one = call(json!({"path": "x.jsonl", "tail": 1}));
+    assert!(
+        one["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("user"),
+        "{one}"
+    );
+}

@@ -1663,3 +1663,35 @@ fn a_socket_given_as_a_log_is_named_a_socket() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("s.jsonl") && err.contains("a socket"), "{err}");
 }
+
+/// Found by the read side's attack (#49): under `--bytes-per-token 0.5` (50 bytes for 100
+/// tokens) the first line saying how many events were left out took 60 bytes alone. It is
+/// said briefly (`… N omitted`) when the whole line does not fit, else not at all.
+#[test]
+fn a_budget_of_a_few_dozen_bytes_is_never_exceeded_by_the_omitted_line() {
+    let log = transcript();
+    for format in ["text", "jsonl", "json"] {
+        for per in ["0.5", "0.6", "0.7", "0.8", "1"] {
+            let out = view(&[
+                "--format",
+                format,
+                "--max-tokens",
+                "100",
+                "--bytes-per-token",
+                per,
+                &log,
+            ]);
+            let budget = (100.0 * per.parse::<f64>().unwrap()) as usize;
+            assert!(
+                out.stdout.len() <= budget,
+                "{format} at {per}: {} bytes: {}",
+                out.stdout.len(),
+                String::from_utf8_lossy(&out.stdout)
+            );
+            assert!(
+                String::from_utf8_lossy(&out.stdout).contains("omitted"),
+                "{format} at {per}: the events left out are said"
+            );
+        }
+    }
+}

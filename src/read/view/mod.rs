@@ -97,6 +97,22 @@ fn omitted_line(format: Format, omitted: usize) -> Vec<u8> {
     }
 }
 
+/// The first line that says `omitted` events were left out, within `budget` bytes with the
+/// output's punctuation: whole, else as briefly as `… N omitted`, else none (a budget of a few
+/// dozen bytes, as `--bytes-per-token 0.5` gives, holds nothing else either).
+fn omitted_within(format: Format, omitted: usize, budget: usize) -> Option<Vec<u8>> {
+    let brief = |text: String| match format {
+        Format::Text => text.into_bytes(),
+        _ => format!("{{\"type\":\"omitted\",\"text\":\"{text}\"}}").into_bytes(),
+    };
+    [
+        omitted_line(format, omitted),
+        brief(format!("… {omitted} omitted")),
+    ]
+    .into_iter()
+    .find(|line| line.len() + 3 <= budget)
+}
+
 /// Room kept under a budget for the punctuation of `kept` events and, when some are
 /// `omitted`, the first line that says so.
 fn overhead(format: Format, kept: usize, omitted: bool) -> usize {
@@ -252,8 +268,10 @@ pub fn render_events(events: &[Vec<u8>], opts: &ViewOptions, out: &mut Vec<u8>) 
                 let mut again = r.again(cap, true);
                 Some(again.render(0, &events[i])).filter(|_| !again.kind_cut)
             });
-            if w.dropped > 0 {
-                let _ = printer.event(&omitted_line(opts.format, w.dropped));
+            if w.dropped > 0
+                && let Some(line) = omitted_within(opts.format, w.dropped, budget)
+            {
+                let _ = printer.event(&line);
             }
             for e in &w.kept {
                 let _ = printer.event(e);
@@ -374,10 +392,10 @@ pub fn run_to<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, Error
         });
         crate::read::log::options::count_untimed_as(untimed);
         let omitted = candidates - w.kept.len();
-        if omitted > 0 {
-            printer
-                .event(&omitted_line(opts.format, omitted))
-                .map_err(write_err)?;
+        if omitted > 0
+            && let Some(line) = omitted_within(opts.format, omitted, budget)
+        {
+            printer.event(&line).map_err(write_err)?;
         }
         for e in &w.kept {
             printer.event(e).map_err(write_err)?;
