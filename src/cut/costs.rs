@@ -178,12 +178,27 @@ pub(super) fn has_ids(nodes: &[Node], line: &[u8], children: &[u32], named: bool
 
 /// Whether a key's text (without its quotes) names an id: `id`, or a name ending in `_id`, `Id`
 /// or `ID` (`tool_use_id`, `callID`), or `uuid` (`parentUuid`).
+/// A key spelled with escapes (`\u0069d`) is read first.
 fn is_id_name(k: &[u8]) -> bool {
+    if k.contains(&b'\\') {
+        return is_escaped_id_name(k);
+    }
+    spells_id_name(k)
+}
+
+fn spells_id_name(k: &[u8]) -> bool {
     k == b"id"
         || k == b"uuid"
         || [&b"_id"[..], b"Id", b"ID", b"Uuid"]
             .iter()
             .any(|end| k.ends_with(end))
+}
+
+#[cold]
+fn is_escaped_id_name(k: &[u8]) -> bool {
+    let mut text = Vec::with_capacity(k.len());
+    crate::line::strings::unescape_into(k, &mut text);
+    spells_id_name(&text)
 }
 
 /// Whether a member's key, quotes included, names an id (see [`is_id_name`]).

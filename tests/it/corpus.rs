@@ -192,6 +192,41 @@ fn corpus_logs_shrink_to_the_budget() {
     assert_eq!(block["content"][1]["source"]["media_type"], "image/png");
 }
 
+fn is_id(k: &str) -> bool {
+    ["id", "uuid"].contains(&k) || ["_id", "Id", "ID", "Uuid"].iter().any(|e| k.ends_with(e))
+}
+
+fn followed(k: &str) -> bool {
+    ["type", "subtype", "timestamp"].contains(&k)
+}
+
+/// Fails unless every object of `cut` that dropped a `type`, `subtype`, id or `timestamp` of
+/// `orig` kept no other member.
+fn check_last_tier(at: &str, orig: &Value, cut: &Value) {
+    let (Value::Object(o), Value::Object(c)) = (orig, cut) else {
+        return;
+    };
+    let dropped: Vec<&String> = o
+        .iter()
+        .filter(|(k, v)| (followed(k) || is_id(k)) && !v.is_object() && !v.is_array())
+        .map(|(k, _)| k)
+        .filter(|k| !c.contains_key(*k))
+        .collect();
+    let others: Vec<&String> = c
+        .keys()
+        .filter(|k| !followed(k) && !is_id(k) && !k.starts_with("_truncated"))
+        .collect();
+    assert!(
+        dropped.is_empty() || others.is_empty(),
+        "{at}: dropped {dropped:?} and kept {others:?}"
+    );
+    for (k, v) in c {
+        if let Some(ov) = o.get(k) {
+            check_last_tier(at, ov, v);
+        }
+    }
+}
+
 /// Below 1024 an object gives way in the order docs/cut-policy.md lists, down to its last
 /// tier: its `type` and `subtype`, its ids and its time. It never drops one of those while it
 /// keeps another member. Found by a new user (#49): at 200 a transcript line kept `cwd`,
@@ -201,36 +236,6 @@ fn corpus_logs_shrink_to_the_budget() {
 /// its time too, and at every budget its type.
 #[test]
 fn below_1024_an_object_drops_no_id_type_or_time_while_it_keeps_another_member() {
-    fn is_id(k: &str) -> bool {
-        ["id", "uuid"].contains(&k) || ["_id", "Id", "ID", "Uuid"].iter().any(|e| k.ends_with(e))
-    }
-    fn followed(k: &str) -> bool {
-        ["type", "subtype", "timestamp"].contains(&k)
-    }
-    fn check(at: &str, orig: &Value, cut: &Value) {
-        let (Value::Object(o), Value::Object(c)) = (orig, cut) else {
-            return;
-        };
-        let dropped: Vec<&String> = o
-            .iter()
-            .filter(|(k, v)| (followed(k) || is_id(k)) && !v.is_object() && !v.is_array())
-            .map(|(k, _)| k)
-            .filter(|k| !c.contains_key(*k))
-            .collect();
-        let others: Vec<&String> = c
-            .keys()
-            .filter(|k| !followed(k) && !is_id(k) && !k.starts_with("_truncated"))
-            .collect();
-        assert!(
-            dropped.is_empty() || others.is_empty(),
-            "{at}: dropped {dropped:?} and kept {others:?}"
-        );
-        for (k, v) in c {
-            if let Some(ov) = o.get(k) {
-                check(at, ov, v);
-            }
-        }
-    }
     let mut input = Vec::new();
     for file in corpus_files() {
         input.extend(std::fs::read(&file).expect("read corpus file"));
@@ -249,7 +254,7 @@ fn below_1024_an_object_drops_no_id_type_or_time_while_it_keeps_another_member()
         for (n, (orig, out)) in inputs.iter().zip(log).enumerate() {
             let at = format!("line {} at {budget}", n + 1);
             let cut = strict_parse(out).unwrap_or_else(|e| panic!("{at}: {e}"));
-            check(&at, orig, &cut);
+            check_last_tier(&at, orig, &cut);
             for field in ["type", "timestamp"] {
                 if budget >= 380 || field == "type" {
                     assert!(
@@ -260,4 +265,46 @@ fn below_1024_an_object_drops_no_id_type_or_time_while_it_keeps_another_member()
             }
         }
     }
+}
+
+/// The same rule on lines made to test it (found by the audit of the fix): ids whose keys are
+/// spelled with escapes (`"\u0069d"`; serde reads them as `id`) were no ids to the cut, and a
+/// `type` or `timestamp` too long to be a short preserved value was not ranked with them.
+#[test]
+fn below_1024_escaped_id_keys_and_long_types_are_ranked_as_ids_and_types() {
+    let x = "x".repeat(400);
+    let lines = [
+        format!(
+            r#"{{"cwd":"{}","\u0069d":"abc123","\u0074ype":"assistant","version":"1.2.3","\u0074imestamp":"2026-01-01T00:00:00Z","other":"{x}"}}"#,
+            "x".repeat(60)
+        ),
+        format!(
+            r#"{{"cwd":"/c","type":"{}","id":"{}","timestamp":"{}","version":"1","note":"{x}"}}"#,
+            "T".repeat(600),
+            "i".repeat(300),
+            "2".repeat(300)
+        ),
+        format!(
+            r#"{{"a":1,"\u0075uid":"0b1c","parent\u0055uid":"9f8e","message":{{"\u0069d":"m1","type":"message","text":"{x}"}}}}"#
+        ),
+    ];
+    for line in &lines {
+        let orig = strict_parse(line.as_bytes()).unwrap();
+        for budget in (100..=1023).step_by(7) {
+            let log = crate::common::log_of(
+                format!("{line}\n").as_bytes(),
+                &crate::common::config(budget),
+                0,
+            );
+            let at = format!("{} at {budget}", &line[..40]);
+            let cut = strict_parse(lines_of(&log)).unwrap_or_else(|e| panic!("{at}: {e}"));
+            check_last_tier(&at, &orig, &cut);
+        }
+    }
+}
+
+fn lines_of(log: &[u8]) -> &[u8] {
+    let got = lines(log);
+    assert_eq!(got.len(), 1);
+    got[0]
 }

@@ -145,9 +145,11 @@ fn a_reported_cost_is_not_estimated() {
 
 /// Found by a new user (#49): costs summed in binary printed with its noise (`cost_usd`
 /// 11.519964349999999 for the corpus, 0.45065954999999996 in a CSV row whose total said
-/// 0.45066), and a total of runs reporting 0.1 and 0.2 dollars said 0.30000000000000004. Every
-/// cost figure is rounded where it is summed, to 1e-10 dollar: every digit a result reports
-/// stays, and `cost_usd` equals `cost_reported_usd` when nothing is estimated.
+/// 0.45066), and a total of runs reporting 0.1 and 0.2 dollars said 0.30000000000000004.
+/// Costs are added as decimals: every digit a result reports stays, at any size (the audit's
+/// first fix, rounding sums to 1e-10, overflowed at 1e299, doubled 5e-11 and left the noise
+/// of totals over a million), and `cost_usd` equals `cost_reported_usd` when nothing is
+/// estimated. The expected totals are sums of the decimals as written.
 #[test]
 fn a_summed_cost_prints_without_the_noise_of_binary_sums() {
     let dir = common::tempdir("prices-noise");
@@ -180,6 +182,39 @@ fn a_summed_cost_prints_without_the_noise_of_binary_sums() {
         .map(|row| row.split(',').rev().nth(1).unwrap())
         .collect();
     assert_eq!(costs, ["0.1", "0.2", "0.45065955", "0.75065955"], "{csv}");
+    // Ten sessions of eight decimals (the audit's), and costs too large or too small to round.
+    let ten = [
+        "60494.56448162",
+        "15306.34751217",
+        "77013.65220111",
+        "63075.40709944",
+        "72468.48056573",
+        "86465.29318886",
+        "76150.18693000",
+        "46941.18756361",
+        "22429.82996081",
+        "42834.71479480",
+    ];
+    let runs: Vec<String> = (0..ten.len())
+        .map(|k| run(&format!("s{k}"), ten[k]))
+        .collect();
+    std::fs::write(&log, runs.concat()).unwrap();
+    let s = summary_json(&[log.as_os_str()]);
+    assert_eq!(s["cost_reported_usd"].to_string(), "563179.66429815", "{s}");
+    for (cost, printed) in [
+        ("1e299", "1e299"),
+        ("5e-11", "5e-11"),
+        ("1.5e-10", "1.5e-10"),
+        ("123456.789", "123456.789"),
+    ] {
+        std::fs::write(&log, run("a", cost)).unwrap();
+        let s = summary_json(&[log.as_os_str()]);
+        assert_eq!(
+            s["cost_usd"].as_f64(),
+            printed.parse::<f64>().ok(),
+            "{cost}: {s}"
+        );
+    }
     // Estimates too: no figure of the corpus's summaries carries more than ten decimals.
     let corpus: Vec<PathBuf> = common::corpus_files();
     let mut args: Vec<&std::ffi::OsStr> = corpus.iter().map(|p| p.as_os_str()).collect();
@@ -192,4 +227,47 @@ fn a_summed_cost_prints_without_the_noise_of_binary_sums() {
             .find(|n| n.split_once('.').is_some_and(|(_, d)| d.len() > 10));
         assert_eq!(noisy, None, "{text}");
     }
+}
+
+/// Found by the audit (#49): past 1,000 sessions the costs of the others shared one slot that
+/// kept only the largest, so 1,002 runs of a dollar each cost 1,001 dollars, and a table's
+/// total was not the sum of its rows. The session that reported longest ago is now summed to
+/// make room.
+#[test]
+fn a_log_of_more_than_a_thousand_sessions_totals_every_cost() {
+    let dir = common::tempdir("prices-sessions");
+    let log = dir.join("many.jsonl");
+    let runs: String = (0..1500)
+        .map(|i| {
+            format!(
+                "{{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s{i:04}\",\"model\":\"claude-sonnet-4-5\"}}\n\
+                 {{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"session_id\":\"s{i:04}\",\"num_turns\":1,\"total_cost_usd\":{}.25}}\n",
+                i % 7
+            )
+        })
+        .collect();
+    std::fs::write(&log, runs).unwrap();
+    // The sum as written: (0 + 1 + … + 6) over each 7 runs, plus a quarter a run.
+    let want: f64 = (0..1500).map(|i| (i % 7) as f64).sum::<f64>() + 1500.0 * 0.25;
+    let s = summary_json(&[log.as_os_str()]);
+    assert_eq!(
+        s["cost_reported_usd"].as_f64(),
+        Some(want),
+        "{}",
+        s["cost_reported_usd"]
+    );
+    assert_eq!(s["cost_usd"].as_f64(), Some(want));
+    let csv = common::run_cmd(
+        common::bin()
+            .args(["--summary", "--by-run", "--format", "csv"])
+            .arg(&log),
+        b"",
+    );
+    let csv = String::from_utf8_lossy(&csv.stdout);
+    let cost = |row: &str| row.split(',').rev().nth(1).unwrap().parse::<f64>().unwrap();
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    let (total, runs) = rows.split_last().unwrap();
+    assert_eq!(runs.len(), 1500);
+    assert_eq!(runs.iter().map(|r| cost(r)).sum::<f64>(), want);
+    assert_eq!(cost(total), want, "{total}");
 }

@@ -1695,3 +1695,56 @@ fn a_budget_of_a_few_dozen_bytes_is_never_exceeded_by_the_omitted_line() {
         }
     }
 }
+
+/// Found by the audit (#49): a followed log deleted and written again with at least as many
+/// lines as were read was taken for a compaction, and its first lines were skipped (`#3 new3`
+/// alone). A compaction renames over the name; a name that went missing holds a new file,
+/// read from its start, as `tail -F` reads it.
+#[test]
+fn follow_reads_a_log_deleted_and_written_again_from_its_start() {
+    let dir = tempdir("follow-recreated");
+    let log = write_log(
+        &dir,
+        "l.jsonl",
+        &[r#"{"type":"old1"}"#, r#"{"type":"old2"}"#],
+    );
+    // Followed after the log: once its line shows, the follower has looked at the log's name
+    // in the same poll, after the deletion.
+    let mark = dir.join("mark.jsonl");
+    let mut child = bin()
+        .args(["--view", "--follow", "--format", "jsonl"])
+        .arg(&log)
+        .arg(&mark)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = BufReader::new(child.stdout.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in out.lines() {
+            if tx.send(line.unwrap_or_default()).is_err() {
+                break;
+            }
+        }
+    });
+    assert_eq!(next(&rx), r#"{"type":"old1"}"#);
+    assert_eq!(next(&rx), r#"{"type":"old2"}"#);
+    std::fs::remove_file(&log).unwrap();
+    write_log(&dir, "mark.jsonl", &[r#"{"type":"mark"}"#]);
+    assert_eq!(next(&rx), r#"{"type":"mark"}"#);
+    let new = write_log(
+        &dir,
+        "n.jsonl",
+        &[
+            r#"{"type":"new1"}"#,
+            r#"{"type":"new2"}"#,
+            r#"{"type":"new3"}"#,
+        ],
+    );
+    std::fs::rename(&new, &log).unwrap();
+    for want in ["new1", "new2", "new3"] {
+        assert_eq!(next(&rx), format!(r#"{{"type":"{want}"}}"#));
+    }
+    child.kill().unwrap();
+    common::wait_timeout(&mut child);
+}

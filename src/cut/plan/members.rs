@@ -58,11 +58,12 @@ impl Planner {
                         names.iter().any(|f| key_is(name, f))
                     };
                     let short_preserved = rigid && !container && nd.class == FieldClass::Preserved;
-                    let rank = if short_preserved && followed(&[b"type", b"subtype"]) {
+                    // The last to go, of any length (a long one as its least form).
+                    let rank = if !container && followed(&[b"type", b"subtype"]) {
                         0
                     } else if !container && named_as_id(key) {
                         1
-                    } else if short_preserved && followed(&[b"timestamp"]) {
+                    } else if !container && followed(&[b"timestamp"]) {
                         2
                     } else if short_preserved {
                         3

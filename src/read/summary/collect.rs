@@ -196,16 +196,28 @@ impl Summary {
             "result" => {
                 let session = s(v, "/session_id").unwrap_or_default();
                 if let Some(c) = v.get("total_cost_usd").and_then(Value::as_f64) {
-                    let full = self.cost_by_session.len() >= SESSION_CAP
-                        && !self.cost_by_session.contains_key(&session);
-                    // Past the cap, the other sessions share one slot: their largest cost.
-                    let key = if full {
-                        "(other sessions)".into()
-                    } else {
-                        session.clone()
-                    };
-                    let slot = self.cost_by_session.entry(key).or_insert(c);
-                    *slot = if full { slot.max(c) } else { c };
+                    if self.cost_by_session.len() >= SESSION_CAP
+                        && !self.cost_by_session.contains_key(&session)
+                    {
+                        // Room for one more: the session that reported longest ago is summed
+                        // (a log of many runs, one after another, reports each once).
+                        let oldest = self
+                            .cost_by_session
+                            .iter()
+                            .min_by_key(|(_, (at, _))| *at)
+                            .map(|(k, _)| k.clone());
+                        if let Some((_, cost)) =
+                            oldest.and_then(|k| self.cost_by_session.remove(&k))
+                        {
+                            self.cost_closed = Some(super::prices::add_usd(
+                                self.cost_closed.unwrap_or(0.0),
+                                cost,
+                            ));
+                        }
+                    }
+                    self.cost_reports += 1;
+                    self.cost_by_session
+                        .insert(session.clone(), (self.cost_reports, c));
                 }
                 self.turns = n(v, "/num_turns").or(self.turns);
                 self.duration_ms = n(v, "/duration_ms").or(self.duration_ms);
@@ -234,7 +246,7 @@ impl Summary {
             // opencode reports each step's cost.
             "step_finish" => {
                 if let Some(c) = v.pointer("/part/cost").and_then(Value::as_f64) {
-                    self.step_cost = Some(self.step_cost.unwrap_or(0.0) + c);
+                    self.step_cost = Some(super::prices::add_usd(self.step_cost.unwrap_or(0.0), c));
                 }
             }
             "turn.failed" => {
@@ -413,13 +425,13 @@ impl Summary {
 
     /// The cost the log reports: each session's last `total_cost_usd`, and opencode's steps'.
     pub(super) fn cost(&self) -> Option<f64> {
-        let results =
-            (!self.cost_by_session.is_empty()).then(|| self.cost_by_session.values().sum::<f64>());
+        let results = (!self.cost_by_session.is_empty() || self.cost_closed.is_some()).then(|| {
+            let open = self.cost_by_session.values().map(|(_, c)| *c);
+            super::prices::sum_usd(open.chain(self.cost_closed))
+        });
         match (results, self.step_cost) {
             (None, None) => None,
-            (a, b) => Some(super::prices::round_usd(
-                a.unwrap_or(0.0) + b.unwrap_or(0.0),
-            )),
+            (a, b) => Some(super::prices::add_usd(a.unwrap_or(0.0), b.unwrap_or(0.0))),
         }
     }
 

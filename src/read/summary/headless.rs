@@ -50,7 +50,7 @@ impl Summary {
                 // A total's reported cost is its own sum of the pieces (as opencode's steps'),
                 // not its conversations': without it a total of pi's runs said no cost.
                 if let Some(c) = cost {
-                    self.step_cost = Some(self.step_cost.unwrap_or(0.0) + c);
+                    self.step_cost = Some(super::prices::add_usd(self.step_cost.unwrap_or(0.0), c));
                 }
             }
             Some(Reported::Run(t)) if tokens => {

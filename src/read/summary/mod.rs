@@ -102,8 +102,12 @@ pub struct Summary {
     /// Codex rollouts' user turns: `user_message` events, else `UserMessage` items.
     user_turns: (u64, u64),
     /// The last cost reported by each session (Claude Code's result lines are cumulative per
-    /// process); opencode's steps' and pi's messages' costs, added.
-    cost_by_session: BTreeMap<String, f64>,
+    /// process), with the count of reports when it came; opencode's steps' and pi's messages'
+    /// costs, added. Past [`SESSION_CAP`] sessions, the one that reported longest ago is added
+    /// to `cost_closed` to make room.
+    cost_by_session: BTreeMap<String, (u64, f64)>,
+    cost_reports: u64,
+    cost_closed: Option<f64>,
     step_cost: Option<f64>,
     /// Tokens per model from final results, `(session, model)` to the last values reported
     /// (results are cumulative per session): Claude Code's `modelUsage`, Gemini CLI's

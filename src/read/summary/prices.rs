@@ -188,12 +188,37 @@ fn undated(model: &str) -> &str {
     model
 }
 
-/// A sum of dollars without the noise of binary sums (0.1 + 0.2 is 0.3, not
-/// 0.30000000000000004), every digit a log reports kept: rounded to 1e-10 dollar, where results
-/// give at most eight decimals. Each figure is rounded where it is summed, so a cost reported
-/// once prints the same as `cost_usd` and `cost_reported_usd`, in a run and in a total.
-pub(super) fn round_usd(usd: f64) -> f64 {
-    (usd * 1e10).round() / 1e10
+/// Dollars added as decimals, not in binary (0.1 + 0.2 is 0.3, not 0.30000000000000004): each
+/// figure rounded to 1e-12 dollar (every digit a result reports, and an estimate's product
+/// of a price and a count), summed exactly, and read back as the nearest double. A figure of
+/// 1e20 dollars or more, or not finite, is added in binary.
+pub(super) fn sum_usd(figures: impl IntoIterator<Item = f64>) -> f64 {
+    let mut units: Option<i128> = Some(0);
+    let mut binary = 0.0;
+    for x in figures {
+        binary += x;
+        units = units.zip(usd_units(x)).and_then(|(a, b)| a.checked_add(b));
+    }
+    units.map_or(binary, |u| {
+        let (sign, u) = (if u < 0 { "-" } else { "" }, u.unsigned_abs());
+        let unit = 10u128.pow(12);
+        format!("{sign}{}.{:012}", u / unit, u % unit)
+            .parse()
+            .unwrap_or(binary)
+    })
+}
+
+/// `a + b` as [`sum_usd`] adds them.
+pub(super) fn add_usd(a: f64, b: f64) -> f64 {
+    sum_usd([a, b])
+}
+
+/// `x` in units of 1e-12 dollar, rounded (`format!` rounds the double's exact value).
+fn usd_units(x: f64) -> Option<i128> {
+    if !x.is_finite() || x.abs() >= 1e20 {
+        return None;
+    }
+    format!("{x:.12}").replace('.', "").parse().ok()
 }
 
 /// What a run cost, as reported and as estimated.
@@ -214,7 +239,7 @@ impl Cost {
     pub fn usd(&self) -> Option<f64> {
         match (self.reported, self.estimated) {
             (None, None) => None,
-            (a, b) => Some(round_usd(a.unwrap_or(0.0) + b.unwrap_or(0.0))),
+            (a, b) => Some(add_usd(a.unwrap_or(0.0), b.unwrap_or(0.0))),
         }
     }
 
@@ -225,13 +250,13 @@ impl Cost {
         let mut unpriced = Vec::new();
         for (model, tokens) in models {
             match prices.of(model).and_then(|p| p.cost(tokens)) {
-                Some(c) => usd += c,
+                Some(c) => usd = add_usd(usd, c),
                 None => unpriced.push(model.clone()),
             }
         }
         Cost {
             reported: None,
-            estimated: (unpriced.is_empty() && !models.is_empty()).then_some(round_usd(usd)),
+            estimated: (unpriced.is_empty() && !models.is_empty()).then_some(add_usd(usd, 0.0)),
             unpriced,
             date: Some(prices.date.clone()),
         }
@@ -240,7 +265,7 @@ impl Cost {
     /// Adds a conversation's estimate to a total's.
     pub fn add_estimate(&mut self, part: &Cost) {
         if let Some(e) = part.estimated {
-            self.estimated = Some(round_usd(self.estimated.unwrap_or(0.0) + e));
+            self.estimated = Some(add_usd(self.estimated.unwrap_or(0.0), e));
             self.date = part.date.clone();
         }
         for m in &part.unpriced {

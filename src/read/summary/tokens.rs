@@ -267,7 +267,7 @@ impl Usage {
             let e = self.models.entry(m.clone()).or_default();
             e.tokens.add(&u.tokens);
             if let Some(c) = u.cost {
-                e.cost = Some(super::prices::round_usd(e.cost.unwrap_or(0.0) + c));
+                e.cost = Some(super::prices::add_usd(e.cost.unwrap_or(0.0), c));
             }
         }
     }
@@ -489,7 +489,7 @@ impl Summary {
                 let e = models.entry(m.clone()).or_default();
                 e.tokens.add(&u.tokens);
                 if let Some(c) = u.cost {
-                    e.cost = Some(super::prices::round_usd(e.cost.unwrap_or(0.0) + c));
+                    e.cost = Some(super::prices::add_usd(e.cost.unwrap_or(0.0), c));
                 }
             }
             return Usage::of_models(models);

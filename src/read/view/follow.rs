@@ -95,7 +95,12 @@ pub(super) fn follow_files<W: Write>(
         for (k, f) in files.iter_mut().enumerate() {
             let file = match crate::read::log::open_regular(&f.path) {
                 Ok(file) => file,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => continue, // not there: wait
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    // Not there: waited for. A file that takes the name then is new (read from
+                    // its start), not a compaction, which renames over the name.
+                    *f = Followed::at_start(&f.path);
+                    continue;
+                }
                 Err(e) => {
                     // There, but not a file to read (a FIFO renamed over it): said once.
                     if !f.refused {
