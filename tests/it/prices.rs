@@ -270,4 +270,25 @@ fn a_log_of_more_than_a_thousand_sessions_totals_every_cost() {
     assert_eq!(runs.len(), 1500);
     assert_eq!(runs.iter().map(|r| cost(r)).sum::<f64>(), want);
     assert_eq!(cost(total), want, "{total}");
+    // 1,500 sessions reporting three times each, in turn (cumulative costs: the last counts),
+    // each report 1,500 sessions after its last: the second audit's case, which counted the
+    // sessions moved out for room again when they reported (1.97 times the cost).
+    let reports: String = (1..=3)
+        .flat_map(|r| (0..1500).map(move |i| (r, i)))
+        .map(|(r, i)| {
+            format!(
+                "{{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"session_id\":\"s{i:04}\",\"num_turns\":{r},\"total_cost_usd\":{}}}\n",
+                r as f64 * 0.25 * (i % 7 + 1) as f64
+            )
+        })
+        .collect();
+    std::fs::write(&log, reports).unwrap();
+    let want: f64 = (0..1500).map(|i| 0.75 * (i % 7 + 1) as f64).sum();
+    let s = summary_json(&[log.as_os_str()]);
+    assert_eq!(
+        s["cost_reported_usd"].as_f64(),
+        Some(want),
+        "{}",
+        s["cost_reported_usd"]
+    );
 }

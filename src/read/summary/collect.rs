@@ -24,6 +24,18 @@ fn said_nothing(v: &Value, kind: &str) -> bool {
     matches!(kind, "non_json" | "torn") || is_heartbeat(v, kind)
 }
 
+/// The most sessions whose last cost is kept by the hash of their id once [`SESSION_CAP`]
+/// sessions hold theirs by name (16 bytes each, about 3 MiB with the table's own).
+const MOVED_CAP: usize = 100_000;
+
+/// A session id's hash, which keeps its last cost once it has moved out for room.
+fn session_hash(session: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    session.hash(&mut h);
+    h.finish()
+}
+
 impl Summary {
     /// Takes one event (a log line).
     pub fn add(&mut self, line: &[u8]) {
@@ -196,23 +208,32 @@ impl Summary {
             "result" => {
                 let session = s(v, "/session_id").unwrap_or_default();
                 if let Some(c) = v.get("total_cost_usd").and_then(Value::as_f64) {
+                    // A session moved out for room that reports again: its new cost replaces
+                    // the one moved out (results are cumulative).
+                    if !self.cost_by_session.contains_key(&session) {
+                        self.costs_moved.remove(&session_hash(&session));
+                    }
                     if self.cost_by_session.len() >= SESSION_CAP
                         && !self.cost_by_session.contains_key(&session)
                     {
-                        // Room for one more: the session that reported longest ago is summed
-                        // (a log of many runs, one after another, reports each once).
+                        // Room for one more: the session that reported longest ago moves to
+                        // `costs_moved`, by the hash of its id, or past that to `cost_closed`.
                         let oldest = self
                             .cost_by_session
                             .iter()
                             .min_by_key(|(_, (at, _))| *at)
                             .map(|(k, _)| k.clone());
-                        if let Some((_, cost)) =
-                            oldest.and_then(|k| self.cost_by_session.remove(&k))
+                        if let Some(k) = oldest
+                            && let Some((_, cost)) = self.cost_by_session.remove(&k)
                         {
-                            self.cost_closed = Some(super::prices::add_usd(
-                                self.cost_closed.unwrap_or(0.0),
-                                cost,
-                            ));
+                            if self.costs_moved.len() < MOVED_CAP {
+                                self.costs_moved.insert(session_hash(&k), cost);
+                            } else {
+                                self.cost_closed = Some(super::prices::add_usd(
+                                    self.cost_closed.unwrap_or(0.0),
+                                    cost,
+                                ));
+                            }
                         }
                     }
                     self.cost_reports += 1;
@@ -427,7 +448,8 @@ impl Summary {
     pub(super) fn cost(&self) -> Option<f64> {
         let results = (!self.cost_by_session.is_empty() || self.cost_closed.is_some()).then(|| {
             let open = self.cost_by_session.values().map(|(_, c)| *c);
-            super::prices::sum_usd(open.chain(self.cost_closed))
+            let moved = self.costs_moved.values().copied();
+            super::prices::sum_usd(open.chain(moved).chain(self.cost_closed))
         });
         match (results, self.step_cost) {
             (None, None) => None,

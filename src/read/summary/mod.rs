@@ -103,10 +103,12 @@ pub struct Summary {
     user_turns: (u64, u64),
     /// The last cost reported by each session (Claude Code's result lines are cumulative per
     /// process), with the count of reports when it came; opencode's steps' and pi's messages'
-    /// costs, added. Past [`SESSION_CAP`] sessions, the one that reported longest ago is added
-    /// to `cost_closed` to make room.
+    /// costs, added. Past [`SESSION_CAP`] sessions, the one that reported longest ago moves to
+    /// `costs_moved` (by the hash of its id, so that a later report replaces it), and past
+    /// that cap to `cost_closed`, added.
     cost_by_session: BTreeMap<String, (u64, f64)>,
     cost_reports: u64,
+    costs_moved: std::collections::HashMap<u64, f64>,
     cost_closed: Option<f64>,
     step_cost: Option<f64>,
     /// Tokens per model from final results, `(session, model)` to the last values reported
