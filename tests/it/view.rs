@@ -1098,16 +1098,23 @@ pub(crate) fn follow(log: &Path) -> (std::process::Child, std::sync::mpsc::Recei
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let out = BufReader::new(child.stdout.take().unwrap());
+    let rx = lines_of(child.stdout.take().unwrap());
+    (child, rx)
+}
+
+/// The lines `r` gives, through a channel (read by [`next`], with its timeout).
+pub(crate) fn lines_of(
+    r: impl std::io::Read + Send + 'static,
+) -> std::sync::mpsc::Receiver<String> {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        for line in out.lines() {
+        for line in BufReader::new(r).lines() {
             if tx.send(line.unwrap_or_default()).is_err() {
                 break;
             }
         }
     });
-    (child, rx)
+    rx
 }
 
 pub(crate) fn next(rx: &std::sync::mpsc::Receiver<String>) -> String {
@@ -1617,19 +1624,8 @@ fn follow_says_at_once_that_a_fifo_is_refused() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let lines_of = |r: Box<dyn std::io::Read + Send>| {
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(r).lines() {
-                if tx.send(line.unwrap_or_default()).is_err() {
-                    break;
-                }
-            }
-        });
-        rx
-    };
-    let out = lines_of(Box::new(child.stdout.take().unwrap()));
-    let err = lines_of(Box::new(child.stderr.take().unwrap()));
+    let out = lines_of(child.stdout.take().unwrap());
+    let err = lines_of(child.stderr.take().unwrap());
     assert_eq!(next(&out), r#"{"type":"alpha"}"#);
     let said = next(&err);
     assert!(said.contains("f.jsonl") && said.contains("FIFO"), "{said}");
@@ -1718,15 +1714,7 @@ fn follow_reads_a_log_deleted_and_written_again_from_its_start() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let out = BufReader::new(child.stdout.take().unwrap());
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in out.lines() {
-            if tx.send(line.unwrap_or_default()).is_err() {
-                break;
-            }
-        }
-    });
+    let rx = lines_of(child.stdout.take().unwrap());
     assert_eq!(next(&rx), r#"{"type":"old1"}"#);
     assert_eq!(next(&rx), r#"{"type":"old2"}"#);
     std::fs::remove_file(&log).unwrap();
