@@ -12,7 +12,7 @@ use crate::cut::costs::{Costs, Sizes};
 use crate::cut::emit::{self, EmitStyle};
 use crate::cut::plan::{MAX_LOG_DEPTH, Planner};
 use crate::cut::record::{self, NON_JSON, Text, UNPLANNED};
-use crate::cut::redact::{KeyLines, Redactor};
+use crate::cut::redact::{self, KeyLines, Redactor};
 use crate::line::fields::FieldClasses;
 use crate::line::index::{IndexBuilder, Node};
 use crate::line::marker::MarkerTemplate;
@@ -356,6 +356,14 @@ impl LineEngine {
                 return outcome;
             }
             out.truncate(start);
+            if outcome == Outcome::Cut
+                && line.len() > redact::PART
+                && self.reduction.is_empty()
+                && self.config.reduces()
+                && let Some(outcome) = self.process_redacted_in_parts(line, out)
+            {
+                return outcome;
+            }
         }
         let mut redacted = take(&mut self.redacted);
         let mut src = line;

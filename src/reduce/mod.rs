@@ -80,17 +80,55 @@ pub struct Reduced {
     pub elided: Vec<(u32, Elided)>,
 }
 
+/// An open container. One is kept for each level of nesting, up to [`MAX_DEPTH`]: 40 bytes,
+/// so that a line nested that deep holds 4 MB of them (64 bytes each held 6.4 MB, twice with
+/// `--stdout-max-line-bytes`, #49).
 struct Frame {
     object: bool,
-    /// Offsets of the container in the reduced copy and in the input.
-    out_start: usize,
+    /// Offsets of the container in the reduced copy (at most [`REDUCED_CAP`] and a piece) and
+    /// in the input.
+    out_start: u32,
     in_start: u64,
     /// Members or elements seen.
     count: u64,
     /// Arrays: the elements past the first [`ENDS`], which may be dropped from the middle.
-    back: Vec<Back>,
+    back: Backs,
     /// Elements dropped from the middle (arrays).
     dropped: u64,
+}
+
+const _: () = assert!(std::mem::size_of::<Frame>() <= 40);
+
+/// An array's elements past its first [`ENDS`], boxed: most frames have none, and a box is 8
+/// bytes of a frame where a `Vec` is 24.
+#[derive(Default)]
+#[allow(clippy::box_collection)]
+struct Backs(Option<Box<Vec<Back>>>);
+
+impl std::ops::Deref for Backs {
+    type Target = [Back];
+    fn deref(&self) -> &[Back] {
+        self.0.as_deref().map_or(&[], Vec::as_slice)
+    }
+}
+
+impl std::ops::DerefMut for Backs {
+    fn deref_mut(&mut self) -> &mut [Back] {
+        self.0.as_deref_mut().map_or(&mut [], Vec::as_mut_slice)
+    }
+}
+
+impl Backs {
+    fn push(&mut self, b: Back) {
+        self.0.get_or_insert_default().push(b);
+    }
+
+    /// Removes the first `n`.
+    fn drop_front(&mut self, n: usize) {
+        if let Some(v) = &mut self.0 {
+            v.drain(..n);
+        }
+    }
 }
 
 /// An element past the first [`ENDS`] of an array.
@@ -274,12 +312,13 @@ impl Reducer {
                 f.dropped
             };
             let in_len = self.pos - f.in_start + 1;
-            if dropped > 0 || in_len != (self.out.len() - f.out_start) as u64 {
+            let out_start = f.out_start as usize;
+            if dropped > 0 || in_len != (self.out.len() - out_start) as u64 {
                 let e = Elided {
                     text_len: in_len,
                     children: dropped,
                 };
-                self.elided.push((f.out_start, e));
+                self.elided.push((out_start, e));
             }
         }
         self.value_done();
@@ -331,7 +370,7 @@ impl Reducer {
         let (gone, values_gone) = (to - from, values_to - f.back[0].values);
         self.out.drain(from..to);
         self.values -= values_gone;
-        f.back.drain(..n);
+        f.back.drop_front(n);
         for b in f.back.iter_mut() {
             b.at -= gone;
             b.values -= values_gone;

@@ -158,17 +158,20 @@ impl Reducer {
                 }
                 let object = b == b'{';
                 if self.frames.len() == self.frames.capacity() {
-                    // Doubling, but not past MAX_DEPTH frames (100,000 of 64 bytes: the
-                    // doubling held 8 MiB for 6.4).
+                    // Doubling, but not past MAX_DEPTH frames (the doubling held 8 MiB for 6.4).
                     let more = self.frames.len().max(4).min(MAX_DEPTH - self.frames.len());
                     self.frames.reserve_exact(more);
                 }
+                let Ok(out_start) = u32::try_from(self.out.len()) else {
+                    self.fail(Failure::TooBig);
+                    return;
+                };
                 self.frames.push(Frame {
                     object,
-                    out_start: self.out.len(),
+                    out_start,
                     in_start: self.pos,
                     count: 0,
-                    back: Vec::new(),
+                    back: Backs::default(),
                     dropped: 0,
                 });
                 self.put(b);

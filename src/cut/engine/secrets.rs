@@ -1,11 +1,13 @@
-//! `--redact` on a line over the budget: whether its log line may show a secret.
+//! `--redact` on a line over the budget: whether its log line may show a secret, and the
+//! redaction of a long line that does.
 
 use std::mem::take;
 
-use super::LineEngine;
+use super::{LineEngine, Outcome};
 use crate::cut::emit;
 use crate::cut::plan::{DESCRIPTOR, State, WHOLE};
 use crate::line::scan::Kind;
+use crate::reduce::Reducer;
 
 impl LineEngine {
     /// Whether the log line `logged`, cut from `json` by the plan just made, may show a secret:
@@ -54,5 +56,30 @@ impl LineEngine {
         let found = whole || redactor.finds(&text);
         self.redacted = text;
         found
+    }
+
+    /// `--redact` on a long line held whole whose log line showed a secret: the line is
+    /// redacted in parts ([`Redactor::redact_in_parts`]) fed to a reduction, and the reduced
+    /// copy is planned, so that no redacted copy of the whole line sits beside it (an 8 MiB
+    /// line of escapes hiding a token took 35 MiB with `--archive`, #49). `None` when the line
+    /// does not reduce; it is then redacted whole.
+    #[cold]
+    pub(super) fn process_redacted_in_parts(
+        &mut self,
+        line: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Option<Outcome> {
+        let r = self.redactor.as_ref()?;
+        let mut reducer = Reducer::for_budget(self.config.max_line_bytes);
+        let mut redacted = take(&mut self.redacted);
+        r.redact_in_parts(line, &mut redacted, |part| reducer.feed(part));
+        self.redacted = redacted;
+        let reduced = reducer.finish().ok()??;
+        // Redacted before it was reduced: no secret is cut at a marker, so none of its bytes
+        // are trimmed there (as [`LineEngine::process_reduced`] must).
+        self.reduction = reduced.elided;
+        let outcome = self.process_rewritten(&reduced.doc, out);
+        self.reduction.clear();
+        Some(outcome)
     }
 }

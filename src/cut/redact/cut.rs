@@ -35,6 +35,8 @@ fn ends_run_at(text: &[u8], at: usize) -> bool {
 /// The longest run around a cut point that [`around_cut`] searches; a longer one is not taken
 /// apart.
 pub(super) const MAX_RUN: usize = 4096;
+/// The size of the parts a long text is redacted in ([`Redactor::redact_in_parts`]).
+pub const PART: usize = 1 << 20;
 /// Bytes searched on each side of the run: room for a secret's name (`password = `,
 /// `Bearer `), and for a private key's header or footer cut in two.
 const NAME_ROOM: usize = 128;
@@ -173,6 +175,28 @@ impl Redactor {
             cut = header;
         }
         cut
+    }
+
+    /// `text` redacted in parts of about [`PART`] bytes, each ending where no secret is split
+    /// ([`Redactor::safe_cut`]), handed to `part` in order: the memory of a part beside `text`,
+    /// not of a redacted copy of it. A part that cannot end before [`PART`] (a secret as long
+    /// as that) goes with the rest, redacted whole. `buf` holds each redacted part.
+    pub fn redact_in_parts(&self, text: &[u8], buf: &mut Vec<u8>, mut part: impl FnMut(&[u8])) {
+        let mut from = 0;
+        while text.len() - from > 2 * PART {
+            let end = from + self.safe_cut(&text[from..from + PART]);
+            if end == from {
+                break;
+            }
+            part(self.redacted_or(&text[from..end], buf));
+            from = end;
+        }
+        part(self.redacted_or(&text[from..], buf));
+    }
+
+    /// `text` redacted into `buf`, or `text` itself when it holds no secret.
+    fn redacted_or<'a>(&self, text: &'a [u8], buf: &'a mut Vec<u8>) -> &'a [u8] {
+        if self.redact(text, buf) { buf } else { text }
     }
 
     /// `line` (JSON) with, in every string that holds a cut marker (its text up to the first

@@ -118,7 +118,18 @@ impl Shadow {
     /// The shadow of `line`, or `None` when it has no hiding escape.
     pub(super) fn of(line: &[u8]) -> Option<Shadow> {
         first(line)?;
-        let mut text = Vec::with_capacity(line.len());
+        // Its exact length first: a line of escapes shrinks to a sixth, and a shadow as long
+        // as the line held that much again of a long line (#49).
+        let (mut len, mut i) = (0, 0);
+        while i < line.len() {
+            let (gives, takes) = match step(line, i) {
+                Step::Char(c, n) => (c.len_utf8(), n),
+                Step::Copy(n) => (n, n),
+            };
+            len += gives;
+            i += takes;
+        }
+        let mut text = Vec::with_capacity(len);
         let mut marks = vec![(0, 0)];
         let mut i = 0;
         while i < line.len() {

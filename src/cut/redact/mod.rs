@@ -46,7 +46,7 @@ use regex_automata::{Anchored, Input, meta};
 
 use crate::line::strings::Trigrams;
 use cut::MAX_RUN;
-pub use cut::{KeyLines, around_cut};
+pub use cut::{KeyLines, PART, around_cut};
 pub use patterns::PATTERNS;
 use patterns::{
     ASSIGNED_VALUE, OTHER_STARTS, SECRET_WORDS, TELEGRAM, TOKEN_STARTS, URL_CREDENTIALS,
@@ -634,9 +634,17 @@ impl Redactor {
             }
         };
         out.clear();
-        // Most of the line is copied: room for it at once, not by doubling (an 8 MiB line took
-        // 16 MiB), and for labels longer than what they replace.
-        out.reserve_exact(line.len() + 64 * hits.len());
+        // Room at once, not by doubling (an 8 MiB line took 16 MiB): for the bytes kept (a
+        // secret running to the end of a long line leaves little), and for labels longer than
+        // what they replace. Padded, nothing is taken out.
+        let (mut taken, mut end) = (0, 0);
+        for h in hits.iter().filter(|_| !pad) {
+            let from = if h.start < end { end } else { h.name_end };
+            let to = if h.start < end { h.end } else { h.after };
+            taken += to.saturating_sub(from);
+            end = end.max(h.end);
+        }
+        out.reserve_exact(line.len() - taken.min(line.len()) + 64 * hits.len());
         let mut last = 0;
         for h in hits {
             if h.start < last {

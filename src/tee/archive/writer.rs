@@ -84,18 +84,9 @@ pub struct ArchiveFeed {
     log: Option<PathBuf>,
 }
 
-/// `text` to the archive's frames, its secrets redacted (in `redacted`, kept from call to call).
-fn push_redacted(frames: &mut FrameBuilder, redacted: &mut Vec<u8>, r: &Redactor, text: &[u8]) {
-    if r.redact(text, redacted) {
-        frames.push(redacted);
-    } else {
-        frames.push(text);
-    }
-}
-
 /// `--redact` on a line past the memory cap: the bytes it gathers before it redacts a part
 /// (see [`ArchiveFeed::piece`]).
-const HOLD_MAX: usize = 1 << 20;
+const HOLD_MAX: usize = crate::cut::redact::PART;
 
 impl ArchiveFeed {
     /// Opens the archive (cutting back a torn last record with `append`) and starts its
@@ -216,19 +207,11 @@ impl ArchiveFeed {
         if clean {
             self.frames.push(&text[..cut]);
         } else {
-            // In parts of about HOLD_MAX, each ending where no secret is split, as later pieces
-            // are: redacted whole, the first 8 MiB piece of a line dense with escapes held its
-            // redaction and its shadow beside it (45 MiB of peak RSS, #49's audit).
-            let mut from = 0;
-            while cut - from > 2 * HOLD_MAX {
-                let part = from + r.safe_cut(&text[from..from + HOLD_MAX]);
-                if part == from {
-                    break;
-                }
-                push_redacted(&mut self.frames, &mut self.redacted, r, &text[from..part]);
-                from = part;
-            }
-            push_redacted(&mut self.frames, &mut self.redacted, r, &text[from..cut]);
+            // In parts, as later pieces are: redacted whole, the first 8 MiB piece of a line
+            // dense with escapes held its redaction and its shadow beside it (45 MiB of peak
+            // RSS, #49's audit).
+            let frames = &mut self.frames;
+            r.redact_in_parts(&text[..cut], &mut self.redacted, |part| frames.push(part));
         }
         self.held.extend_from_slice(&text[cut..]);
     }
