@@ -80,8 +80,8 @@ pub struct Reduced {
     pub elided: Vec<(u32, Elided)>,
 }
 
-/// An open container. One is kept for each level of nesting, up to [`MAX_DEPTH`]: 40 bytes,
-/// so that a line nested that deep holds 4 MB of them (64 bytes each held 6.4 MB, twice with
+/// An open container. One is kept for each level of nesting, up to [`MAX_DEPTH`]: 32 bytes,
+/// so that a line nested that deep holds 3.2 MB of them (64 bytes each held 6.4 MB, twice with
 /// `--stdout-max-line-bytes`, #49).
 struct Frame {
     object: bool,
@@ -93,40 +93,62 @@ struct Frame {
     count: u64,
     /// Arrays: the elements past the first [`ENDS`], which may be dropped from the middle.
     back: Backs,
-    /// Elements dropped from the middle (arrays).
-    dropped: u64,
 }
 
-const _: () = assert!(std::mem::size_of::<Frame>() <= 40);
+const _: () = assert!(std::mem::size_of::<Frame>() <= 32);
 
-/// An array's elements past its first [`ENDS`], boxed: most frames have none, and a box is 8
-/// bytes of a frame where a `Vec` is 24.
+/// An array's elements past its first [`ENDS`] and the count of those dropped, boxed: most
+/// frames have neither.
 #[derive(Default)]
-#[allow(clippy::box_collection)]
-struct Backs(Option<Box<Vec<Back>>>);
+struct Backs(Option<Box<BackList>>);
+
+#[derive(Default)]
+struct BackList {
+    back: Vec<Back>,
+    /// Elements dropped from the middle.
+    dropped: u64,
+}
 
 impl std::ops::Deref for Backs {
     type Target = [Back];
     fn deref(&self) -> &[Back] {
-        self.0.as_deref().map_or(&[], Vec::as_slice)
+        self.0.as_deref().map_or(&[], |l| &l.back)
     }
 }
 
 impl std::ops::DerefMut for Backs {
     fn deref_mut(&mut self) -> &mut [Back] {
-        self.0.as_deref_mut().map_or(&mut [], Vec::as_mut_slice)
+        self.0.as_deref_mut().map_or(&mut [], |l| &mut l.back)
     }
 }
 
 impl Backs {
     fn push(&mut self, b: Back) {
-        self.0.get_or_insert_default().push(b);
+        self.0.get_or_insert_default().back.push(b);
     }
 
     /// Removes the first `n`.
     fn drop_front(&mut self, n: usize) {
-        if let Some(v) = &mut self.0 {
-            v.drain(..n);
+        if let Some(l) = &mut self.0 {
+            l.back.drain(..n);
+        }
+    }
+
+    /// Takes the elements, leaving the count of those dropped.
+    fn take(&mut self) -> Vec<Back> {
+        self.0
+            .as_deref_mut()
+            .map(|l| std::mem::take(&mut l.back))
+            .unwrap_or_default()
+    }
+
+    fn dropped(&self) -> u64 {
+        self.0.as_deref().map_or(0, |l| l.dropped)
+    }
+
+    fn add_dropped(&mut self, n: u64) {
+        if n > 0 {
+            self.0.get_or_insert_default().dropped += n;
         }
     }
 }
@@ -309,7 +331,7 @@ impl Reducer {
             let dropped = if object {
                 f.count.saturating_sub(MEMBERS as u64)
             } else {
-                f.dropped
+                f.back.dropped()
             };
             let in_len = self.pos - f.in_start + 1;
             let out_start = f.out_start as usize;
@@ -375,7 +397,7 @@ impl Reducer {
             b.at -= gone;
             b.values -= values_gone;
         }
-        f.dropped += n as u64;
+        f.back.add_dropped(n as u64);
         let first = self.elided_from(from);
         let mut kept = first;
         for r in first..self.elided.len() {

@@ -172,7 +172,6 @@ impl Reducer {
                     in_start: self.pos,
                     count: 0,
                     back: Backs::default(),
-                    dropped: 0,
                 });
                 self.put(b);
                 if object {

@@ -215,7 +215,7 @@ impl Reducer {
             let back = f.back.len();
             f.count += early as u64;
             if writing {
-                f.dropped += early as u64;
+                f.back.add_dropped(early as u64);
                 if back > 0 {
                     self.drop_elements(back);
                 }
@@ -273,7 +273,7 @@ impl Reducer {
         if !f.back.iter().any(|b| b.raw) {
             return;
         }
-        let back = std::mem::take(&mut f.back);
+        let back = f.back.take();
         let from = back[0].at;
         let region = self.out.split_off(from);
         // What the elements read a byte at a time left out.
