@@ -132,6 +132,59 @@ fn a_bad_price_table_is_refused_with_its_path_and_cause() {
     }
 }
 
+/// Each model says its cost as the run does: the one reported for it (`modelUsage`'s
+/// `costUSD`), else its estimate, marked so. A transcript's model said `null` beside the run's
+/// estimate (#49). The reference: a table of $1 a million tokens of each kind, so the estimate
+/// is the model's tokens counted here, in millions.
+#[test]
+fn each_model_says_its_cost_reported_or_estimated() {
+    let dir = common::tempdir("model-costs");
+    let table = dir.as_path().join("ones.json");
+    std::fs::write(
+        &table,
+        r#"{"date":"2030-01-01","source":"a test","models":{"claude-sonnet-4-5":
+            {"input":1,"output":1,"cache_read":1,"cache_write":1}}}"#,
+    )
+    .unwrap();
+    let s = summary_json(&[
+        "--prices".as_ref(),
+        table.as_os_str(),
+        real(TRANSCRIPT).as_os_str(),
+    ]);
+    let m = &s["models"]["claude-sonnet-4-5-20250929"];
+    let tokens: u64 = [
+        "input_tokens",
+        "cache_read_input_tokens",
+        "cache_creation_input_tokens",
+        "output_tokens",
+    ]
+    .iter()
+    .map(|k| m[k].as_u64().unwrap())
+    .sum();
+    assert_eq!(m["cost_estimated"], true, "{m}");
+    assert_eq!(m["cost_usd"].as_f64(), Some(tokens as f64 / 1e6), "{m}");
+    assert_eq!(m["cost_usd"], s["cost_usd"]);
+
+    let reported = dir.as_path().join("reported.jsonl");
+    std::fs::write(
+        &reported,
+        concat!(
+            r#"{"type":"result","subtype":"success","session_id":"s","total_cost_usd":0.75,"#,
+            r#""usage":{"input_tokens":10,"output_tokens":20},"modelUsage":{"#,
+            r#""claude-sonnet-4-5":{"inputTokens":10,"outputTokens":20,"costUSD":0.5},"#,
+            r#""claude-haiku-4-5":{"inputTokens":1,"outputTokens":2,"costUSD":0.25}}}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let s = summary_json(&[reported.as_os_str()]);
+    for (model, cost) in [("claude-sonnet-4-5", 0.5), ("claude-haiku-4-5", 0.25)] {
+        let m = &s["models"][model];
+        assert_eq!(m["cost_estimated"], false, "{s}");
+        assert_eq!(m["cost_usd"].as_f64(), Some(cost), "{s}");
+    }
+}
+
 #[test]
 fn a_reported_cost_is_not_estimated() {
     let s =

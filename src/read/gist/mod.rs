@@ -103,6 +103,19 @@ fn kind_of(v: &Value) -> &str {
         .unwrap_or("?")
 }
 
+/// Whether `ts` starts as an RFC 3339 time does: `YYYY-MM-DDTHH:MM:SS` (`t` or a space for
+/// the `T`).
+fn dated(ts: &str) -> bool {
+    let b = ts.as_bytes();
+    b.len() >= 19
+        && b[..19].iter().enumerate().all(|(i, &c)| match i {
+            4 | 7 => c == b'-',
+            10 => matches!(c, b'T' | b't' | b' '),
+            13 | 16 => c == b':',
+            _ => c.is_ascii_digit(),
+        })
+}
+
 /// The event's time, as `YYYY-MM-DD HH:MM:SS`: an RFC 3339 `timestamp` (its offset kept when
 /// not UTC), or epoch milliseconds (`timestamp` of opencode, `timestamp_ms` of Cursor) or
 /// seconds (`created` of Goose).
@@ -113,8 +126,14 @@ pub fn time_of(v: &Value) -> Option<String> {
         s.replace('T', " ").chars().take(19).collect::<String>()
     };
     match v.get("timestamp") {
+        Some(Value::String(ts)) if !dated(ts) => {
+            // Not a date as RFC 3339 writes one (a label that replaced a secret, a year past
+            // 9999, prose): shown as written.
+            return Some(ts.chars().take(40).collect());
+        }
         Some(Value::String(ts)) => {
-            let mut t: String = ts.replace('T', " ").chars().take(19).collect();
+            let mut t: String = ts.chars().take(19).collect();
+            t.replace_range(10..11, " ");
             // A zone other than Z is part of the time.
             if let Some(zone) = ts
                 .get(19..)
@@ -322,6 +341,26 @@ fn text_of(content: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Found by the read side's attack (#49): a timestamp that `--redact` replaced showed its
+    /// label with each `T` made a space (`[REDAC ED:jwt]`), and any string was cut to 19
+    /// characters. Only a date's `T` is a space now; anything else is shown as written.
+    #[test]
+    fn a_timestamp_that_is_no_date_is_shown_as_written() {
+        let time = |ts: &str| time_of(&json!({ "timestamp": ts })).unwrap();
+        assert_eq!(time("2026-02-11T22:54:29.123Z"), "2026-02-11 22:54:29");
+        assert_eq!(
+            time("2026-02-11T22:54:29+05:30"),
+            "2026-02-11 22:54:29+05:30"
+        );
+        assert_eq!(time("[REDACTED:jwt]"), "[REDACTED:jwt]");
+        assert_eq!(
+            time("[REDACTED:aws_secret_key] [REDACTED:jwt]"),
+            "[REDACTED:aws_secret_key] [REDACTED:jwt]"
+        );
+        assert_eq!(time("-0001-01-01T00:00:00Z"), "-0001-01-01T00:00:00Z");
+        assert_eq!(time("TTTT"), "TTTT");
+    }
 
     #[test]
     fn sizes_come_from_the_cut_marker() {

@@ -62,7 +62,20 @@ impl Summary {
             .map(|(m, u)| {
                 let mut o = serde_json::Map::new();
                 u.tokens.json_members(&mut o);
-                o.insert("cost_usd".into(), json!(u.cost));
+                // The cost reported for the model, else its estimate at the price table's, as
+                // the run's (it was null for a transcript's model, whose run was estimated).
+                let estimate = || {
+                    super::prices::active()
+                        .of(m)
+                        .and_then(|p| p.cost(&u.tokens))
+                        .map(|e| super::prices::add_usd(e, 0.0))
+                };
+                let (usd, estimated) = match u.cost {
+                    Some(c) => (Some(c), false),
+                    None => estimate().map_or((None, false), |e| (Some(e), true)),
+                };
+                o.insert("cost_usd".into(), json!(usd));
+                o.insert("cost_estimated".into(), json!(estimated));
                 (clip(m, strings), Value::Object(o))
             })
             .collect();
