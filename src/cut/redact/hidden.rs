@@ -10,12 +10,6 @@
 //! stay as they are, as the patterns and [`super::after_escape`] expect them). The line as
 //! written is searched too: a `\u0041` before a token is a boundary there.
 
-use memchr::memmem::Finder;
-use std::sync::LazyLock;
-
-static UNICODE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\\u"));
-static SLASH: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\\/"));
-
 /// The character that the escape at `text[at..]` stands for, and the escape's length, when
 /// it is one that hides a character: one or more backslashes, then `/`, or `u` and four hex
 /// digits of a character that is not a control character, `"` or `\`.
@@ -66,19 +60,20 @@ pub(super) fn hides(line: &[u8]) -> bool {
     first(line).is_some()
 }
 
-/// Where the first escape that hides a printable character starts (its first backslash).
+/// Where the first escape that hides a printable character starts (its first backslash): one
+/// pass over the backslashes, each run of them read once (two searches, for `\u` and `\/`,
+/// cost a text without escapes twice as much, #49).
 fn first(line: &[u8]) -> Option<usize> {
-    let unicode = UNICODE.find_iter(line).find_map(|at| {
-        let start = at - line[..at].iter().rev().take_while(|&&b| b == b'\\').count();
-        escape_at(line, start).map(|_| start)
-    });
-    let slash = SLASH
-        .find(line)
-        .map(|at| at - line[..at].iter().rev().take_while(|&&b| b == b'\\').count());
-    match (unicode, slash) {
-        (Some(u), Some(s)) => Some(u.min(s)),
-        (u, s) => u.or(s),
+    let mut from = 0;
+    while let Some(k) = memchr::memchr(b'\\', &line[from..]) {
+        let start = from + k;
+        if escape_at(line, start).is_some() {
+            return Some(start);
+        }
+        // Past the run: the byte after it is no backslash.
+        from = start + line[start..].iter().take_while(|&&b| b == b'\\').count();
     }
+    None
 }
 
 /// One step of reading a line: a character an escape stood for (and the escape's length), or
@@ -243,7 +238,38 @@ mod tests {
         Some((text, raw_at))
     }
 
+    /// [`first`] as it was, by a search for each of `\u` and `\/`: its reference.
+    fn first_by_two_searches(line: &[u8]) -> Option<usize> {
+        let run_start =
+            |at: usize| at - line[..at].iter().rev().take_while(|&&b| b == b'\\').count();
+        let unicode = memchr::memmem::find_iter(line, b"\\u")
+            .map(run_start)
+            .find(|&start| escape_at(line, start).is_some());
+        let slash = memchr::memmem::find(line, b"\\/").map(run_start);
+        match (unicode, slash) {
+            (Some(u), Some(s)) => Some(u.min(s)),
+            (u, s) => u.or(s),
+        }
+    }
+
     proptest::proptest! {
+        #[test]
+        fn the_first_hiding_escape_is_found_in_one_pass_as_by_two_searches(
+            pieces in proptest::collection::vec(proptest::prop_oneof![
+                proptest::strategy::Just("\\u0041"), proptest::strategy::Just("\\\\u00e9"),
+                proptest::strategy::Just("\\ud83d\\ude00"), proptest::strategy::Just("\\/"),
+                proptest::strategy::Just("\\\\\\/"), proptest::strategy::Just("\\n"),
+                proptest::strategy::Just("\\\\"), proptest::strategy::Just("\\u001b"),
+                proptest::strategy::Just("\\u0022"), proptest::strategy::Just("\\ud83d"),
+                proptest::strategy::Just("ab"), proptest::strategy::Just("é"),
+                proptest::strategy::Just("\\"), proptest::strategy::Just("\\u12"),
+                proptest::strategy::Just("u"), proptest::strategy::Just("/"),
+            ], 0..64),
+        ) {
+            let line = pieces.concat();
+            proptest::prop_assert_eq!(first(line.as_bytes()), first_by_two_searches(line.as_bytes()));
+        }
+
         #[test]
         fn the_map_by_marks_is_the_map_of_every_byte(
             pieces in proptest::collection::vec(proptest::prop_oneof![
