@@ -527,3 +527,114 @@ fn no_secret_shows_where_a_reduction_joined_a_long_string() {
         crate::door::assert_clean(&format!("the log at budget {budget}"), logged[0], &windows);
     }
 }
+
+/// The lines #49's audit broke when a long line whose log line showed a secret was first
+/// redacted in parts fed to a reduction (1 MiB parts, `Redactor::redact_in_parts`): the log
+/// and the archive (decompressed here) of `line` under `--redact ARGS`.
+fn logged_and_archived(name: &str, line: &str, args: &[&str]) -> (Vec<u8>, Vec<u8>) {
+    let dir = common::tempdir(name);
+    let (log, archive) = (dir.join("log.jsonl"), dir.join("a.zst"));
+    let input = format!("{line}\n");
+    // No secret values from the environment: where parts end depends on the longest.
+    let out = common::run_cmd(
+        common::bin()
+            .env_clear()
+            .arg("--redact")
+            .args(args)
+            .arg("--archive")
+            .arg(&archive)
+            .arg(&log),
+        input.as_bytes(),
+    );
+    assert!(
+        out.status.success(),
+        "{name}: {:?} {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stdout == input.as_bytes(),
+        "{name}: stdout is the input"
+    );
+    let logged = std::fs::read(&log).unwrap();
+    assert_eq!(lines(&logged).len(), 1, "{name}");
+    strict_parse(lines(&logged)[0]).unwrap();
+    let archived = zstd::stream::decode_all(std::fs::File::open(&archive).unwrap()).unwrap();
+    (logged, archived)
+}
+
+/// A line of long strings with no secret whose log line's cut points fall in runs too long to
+/// take apart (so the line is redacted whole) reduced to itself, and its reduction was sent
+/// back to be redacted in parts, without end: the log worker grew to gigabytes and ignored
+/// SIGTERM.
+#[test]
+fn a_long_line_of_long_runs_and_no_secret_is_logged_once() {
+    let line = format!(
+        r#"{{"type":"user","id":"r2","parts":[{}]}}"#,
+        vec![format!("\"{}\"", "a".repeat(6000)); 200].join(",")
+    );
+    for budget in ["5120", "1M"] {
+        let (log, _) = logged_and_archived("long-runs", &line, &["-b", budget]);
+        assert!(log.len() <= 1 << 20, "{budget}: {}", log.len());
+    }
+}
+
+/// A part ended between an escape's backslash and its letter (`\` | `neyJ…`), where no token
+/// starts: a JWT of 6.6 KB after `\n` at the end of a part kept its tail, signature and all, in
+/// the log, and a 40-character token there went whole to the archive (which parts long lines
+/// the same way).
+#[test]
+fn a_token_after_an_escape_at_the_end_of_a_part_is_redacted() {
+    let part = smart_tee::cut::redact::PART;
+    let signature = "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c";
+    let jwt = format!(
+        "eyJhbGciOiJIUzI1NiJ9.eyJ{}.{signature}",
+        "Z3JvdXBz".repeat(820)
+    );
+    let github = "ghp_Zq9WkR3mT7vXy2Lp8Nc4Hd6Fb1Gj5Ks0Ua7E";
+    let pre = r#"{"type":"user","id":"u1","text":""#;
+    for (token, shown) in [(jwt.as_str(), signature), (github, github)] {
+        for escape in [r"\n", r"\t", r"\u001b[31m"] {
+            // The escape's backslash a little before where a part may end (its length less
+            // 4 KiB looked past for a secret across the cut), the token across that point.
+            let at = part - 4096 - escape.len() - 20;
+            let fill: String = "lorem ipsum ".repeat(at / 12 + 1)[..at - pre.len()].into();
+            let line = format!(
+                r#"{pre}{fill}{escape}{token}/{}","more":"{}"}}"#,
+                "Q".repeat(100),
+                "y ".repeat(700_000)
+            );
+            let (log, archive) = logged_and_archived("escape-at-part-end", &line, &[]);
+            for (what, text) in [("log", &log), ("archive", &archive)] {
+                assert!(
+                    memchr::memmem::find(text, shown.as_bytes()).is_none(),
+                    "{escape} {}…: the {what} shows {shown}",
+                    &token[..8]
+                );
+            }
+        }
+    }
+}
+
+/// A reduction keeps an object's first 256 members: a line whose `id`, `error` and
+/// `timestamp` came after 300 others lost them, and `--add-timestamp` then wrote the time it
+/// was read in place of the line's own.
+#[test]
+fn a_long_line_redacted_keeps_the_members_a_reduction_would_drop() {
+    let filler: Vec<String> = (0..300)
+        .map(|i| format!(r#""f{i}":"{}""#, "x".repeat(4000)))
+        .collect();
+    let line = format!(
+        r#"{{"type":"user","msg":"ghp_Zq9WkR3mT7vXy2Lp8Nc4Hd6Fb1Gj5Ks0Ua7E {}",{},"id":"ID-AT-END","error":"ERR-AT-END","timestamp":"2026-01-01T00:00:00Z"}}"#,
+        "m".repeat(100),
+        filler.join(",")
+    );
+    for args in [&[][..], &["--add-timestamp"], &["-b", "64K"]] {
+        let (log, _) = logged_and_archived("many-members", &line, args);
+        let v = strict_parse(lines(&log)[0]).unwrap();
+        assert_eq!(v["id"], "ID-AT-END", "{args:?}");
+        assert_eq!(v["error"], "ERR-AT-END", "{args:?}");
+        assert_eq!(v["timestamp"], "2026-01-01T00:00:00Z", "{args:?}");
+        assert!(memchr::memmem::find(&log, b"ghp_").is_none(), "{args:?}");
+    }
+}

@@ -75,10 +75,23 @@ impl LineEngine {
         r.redact_in_parts(line, &mut redacted, |part| reducer.feed(part));
         self.redacted = redacted;
         let reduced = reducer.finish().ok()??;
+        // A reduction that left out members or elements (past an object's 256 members, an
+        // array's 128 at each end) would lose ids, errors and times the whole line's cut keeps
+        // (#49's audit): that line is redacted whole.
+        if reduced.elided.iter().any(|(_, e)| e.children > 0) {
+            return None;
+        }
         // Redacted before it was reduced: no secret is cut at a marker, so none of its bytes
-        // are trimmed there (as [`LineEngine::process_reduced`] must).
+        // are trimmed there (as [`LineEngine::process_reduced`] must). A reduction that only
+        // shortened strings is searched again where it joined their ends; one that left
+        // nothing out is the line compacted, redacted already (searched again, it came back
+        // here, without end: #49's audit).
         self.reduction = reduced.elided;
-        let outcome = self.process_rewritten(&reduced.doc, out);
+        let outcome = if self.reduction.is_empty() {
+            self.stamp_and_process(&reduced.doc, out)
+        } else {
+            self.process_rewritten(&reduced.doc, out)
+        };
         self.reduction.clear();
         Some(outcome)
     }

@@ -154,10 +154,17 @@ impl Redactor {
     pub fn safe_cut(&self, text: &[u8]) -> usize {
         let longest = self.values.as_ref().map_or(0, |v| v.longest);
         let at = text.len().saturating_sub(MAX_RUN + longest);
+        // After the last byte that ends a run; before it when it is a backslash, so that a
+        // part never ends between an escape's backslashes and what they escape: the next part
+        // began `neyJ…` for `\neyJ…`, where no token starts (#49's audit: a JWT's tail reached
+        // the log, a whole token the archive).
         let mut cut = (0..at)
             .rev()
             .find(|&i| ends_run_at(text, i))
-            .map_or(at, |i| i + 1);
+            .map_or(at, |i| match text[i] {
+                b'\\' => i - text[..i].iter().rev().take_while(|&&b| b == b'\\').count(),
+                _ => i + 1,
+            });
         let from = cut.saturating_sub(MAX_RUN + longest);
         self.each_hit(&text[from..], |hit| {
             if let Some(h) = hit
