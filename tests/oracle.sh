@@ -19,4 +19,12 @@ python3 tests/oracle/compare.py "$st" tests/data/real/*.jsonl
 # format-three-files in one call.
 python3 tests/oracle/compare.py "$st" tests/golden/format-*/input.jsonl
 python3 tests/oracle/compare.py "$st" tests/golden/format-three-files/input.jsonl tests/golden/format-three-files/also-*.jsonl
+# Runs appended to one file (#49's new user): a transcript after a stream's result, and one
+# run of a session twice (a resumed session's process counts its cost from nothing).
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+cat samples/two-conversations.jsonl samples/agent-stream.jsonl > "$tmp/appended.jsonl"
+basic=tests/data/real/charlieyou__claude-agent-sdk-gleam__basic_query.jsonl
+cat "$basic" "$basic" > "$tmp/twice.jsonl"
+python3 tests/oracle/compare.py "$st" "$tmp/appended.jsonl" "$tmp/twice.jsonl"
 echo "oracle: smart-tee's summaries equal the independent count on every file"

@@ -185,6 +185,53 @@ fn each_model_says_its_cost_reported_or_estimated() {
     }
 }
 
+/// Found by a new user (#49), who bills by these: runs appended to one file cost what they
+/// cost apart. A transcript appended after a stream's result was taken into the finished run
+/// (3 runs read as 2, the total $0.036 for $0.487), and a session's run appended again (a
+/// resumed session is a new process, whose `total_cost_usd` counts from nothing) was billed
+/// once while the table listed it twice. The references: the files summed apart, and the
+/// `total_cost_usd` of the file's own result line.
+#[test]
+fn runs_appended_to_one_file_cost_what_they_cost_apart() {
+    let dir = common::tempdir("appended-runs");
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+    let (stream, transcript) = (
+        samples.join("two-conversations.jsonl"),
+        samples.join("agent-stream.jsonl"),
+    );
+    let appended = dir.as_path().join("appended.jsonl");
+    let mut both = std::fs::read(&stream).unwrap();
+    both.extend(std::fs::read(&transcript).unwrap());
+    std::fs::write(&appended, both).unwrap();
+    let apart = summary_json(&[stream.as_os_str(), transcript.as_os_str()]);
+    let one = summary_json(&[appended.as_os_str()]);
+    assert_eq!(
+        one["conversations"].as_array().map(Vec::len),
+        Some(3),
+        "{one}"
+    );
+    for field in [
+        "cost_usd",
+        "cost_reported_usd",
+        "cost_estimated",
+        "total_input_tokens",
+    ] {
+        assert_eq!(one[field], apart[field], "{field}");
+    }
+
+    let basic = real("charlieyou__claude-agent-sdk-gleam__basic_query.jsonl");
+    let text = std::fs::read_to_string(&basic).unwrap();
+    let reported = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find_map(|v| v["total_cost_usd"].as_f64())
+        .unwrap();
+    let twice = dir.as_path().join("twice.jsonl");
+    std::fs::write(&twice, text.repeat(2)).unwrap();
+    let s = summary_json(&[twice.as_os_str()]);
+    assert_eq!(s["cost_usd"].as_f64(), Some(2.0 * reported), "{s}");
+}
+
 #[test]
 fn a_reported_cost_is_not_estimated() {
     let s =

@@ -107,7 +107,7 @@ def main(argv):
             subprocess.run([st, log], stdin=i, stdout=o, check=True)
         logs.append(log)
         for label, target in (("", path), (" (log)", log)):
-            got, _ = summary(st, [target])
+            got, whole = summary(st, [target])
             if len(got) != len(truth):
                 bad += 1
                 rows.append((name + label, "conversations", len(truth), len(got), False))
@@ -115,6 +115,10 @@ def main(argv):
             for n, (t, g) in enumerate(zip(truth, got)):
                 conv = f"{name}{label}" + (f" #{n + 1}" if len(truth) > 1 else "")
                 hold(conv, {f: t[f] for f in FIELDS}, g)
+            # The file's cost, what is billed: its conversations' costs added.
+            costs = [t["cost_usd"] for t in truth]
+            if len(truth) > 1 and all(c is not None for c in costs):
+                hold(f"{name}{label} (total)", {"cost_usd": sum(costs)}, whole)
         # Each conversation whose result has Claude Code's modelUsage: its tokens are its
         # models' (each model's camelCase counts, here added by hand).
         got, _ = summary(st, [path])

@@ -32,7 +32,8 @@ The rules, as the formats document them:
   added; Copilot CLI: each `assistant.message`'s `outputTokens`, added (no input count);
   droid: the `completion`'s usage; Antigravity: the result's usage, whose `input_tokens`
   count `cache_read_tokens`; Kimi CLI: none.
-- Cost: the last `total_cost_usd` per session (and opencode's steps' costs); where a run
+- Cost: the last `total_cost_usd` per session, added over the runs a session starts again
+  with an init (a resumed process counts from nothing), and opencode's steps' costs; where a run
   reports none, an estimate from smart-tee's price table (src/read/summary/prices.json, read
   here as data): each model's tokens at its prices per million, input given whole at the
   input price, a cache price not given being the input price; a model is found by its name,
@@ -125,6 +126,7 @@ class Conversation:
         self.running = None  # Codex: the last running total
         self.steps = None  # opencode
         self.costs = {}  # session -> the last total_cost_usd (Claude Code's is per process)
+        self.closed_cost = 0.0  # the costs of a session's runs before its last init
         self.step_cost = None  # opencode: each step's cost
         self.declared_model = None  # the model a run's start names
         self.message_models = {}  # model -> assistant messages naming it
@@ -209,7 +211,7 @@ class Conversation:
         finished = self.final is not None and not self.after_final
         cost, estimated = None, False
         if self.costs or self.step_cost is not None:
-            cost = sum(self.costs.values()) + (self.step_cost or 0.0)
+            cost = sum(self.costs.values()) + self.closed_cost + (self.step_cost or 0.0)
         elif any(x is not None for x in t.values()):
             cost, _ = self.estimate(load_prices())
             estimated = cost is not None
@@ -465,8 +467,13 @@ def read(path, convs):
             elif current.events > 0:
                 reset = t == "conversation_reset" or (t == "system" and v.get("subtype") == "conversation_reset")
                 other = session_of(v)
+                # After a final event, an event naming another session is another run (one with
+                # no start event: a transcript appended after a stream-json run).
+                named = next((v[k] for k in ("session_id", "sessionId", "sessionID") if isinstance(v.get(k), str)), None)
                 if reset or (starts_run(v) and (current.final is not None or (
-                        other and current.session and other != current.session))):
+                        other and current.session and other != current.session))) or (
+                        not starts_run(v) and current.final is not None and named and current.session
+                        and named != current.session):
                     current = Conversation(path)
                     convs.append(current)
             event(current, v)
@@ -536,6 +543,10 @@ def event(c, v):
                 c.call(b.get("id"))
             if isinstance(b, dict) and b.get("type") == "toolResponse" and (b.get("toolResult") or {}).get("status") == "error":
                 c.fail(b.get("id"))
+    # A session's run started again (a resumed session, a log appended again) is a new process,
+    # whose total_cost_usd counts from nothing: what the session reported before is kept.
+    if t == "system" and v.get("subtype") == "init" and session in c.costs:
+        c.closed_cost += c.costs.pop(session)
     if t == "result":
         if isinstance(v.get("total_cost_usd"), (int, float)):
             c.costs[session] = v["total_cost_usd"]

@@ -36,6 +36,15 @@ fn session_hash(session: &str) -> u64 {
     h.finish()
 }
 
+/// Where an event names its session (Claude Code's stream and transcripts, Codex, opencode).
+const SESSION_PATHS: [&str; 5] = [
+    "/session_id",
+    "/sessionId",
+    "/thread_id",
+    "/sessionID",
+    "/payload/id",
+];
+
 impl Summary {
     /// Takes one event (a log line).
     pub fn add(&mut self, line: &[u8]) {
@@ -123,14 +132,18 @@ impl Summary {
         if (format == Format::Kimi) != in_kimi && current.drift.agent.is_some() {
             return format == Format::Kimi || starts_run(v, kind, sub, format);
         }
+        let other = |paths: &[&str]| {
+            let session = paths.iter().find_map(|p| s(v, p));
+            matches!((&session, &current.session), (Some(a), Some(b)) if a != b)
+        };
         if !starts_run(v, kind, sub, format) {
-            return false;
+            // After a final event, an event of another session is another run, one with no
+            // start event of its own (a transcript appended after a stream's result: it was
+            // taken into the finished run, and its cost with it).
+            return current.finished.is_some()
+                && other(&["/session_id", "/sessionId", "/sessionID"]);
         }
-        let session = ["/session_id", "/thread_id", "/payload/id"]
-            .iter()
-            .find_map(|p| s(v, p));
-        let other_session = matches!((&session, &current.session), (Some(a), Some(b)) if a != b);
-        current.finished.is_some() || other_session
+        current.finished.is_some() || other(&["/session_id", "/thread_id", "/payload/id"])
     }
 
     /// Takes one parsed event (and its tokens, with `tokens`).
@@ -145,16 +158,10 @@ impl Summary {
             self.last_time = Some(t);
         }
         if self.session.is_none() {
-            self.session = [
-                "/session_id",
-                "/sessionId",
-                "/thread_id",
-                "/sessionID",
-                "/payload/id",
-            ]
-            .iter()
-            .find_map(|p| s(v, p))
-            .or_else(|| headless::session(v, format));
+            self.session = SESSION_PATHS
+                .iter()
+                .find_map(|p| s(v, p))
+                .or_else(|| headless::session(v, format));
         }
         let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
         self.models_named(v, kind);
@@ -203,6 +210,25 @@ impl Summary {
         }
         if own {
             return;
+        }
+        // A run of a session that reported a cost before (`--resume`, a log appended again):
+        // a new process, whose `total_cost_usd` counts from nothing. The cost reported so far is
+        // kept, and the new run's is added to it (the last report of the session replaced it:
+        // a resumed run was billed only for itself).
+        let sub = v.get("subtype").and_then(Value::as_str).unwrap_or("");
+        if starts_run(v, kind, sub, format)
+            && let Some(session) = s(v, "/session_id")
+        {
+            let earlier = match self.cost_by_session.remove(&session) {
+                Some((_, cost)) => Some(cost),
+                None => self.costs_moved.remove(&session_hash(&session)),
+            };
+            if let Some(cost) = earlier {
+                self.cost_closed = Some(super::prices::add_usd(
+                    self.cost_closed.unwrap_or(0.0),
+                    cost,
+                ));
+            }
         }
         match kind {
             "result" => {
@@ -444,7 +470,8 @@ impl Summary {
         self.counts.permission_denials.max(listed)
     }
 
-    /// The cost the log reports: each session's last `total_cost_usd`, and opencode's steps'.
+    /// The cost the log reports: each run's last `total_cost_usd` (a session's, added over the
+    /// runs it started), and opencode's steps'.
     pub(super) fn cost(&self) -> Option<f64> {
         let results = (!self.cost_by_session.is_empty() || self.cost_closed.is_some()).then(|| {
             let open = self.cost_by_session.values().map(|(_, c)| *c);
