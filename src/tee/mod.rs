@@ -205,8 +205,22 @@ pub fn run_supervised(
             failed = true;
         }
     }
-    let mut sinks = Vec::new();
+    let mut sinks: Vec<LogSink> = Vec::new();
     for path in &config.files {
+        // A file named twice (`LOG LOG`, `LOG ./LOG`, a link) is one log, written once: opened
+        // again, it took its own lock for another writer's and got every line twice.
+        use std::os::unix::fs::MetadataExt;
+        if let Ok(m) = std::fs::metadata(path)
+            && let Some(first) = sinks
+                .iter()
+                .find(|s| s.file_id() == Some((m.dev(), m.ino())))
+        {
+            crate::say!(
+                "smart-tee: log {path:?}: the same file as log {:?}; written once",
+                first.path()
+            );
+            continue;
+        }
         match LogSink::open(path, config.append, config.file_mode) {
             Ok(sink) => sinks.push(sink),
             Err(e) => {

@@ -97,6 +97,18 @@ impl LogSink {
         &self.path
     }
 
+    /// The regular file this sink writes (its device and inode), if it writes one.
+    pub fn file_id(&self) -> Option<(u64, u64)> {
+        match &self.target {
+            Target::File(f) => f
+                .metadata()
+                .ok()
+                .filter(|m| m.is_file())
+                .map(|m| (m.dev(), m.ino())),
+            Target::Other(_) => None,
+        }
+    }
+
     pub fn is_failed(&self) -> bool {
         self.failed
     }

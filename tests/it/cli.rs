@@ -103,6 +103,35 @@ fn every_file_gets_the_same_log_and_append_appends() {
     assert_eq!(std::fs::read(&a).unwrap(), b"{\"new\":3}\n");
 }
 
+/// Found by a new user (#49): a file named twice (`LOG LOG`, `LOG ./LOG`, a symlink to it)
+/// got every line twice, its second opening taking its own lock for another writer's ("another
+/// smart-tee is writing it"), and `--summary` then counted each tool call twice. It is one log,
+/// written once, and stderr says so.
+#[test]
+fn a_log_named_twice_is_written_once() {
+    let dir = tempdir("named-twice");
+    let log = dir.join("d.log");
+    let link = dir.join("link.log");
+    std::os::unix::fs::symlink(&log, &link).unwrap();
+    let input = sample();
+    let dotted = dir.join(".").join("d.log");
+    for append in [false, true] {
+        let _ = std::fs::remove_file(&log);
+        let mut cmd = bin();
+        if append {
+            cmd.arg("-a");
+        }
+        let out = run(cmd.arg(&log).arg(&dotted).arg(&link), &input);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(out.stdout, input);
+        let logged = std::fs::read(&log).unwrap();
+        assert_eq!(lines(&logged).len(), input_lines(&input).len(), "-a {append}");
+        let said = stderr(&out);
+        assert_eq!(said.matches("written once").count(), 2, "{said}");
+        assert!(!said.contains("another smart-tee"), "{said}");
+    }
+}
+
 /// Opening a log without `-a` empties it as tee's `O_TRUNC` does, and an empty one is touched
 /// as `O_TRUNC` touches it (its modification time is now), though smart-tee does not truncate
 /// a file with nothing to cut (that arms ext4's flush at close): with no input, with input.
