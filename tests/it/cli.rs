@@ -125,7 +125,11 @@ fn a_log_named_twice_is_written_once() {
         assert!(out.status.success(), "{}", stderr(&out));
         assert_eq!(out.stdout, input);
         let logged = std::fs::read(&log).unwrap();
-        assert_eq!(lines(&logged).len(), input_lines(&input).len(), "-a {append}");
+        assert_eq!(
+            lines(&logged).len(),
+            input_lines(&input).len(),
+            "-a {append}"
+        );
         let said = stderr(&out);
         assert_eq!(said.matches("written once").count(), 2, "{said}");
         assert!(!said.contains("another smart-tee"), "{said}");

@@ -747,6 +747,38 @@ fn summary_json(log: &Path, flags: &[&str]) -> Value {
     strict_parse(out.stdout.trim_ascii_end()).unwrap()
 }
 
+/// Found by a new user (#49): a transcript appended to its log again (`-a`, a log named twice)
+/// repeats its calls, which `--summary` counted each time while it counted their failures and
+/// tokens once (99 calls, 8 failed, for 33 and 8). A call counts once by its id. The
+/// reference: the calls' ids in the transcript, counted here.
+#[test]
+fn a_log_appended_to_itself_counts_each_call_once() {
+    let dir = tempdir("reading-appended-to-itself");
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/agent-stream.jsonl");
+    let text = std::fs::read_to_string(&sample).unwrap();
+    let ids: std::collections::HashSet<String> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .flat_map(|v| {
+            v["message"]["content"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter(|b| b["type"] == "tool_use")
+        .filter_map(|b| b["id"].as_str().map(String::from))
+        .collect();
+    assert!(ids.len() > 10);
+    let log = dir.join("thrice.jsonl");
+    std::fs::write(&log, text.repeat(3)).unwrap();
+    let once = summary_json(&sample, &[]);
+    let thrice = summary_json(&log, &[]);
+    assert_eq!(thrice["tool_calls"].as_u64(), Some(ids.len() as u64));
+    for field in ["tool_calls", "tool_failures", "tools", "total_tokens"] {
+        assert_eq!(thrice[field], once[field], "{field}");
+    }
+}
+
 /// #31.3: a run whose agent died before its final event looked like one still running:
 /// `wait_for_log` waited out its timeout and `--summary` said "still running, or stopped".
 /// A real writer holds the log while it runs; once it is killed, every surface says the run

@@ -14,9 +14,6 @@ use crate::read::gist::{call_output_failed, first_line, gist, time_of};
 use crate::read::headless;
 use crate::read::when::event_instant;
 
-/// Failed calls' ids kept to count each once.
-const FAILED_IDS_CAP: usize = 10_000;
-
 /// True for a line that says nothing of the run: a record smart-tee wrote itself (`non_json`,
 /// as a loop script's `=== Iteration N ===` line between runs becomes; `torn`) or a heartbeat.
 /// After a final event it does not reopen the finished run (#48).
@@ -107,6 +104,7 @@ impl Summary {
     fn close(&mut self) {
         self.messages.close();
         self.counts.failed_ids = Default::default();
+        self.counts.call_ids = Default::default();
         self.counts.step_ids = Default::default();
     }
 
@@ -530,7 +528,13 @@ impl Summary {
             .into_iter()
             .flatten()
         {
-            match b.get("type").and_then(Value::as_str) {
+            let kind = b.get("type").and_then(Value::as_str);
+            if matches!(kind, Some("tool_use" | "toolRequest"))
+                && !self.counts.new_call(b.get("id").and_then(Value::as_str))
+            {
+                continue;
+            }
+            match kind {
                 Some("tool_use") => {
                     let name = s(b, "/name").unwrap_or_default();
                     if matches!(
@@ -622,37 +626,6 @@ impl Summary {
             }
             _ => {}
         }
-    }
-}
-
-impl super::Counts {
-    /// A failed call, once per id.
-    fn failed_call(&mut self, id: Option<&str>) {
-        if let Some(id) = id {
-            if self.failed_ids.contains(id) {
-                return;
-            }
-            if self.failed_ids.len() < FAILED_IDS_CAP {
-                self.failed_ids.insert(id.to_string());
-            }
-        }
-        self.tool_failures += 1;
-    }
-
-    /// True the first time a tool step `id` comes (a step without one comes once, when done;
-    /// past [`SESSION_CAP`] ids, a step counts when `done`).
-    pub(super) fn first_step(&mut self, id: Option<&str>, done: bool) -> bool {
-        let Some(id) = id else {
-            return true;
-        };
-        if self.step_ids.contains(id) {
-            return false;
-        }
-        if self.step_ids.len() >= SESSION_CAP {
-            return done;
-        }
-        self.step_ids.insert(id.to_string());
-        true
     }
 }
 

@@ -40,6 +40,8 @@ const LIST_CAP: usize = 20;
 const TOOL_CAP: usize = 500;
 /// Sessions whose cost is told apart at most.
 const SESSION_CAP: usize = 1000;
+/// Calls' and failed calls' ids kept to count each once.
+const FAILED_IDS_CAP: usize = 10_000;
 /// The most bytes of a string kept (a name, an id, an error's first line).
 const STRING_CAP: usize = 200;
 /// The name under which uses of tools past [`TOOL_CAP`] are counted.
@@ -222,6 +224,9 @@ struct Counts {
     /// Failed calls' ids, so that a call reported failed twice (a Codex rollout's output and
     /// its item) counts once; past [`SESSION_CAP`] ids, failures count without one.
     failed_ids: HashSet<String>,
+    /// Calls' ids (`tool_use`, Goose's `toolRequest`), so that a call a log repeats (a log
+    /// appended to itself) counts once, as its failure does.
+    call_ids: HashSet<String>,
     /// Antigravity's tool steps counted, so that a step updated while it runs and once done
     /// counts once; past [`SESSION_CAP`] ids, steps count when done.
     step_ids: HashSet<String>,
@@ -324,6 +329,52 @@ pub(crate) fn summarize<W: Write>(opts: &ViewOptions, mut out: W) -> Result<Vec<
         .and_then(|()| out.flush())
         .map_err(|source| Error::WriteStdout { source })?;
     Ok(problems)
+}
+
+impl Counts {
+    /// True the first time a call `id` comes (a call without one always; past
+    /// [`FAILED_IDS_CAP`] ids, every call): a log appended to itself repeats its calls.
+    fn new_call(&mut self, id: Option<&str>) -> bool {
+        let Some(id) = id else {
+            return true;
+        };
+        if self.call_ids.contains(id) {
+            return false;
+        }
+        if self.call_ids.len() < FAILED_IDS_CAP {
+            self.call_ids.insert(id.to_string());
+        }
+        true
+    }
+
+    /// A failed call, once per id.
+    fn failed_call(&mut self, id: Option<&str>) {
+        if let Some(id) = id {
+            if self.failed_ids.contains(id) {
+                return;
+            }
+            if self.failed_ids.len() < FAILED_IDS_CAP {
+                self.failed_ids.insert(id.to_string());
+            }
+        }
+        self.tool_failures += 1;
+    }
+
+    /// True the first time a tool step `id` comes (a step without one comes once, when done;
+    /// past [`SESSION_CAP`] ids, a step counts when `done`).
+    pub(super) fn first_step(&mut self, id: Option<&str>, done: bool) -> bool {
+        let Some(id) = id else {
+            return true;
+        };
+        if self.step_ids.contains(id) {
+            return false;
+        }
+        if self.step_ids.len() >= SESSION_CAP {
+            return done;
+        }
+        self.step_ids.insert(id.to_string());
+        true
+    }
 }
 
 #[cfg(test)]
