@@ -779,6 +779,26 @@ fn a_log_appended_to_itself_counts_each_call_once() {
     }
 }
 
+/// Found by a new user (#49): a transcript's retries, `system/api_error` events with a
+/// `retryAttempt`, were errors but no retries (`api_retries` 0 for 9). The reference: the
+/// transcript's events with a `retryAttempt`, counted here.
+#[test]
+fn a_transcripts_api_errors_that_retry_are_retries() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/real/moredip__session-share__0ccf1a04-1b4c-43b6-8aa5-79e41db43a68.jsonl");
+    let retries = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["subtype"] == "api_error" && v.get("retryAttempt").is_some())
+        .count();
+    assert!(retries > 0);
+    assert_eq!(
+        summary_json(&file, &[])["api_retries"].as_u64(),
+        Some(retries as u64)
+    );
+}
+
 /// #31.3: a run whose agent died before its final event looked like one still running:
 /// `wait_for_log` waited out its timeout and `--summary` said "still running, or stopped".
 /// A real writer holds the log while it runs; once it is killed, every surface says the run

@@ -344,6 +344,11 @@ impl Summary {
                 c.api_retries += 1;
                 c.last_retry_status = v.get("error_status").and_then(Value::as_i64);
             }
+            // A transcript's retry: an API error that says which attempt comes next.
+            ("system", "api_error") if v.get("retryAttempt").is_some() => {
+                c.api_retries += 1;
+                c.last_retry_status = v.pointer("/error/status").and_then(Value::as_i64);
+            }
             ("system", "model_refusal_fallback" | "model_refusal_no_fallback") => {
                 c.refusals += 1;
                 c.retracted += len("/retracted_message_uuids");
