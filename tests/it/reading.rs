@@ -799,6 +799,36 @@ fn a_transcripts_api_errors_that_retry_are_retries() {
     );
 }
 
+/// Found by a new user (#49): `--view --line 999` of a log of 144 lines printed nothing and
+/// exited 0, as if line 999 were a line with no event, where `--original --line 999` says so
+/// and fails. A line that is there but filtered out still exits 0.
+#[test]
+fn a_line_past_the_end_of_the_log_is_said_and_fails() {
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/agent-stream.jsonl");
+    let n = std::fs::read_to_string(&sample).unwrap().lines().count();
+    for format in ["text", "jsonl", "json"] {
+        let out = common::run_cmd(
+            bin()
+                .args(["--view", "--format", format, "--line", "999"])
+                .arg(&sample),
+            b"",
+        );
+        assert_eq!(out.status.code(), Some(1), "{format}");
+        let said = common::stderr(&out);
+        assert!(
+            said.contains("--line 999: past the end") && said.contains(&format!("has {n} lines")),
+            "{said}"
+        );
+    }
+    let out = common::run_cmd(
+        bin()
+            .args(["--view", "--line", "5", "--type", "result"])
+            .arg(&sample),
+        b"",
+    );
+    assert!(out.status.success() && out.stdout.is_empty(), "{out:?}");
+}
+
 /// #31.3: a run whose agent died before its final event looked like one still running:
 /// `wait_for_log` waited out its timeout and `--summary` said "still running, or stopped".
 /// A real writer holds the log while it runs; once it is killed, every surface says the run

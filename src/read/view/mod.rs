@@ -429,6 +429,9 @@ pub fn run_to<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, Error
     }
     printer.end().map_err(write_err)?;
     if !opts.follow {
+        if printer.printed == 0 {
+            ok.extend(past_the_end(opts));
+        }
         return Ok(ok);
     }
     // Said now, not when the follow ends (`run` says them otherwise).
@@ -437,6 +440,29 @@ pub fn run_to<W: Write>(opts: &ViewOptions, out: W) -> Result<Vec<String>, Error
     }
     follow_files(opts, &mut follow, &mut r, &mut printer)?;
     Ok(ok)
+}
+
+/// When `--line` asks only for lines past the end of every file, what says so (as
+/// `--original --line` does; nothing shown and exit 0 read as a line that had no event).
+fn past_the_end(opts: &ViewOptions) -> Option<String> {
+    let first = opts.lines.iter().map(|&(a, _)| a).min()?;
+    let mut counts = Vec::new();
+    for k in 0..opts.files.len() {
+        let mut n = 0u64;
+        opts.for_each_line(k, |_| {
+            n += 1;
+            n < first
+        })
+        .ok()?;
+        if n >= first {
+            return None;
+        }
+        counts.push(format!("{:?} has {n} lines", opts.files[k]));
+    }
+    Some(format!(
+        "--line {first}: past the end ({})",
+        counts.join(", ")
+    ))
 }
 
 /// Walks the events the options select (`--line`, the filters), oldest first across the files,
