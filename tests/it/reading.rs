@@ -829,6 +829,30 @@ fn a_line_past_the_end_of_the_log_is_said_and_fails() {
     assert!(out.status.success() && out.stdout.is_empty(), "{out:?}");
 }
 
+/// Found by a new user (#49): the text summary said `errors 31` and listed 20, with no word
+/// of the rest. It says how many more there were.
+#[test]
+fn a_summary_says_how_many_errors_it_does_not_list() {
+    let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/real");
+    let mut files: Vec<_> = std::fs::read_dir(&real)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    let out = common::run_cmd(bin().args(["--view", "--summary"]).args(&files), b"");
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    // The total's (the last) errors row.
+    let at = text.rfind("\nerrors    ").unwrap() + 1;
+    let mut rows = text[at..].lines();
+    let count: u64 = rows.next().unwrap()["errors    ".len()..].parse().unwrap();
+    let listed: Vec<&str> = rows.take_while(|l| l.starts_with("  ")).collect();
+    let more = format!("  … {} more", count - (listed.len() as u64 - 1));
+    assert!(count > listed.len() as u64, "{text}");
+    assert_eq!(listed.last(), Some(&more.as_str()), "{text}");
+}
+
 /// #31.3: a run whose agent died before its final event looked like one still running:
 /// `wait_for_log` waited out its timeout and `--summary` said "still running, or stopped".
 /// A real writer holds the log while it runs; once it is killed, every surface says the run

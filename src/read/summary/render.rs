@@ -272,8 +272,13 @@ impl Summary {
             t.push_str(&format!("models    {}\n", shown.join("; ")));
         }
         t.push_str(&format!("errors    {}\n", self.error_count));
+        let shown = self.errors.len().min(lists);
         for x in self.errors.iter().take(lists) {
             t.push_str(&format!("  {}\n", e(x)));
+        }
+        // The list keeps the first ones: the count says how many more there were.
+        if self.error_count > shown as u64 && shown > 0 {
+            t.push_str(&format!("  … {} more\n", self.error_count - shown as u64));
         }
         if !total && matches!(self.state(), None | Some(State::Finished(_))) {
             t.push_str(&format!("ended     {}\n", e(&self.ended())));
