@@ -183,6 +183,14 @@ fn each_model_says_its_cost_reported_or_estimated() {
         assert_eq!(m["cost_estimated"], false, "{s}");
         assert_eq!(m["cost_usd"].as_f64(), Some(cost), "{s}");
     }
+
+    // A run of one model that reports its cost but not by model: the model's is the run's,
+    // not an estimate beside it (a new user's `run --summary-json`: 0.01 and 0.00045).
+    let s =
+        summary_json(&[real("charlieyou__claude-agent-sdk-gleam__basic_query.jsonl").as_os_str()]);
+    let m = &s["models"]["claude-opus-4-5-20251101"];
+    assert_eq!(m["cost_estimated"], false, "{s}");
+    assert_eq!(m["cost_usd"], s["cost_reported_usd"], "{s}");
 }
 
 /// Found by a new user (#49), who bills by these: runs appended to one file cost what they

@@ -55,6 +55,7 @@ impl Summary {
         };
         let state = self.state();
         let usage = self.usage();
+        let cost = self.cost_figure();
         let models: serde_json::Map<String, Value> = usage
             .models
             .iter()
@@ -72,6 +73,9 @@ impl Summary {
                 };
                 let (usd, estimated) = match u.cost {
                     Some(c) => (Some(c), false),
+                    // The one model: the run's cost is its, reported or estimated (an estimate
+                    // beside the run's reported cost disagreed with it).
+                    None if usage.models.len() == 1 => (cost.usd(), cost.estimated.is_some()),
                     None => estimate().map_or((None, false), |e| (Some(e), true)),
                 };
                 o.insert("cost_usd".into(), json!(usd));
@@ -88,7 +92,6 @@ impl Summary {
             .map(|(k, (n, at))| (clip(k, strings), json!({"count": n, "first_line": at})))
             .collect();
         let calls = self.tool_calls();
-        let cost = self.cost_figure();
         let ok = match state {
             Some(State::Finished(ok)) => Some(ok),
             _ => None,
