@@ -20,7 +20,7 @@ python3 tests/oracle/compare.py "$st" tests/data/real/*.jsonl
 python3 tests/oracle/compare.py "$st" tests/golden/format-*/input.jsonl
 python3 tests/oracle/compare.py "$st" tests/golden/format-three-files/input.jsonl tests/golden/format-three-files/also-*.jsonl
 # Runs appended to one file (#49's new user): a transcript after a stream's result, and one
-# run of a session twice (a resumed session's process counts its cost from nothing).
+# run twice (a log appended to itself: one process, billed once).
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 cat samples/two-conversations.jsonl samples/agent-stream.jsonl > "$tmp/appended.jsonl"

@@ -195,10 +195,7 @@ fn each_model_says_its_cost_reported_or_estimated() {
 
 /// Found by a new user (#49), who bills by these: runs appended to one file cost what they
 /// cost apart. A transcript appended after a stream's result was taken into the finished run
-/// (3 runs read as 2, the total $0.036 for $0.487), and a session's run appended again (a
-/// resumed session is a new process, whose `total_cost_usd` counts from nothing) was billed
-/// once while the table listed it twice. The references: the files summed apart, and the
-/// `total_cost_usd` of the file's own result line.
+/// (3 runs read as 2, the total $0.036 for $0.487). The reference: the files summed apart.
 #[test]
 fn runs_appended_to_one_file_cost_what_they_cost_apart() {
     let dir = common::tempdir("appended-runs");
@@ -226,18 +223,38 @@ fn runs_appended_to_one_file_cost_what_they_cost_apart() {
     ] {
         assert_eq!(one[field], apart[field], "{field}");
     }
+}
 
-    let basic = real("charlieyou__claude-agent-sdk-gleam__basic_query.jsonl");
-    let text = std::fs::read_to_string(&basic).unwrap();
-    let reported = text
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find_map(|v| v["total_cost_usd"].as_f64())
-        .unwrap();
-    let twice = dir.as_path().join("twice.jsonl");
-    std::fs::write(&twice, text.repeat(2)).unwrap();
-    let s = summary_json(&[twice.as_os_str()]);
-    assert_eq!(s["cost_usd"].as_f64(), Some(2.0 * reported), "{s}");
+/// A session started again (an init) is the same process when Claude Code reads stream-json
+/// input (an init at each user message, its `total_cost_usd` still cumulative) or a new one
+/// (`--resume`), which counts from nothing: a next report below the last tells the second,
+/// and both processes are billed. The audit of the first rule (every init a new process)
+/// billed 0.1 + 0.25 for a process of two turns that cost 0.25; the rule before it billed a
+/// resumed session only for its last process.
+#[test]
+fn a_session_started_again_is_billed_for_each_process_and_a_turn_once() {
+    let dir = common::tempdir("restarted-sessions");
+    let init = r#"{"type":"system","subtype":"init","session_id":"S","model":"claude-sonnet-4-5"}"#;
+    let result = |cost: f64| {
+        format!(
+            r#"{{"type":"result","subtype":"success","session_id":"S","total_cost_usd":{cost},"usage":{{"input_tokens":1,"output_tokens":1}}}}"#
+        )
+    };
+    for (name, costs, billed) in [
+        ("two turns of one process", [0.1, 0.25], 0.25),
+        ("a resumed process", [0.3, 0.1], 0.4),
+        (
+            "the same run twice (a log appended to itself)",
+            [0.135, 0.135],
+            0.135,
+        ),
+    ] {
+        let log = dir.as_path().join("log.jsonl");
+        let lines = costs.map(|c| format!("{init}\n{}\n", result(c))).concat();
+        std::fs::write(&log, lines).unwrap();
+        let s = summary_json(&[log.as_os_str()]);
+        assert_eq!(s["cost_usd"].as_f64(), Some(billed), "{name}: {s}");
+    }
 }
 
 #[test]

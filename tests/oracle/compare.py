@@ -36,6 +36,33 @@ def summary(st, paths):
     return s.get("conversations") or [s], s
 
 
+def reported_cost(path):
+    """A file's reported cost: each session's last `total_cost_usd` (cumulative per process),
+    and, where a session starts again (an init) and its next report is below its last, a new
+    process: the last is kept beside it. None for a file of another agent's, or with no cost."""
+    last, restarted, closed = {}, set(), 0.0
+    for raw in open(path, "rb"):
+        try:
+            v = json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(v, dict):
+            continue
+        if count.other_agent(v) is not None:
+            return None  # another agent's costs: its conversations' are compared
+        s = v.get("session_id") if isinstance(v.get("session_id"), str) else ""
+        if v.get("type") == "system" and v.get("subtype") == "init":
+            restarted.add(s)
+        if v.get("type") == "result" and isinstance(v.get("total_cost_usd"), (int, float)):
+            c = v["total_cost_usd"]
+            if s in restarted:
+                restarted.discard(s)
+                if s in last and c < last[s]:
+                    closed += last.pop(s)
+            last[s] = c
+    return closed + sum(last.values()) if last else None
+
+
 def oracle(paths):
     convs = []
     for p in paths:
@@ -115,10 +142,11 @@ def main(argv):
             for n, (t, g) in enumerate(zip(truth, got)):
                 conv = f"{name}{label}" + (f" #{n + 1}" if len(truth) > 1 else "")
                 hold(conv, {f: t[f] for f in FIELDS}, g)
-            # The file's cost, what is billed: its conversations' costs added.
-            costs = [t["cost_usd"] for t in truth]
-            if len(truth) > 1 and all(c is not None for c in costs):
-                hold(f"{name}{label} (total)", {"cost_usd": sum(costs)}, whole)
+            # The file's cost, what is billed, where every run reports its own.
+            billed = reported_cost(path)
+            if len(truth) > 1 and billed is not None and all(
+                    t["cost_usd"] is not None and not t["cost_estimated"] for t in truth):
+                hold(f"{name}{label} (total)", {"cost_usd": billed}, whole)
         # Each conversation whose result has Claude Code's modelUsage: its tokens are its
         # models' (each model's camelCase counts, here added by hand).
         got, _ = summary(st, [path])

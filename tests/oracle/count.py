@@ -32,8 +32,9 @@ The rules, as the formats document them:
   added; Copilot CLI: each `assistant.message`'s `outputTokens`, added (no input count);
   droid: the `completion`'s usage; Antigravity: the result's usage, whose `input_tokens`
   count `cache_read_tokens`; Kimi CLI: none.
-- Cost: the last `total_cost_usd` per session, added over the runs a session starts again
-  with an init (a resumed process counts from nothing), and opencode's steps' costs; where a run
+- Cost: the last `total_cost_usd` per session, added over the processes a session restarts in
+  (an init whose next report is below the last: a resumed process counts from nothing), and
+  opencode's steps' costs; where a run
   reports none, an estimate from smart-tee's price table (src/read/summary/prices.json, read
   here as data): each model's tokens at its prices per million, input given whole at the
   input price, a cache price not given being the input price; a model is found by its name,
@@ -126,7 +127,8 @@ class Conversation:
         self.running = None  # Codex: the last running total
         self.steps = None  # opencode
         self.costs = {}  # session -> the last total_cost_usd (Claude Code's is per process)
-        self.closed_cost = 0.0  # the costs of a session's runs before its last init
+        self.closed_cost = 0.0  # the costs of a session's processes before its last
+        self.restarted = set()  # sessions with an init since their last cost
         self.step_cost = None  # opencode: each step's cost
         self.declared_model = None  # the model a run's start names
         self.message_models = {}  # model -> assistant messages naming it
@@ -469,7 +471,9 @@ def read(path, convs):
                 other = session_of(v)
                 # After a final event, an event naming another session is another run (one with
                 # no start event: a transcript appended after a stream-json run).
-                named = next((v[k] for k in ("session_id", "sessionId", "sessionID") if isinstance(v.get(k), str)), None)
+                # (a transcript's line: `sessionId`, no `session_id`).
+                named = None if "session_id" in v else next(
+                    (v[k] for k in ("sessionId", "sessionID") if isinstance(v.get(k), str)), None)
                 if reset or (starts_run(v) and (current.final is not None or (
                         other and current.session and other != current.session))) or (
                         not starts_run(v) and current.final is not None and named and current.session
@@ -543,12 +547,17 @@ def event(c, v):
                 c.call(b.get("id"))
             if isinstance(b, dict) and b.get("type") == "toolResponse" and (b.get("toolResult") or {}).get("status") == "error":
                 c.fail(b.get("id"))
-    # A session's run started again (a resumed session, a log appended again) is a new process,
-    # whose total_cost_usd counts from nothing: what the session reported before is kept.
-    if t == "system" and v.get("subtype") == "init" and session in c.costs:
-        c.closed_cost += c.costs.pop(session)
+    # A session started again (an init): the same process when Claude Code reads stream-json
+    # input (an init at each user message, the cost cumulative), or a new one (--resume) whose
+    # cost counts from nothing, which its next report being below the last one tells.
+    if t == "system" and v.get("subtype") == "init":
+        c.restarted.add(session)
     if t == "result":
         if isinstance(v.get("total_cost_usd"), (int, float)):
+            if session in c.restarted:
+                c.restarted.discard(session)
+                if session in c.costs and v["total_cost_usd"] < c.costs[session]:
+                    c.closed_cost += c.costs.pop(session)
             c.costs[session] = v["total_cost_usd"]
         mu = v.get("modelUsage")
         stats = v.get("stats") if isinstance(v.get("stats"), dict) else None

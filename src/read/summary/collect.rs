@@ -70,6 +70,9 @@ impl Summary {
                 self.closed.get_or_insert_with(Closed::default).add(p);
                 p.close();
             }
+            // A total counts each conversation's calls once, as its rows do.
+            self.counts.call_ids = Default::default();
+            self.counts.failed_ids = Default::default();
             if self.parts.len() >= CONVERSATION_CAP {
                 self.parts.remove(0);
                 self.parts_dropped += 1;
@@ -135,11 +138,13 @@ impl Summary {
             matches!((&session, &current.session), (Some(a), Some(b)) if a != b)
         };
         if !starts_run(v, kind, sub, format) {
-            // After a final event, an event of another session is another run, one with no
-            // start event of its own (a transcript appended after a stream's result: it was
-            // taken into the finished run, and its cost with it).
+            // After a final event, a transcript's event of another session is another run, one
+            // with no start event of its own (appended after a stream's result, it was taken
+            // into the finished run, and its cost with it). A stream's line (`session_id`) of
+            // another session there is another process writing the same log.
             return current.finished.is_some()
-                && other(&["/session_id", "/sessionId", "/sessionID"]);
+                && v.get("session_id").is_none()
+                && other(&["/sessionId", "/sessionID"]);
         }
         current.finished.is_some() || other(&["/session_id", "/thread_id", "/payload/id"])
     }
@@ -209,24 +214,17 @@ impl Summary {
         if own {
             return;
         }
-        // A run of a session that reported a cost before (`--resume`, a log appended again):
-        // a new process, whose `total_cost_usd` counts from nothing. The cost reported so far is
-        // kept, and the new run's is added to it (the last report of the session replaced it:
-        // a resumed run was billed only for itself).
+        // A session started again (an init) after it reported a cost: the same process when
+        // Claude Code reads its input as stream-json (an init at each user message, the cost
+        // still cumulative), or a new one (`--resume`), whose cost counts from nothing. Told
+        // apart by the next report: below the last one, the counter started again, and the
+        // cost reported before is kept beside the new run's.
         let sub = v.get("subtype").and_then(Value::as_str).unwrap_or("");
         if starts_run(v, kind, sub, format)
             && let Some(session) = s(v, "/session_id")
+            && self.restarted.len() < SESSION_CAP
         {
-            let earlier = match self.cost_by_session.remove(&session) {
-                Some((_, cost)) => Some(cost),
-                None => self.costs_moved.remove(&session_hash(&session)),
-            };
-            if let Some(cost) = earlier {
-                self.cost_closed = Some(super::prices::add_usd(
-                    self.cost_closed.unwrap_or(0.0),
-                    cost,
-                ));
-            }
+            self.restarted.insert(session);
         }
         match kind {
             "result" => {
@@ -258,6 +256,18 @@ impl Summary {
                                     cost,
                                 ));
                             }
+                        }
+                    }
+                    if self.restarted.remove(&session) {
+                        let earlier = match self.cost_by_session.get(&session) {
+                            Some(&(_, e)) => Some(e),
+                            None => self.costs_moved.get(&session_hash(&session)).copied(),
+                        };
+                        if let Some(e) = earlier.filter(|&e| c < e) {
+                            self.costs_moved.remove(&session_hash(&session));
+                            self.cost_by_session.remove(&session);
+                            self.cost_closed =
+                                Some(super::prices::add_usd(self.cost_closed.unwrap_or(0.0), e));
                         }
                     }
                     self.cost_reports += 1;
@@ -473,8 +483,8 @@ impl Summary {
         self.counts.permission_denials.max(listed)
     }
 
-    /// The cost the log reports: each run's last `total_cost_usd` (a session's, added over the
-    /// runs it started), and opencode's steps'.
+    /// The cost the log reports: each session's last `total_cost_usd`, added over the processes
+    /// it restarted in, and opencode's steps'.
     pub(super) fn cost(&self) -> Option<f64> {
         let results = (!self.cost_by_session.is_empty() || self.cost_closed.is_some()).then(|| {
             let open = self.cost_by_session.values().map(|(_, c)| *c);

@@ -112,6 +112,9 @@ pub struct Summary {
     cost_reports: u64,
     costs_moved: std::collections::HashMap<u64, f64>,
     cost_closed: Option<f64>,
+    /// Sessions started again (an init) since their last cost: their next report is of a new
+    /// process if it is below the last one (see `collect.rs`).
+    restarted: std::collections::HashSet<String>,
     step_cost: Option<f64>,
     /// Tokens per model from final results, `(session, model)` to the last values reported
     /// (results are cumulative per session): Claude Code's `modelUsage`, Gemini CLI's
