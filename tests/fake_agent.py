@@ -48,8 +48,10 @@ def note_pids(*pids):
     """Writes the pids of the agent's processes to $FAKE_AGENT_PIDS, for the test to check."""
     path = os.environ.get("FAKE_AGENT_PIDS")
     if path:
-        with open(path, "w") as f:
+        # Whole or not at all, whenever the agent is stopped: written aside, then renamed.
+        with open(path + ".tmp", "w") as f:
             f.write(" ".join(str(p) for p in pids) + "\n")
+        os.replace(path + ".tmp", path)
 
 def sleep_forever():
     while True:

@@ -255,6 +255,33 @@ fn a_session_started_again_is_billed_for_each_process_and_a_turn_once() {
         let s = summary_json(&[log.as_os_str()]);
         assert_eq!(s["cost_usd"].as_f64(), Some(billed), "{name}: {s}");
     }
+
+    // Past the 1,000 sessions kept by name (the second audit): 1,001 sessions each resumed
+    // at a lower cost (the earlier cost of a session moved out for room was lost: 50.05), and
+    // a resume after 1,000 sessions that started and never reported (no longer noticed).
+    let run = |s: &str, cost: f64| {
+        format!(
+            "{}\n{}\n",
+            init.replace("\"S\"", &format!("\"{s}\"")),
+            result(cost).replace("\"S\"", &format!("\"{s}\""))
+        )
+    };
+    let log = dir.as_path().join("cap.jsonl");
+    let first: String = (0..1001).map(|i| run(&format!("s{i}"), 0.1)).collect();
+    let again: String = (0..1001).map(|i| run(&format!("s{i}"), 0.05)).collect();
+    std::fs::write(&log, first + &again).unwrap();
+    let s = summary_json(&[log.as_os_str()]);
+    assert_eq!(s["cost_usd"].as_f64(), Some(150.15), "1,001 resumed");
+    let silent: String = (0..1000)
+        .map(|i| init.replace("\"S\"", &format!("\"q{i}\"")) + "\n")
+        .collect();
+    std::fs::write(&log, silent + &run("X", 0.1) + &run("X", 0.05)).unwrap();
+    let s = summary_json(&[log.as_os_str()]);
+    assert_eq!(
+        s["cost_usd"].as_f64(),
+        Some(0.15),
+        "after 1,000 silent starts"
+    );
 }
 
 #[test]

@@ -220,9 +220,11 @@ impl Summary {
         // apart by the next report: below the last one, the counter started again, and the
         // cost reported before is kept beside the new run's.
         let sub = v.get("subtype").and_then(Value::as_str).unwrap_or("");
+        // Only a session with a cost to keep is noted: as many as the costs kept.
         if starts_run(v, kind, sub, format)
             && let Some(session) = s(v, "/session_id")
-            && self.restarted.len() < SESSION_CAP
+            && (self.cost_by_session.contains_key(&session)
+                || self.costs_moved.contains_key(&session_hash(&session)))
         {
             self.restarted.insert(session);
         }
@@ -230,6 +232,20 @@ impl Summary {
             "result" => {
                 let session = s(v, "/session_id").unwrap_or_default();
                 if let Some(c) = v.get("total_cost_usd").and_then(Value::as_f64) {
+                    // First, a new process of a session started again (see above), its earlier
+                    // cost kept or moved out for room.
+                    if self.restarted.remove(&session) {
+                        let earlier = match self.cost_by_session.get(&session) {
+                            Some(&(_, e)) => Some(e),
+                            None => self.costs_moved.get(&session_hash(&session)).copied(),
+                        };
+                        if let Some(e) = earlier.filter(|&e| c < e) {
+                            self.costs_moved.remove(&session_hash(&session));
+                            self.cost_by_session.remove(&session);
+                            self.cost_closed =
+                                Some(super::prices::add_usd(self.cost_closed.unwrap_or(0.0), e));
+                        }
+                    }
                     // A session moved out for room that reports again: its new cost replaces
                     // the one moved out (results are cumulative).
                     if !self.cost_by_session.contains_key(&session) {
@@ -256,18 +272,6 @@ impl Summary {
                                     cost,
                                 ));
                             }
-                        }
-                    }
-                    if self.restarted.remove(&session) {
-                        let earlier = match self.cost_by_session.get(&session) {
-                            Some(&(_, e)) => Some(e),
-                            None => self.costs_moved.get(&session_hash(&session)).copied(),
-                        };
-                        if let Some(e) = earlier.filter(|&e| c < e) {
-                            self.costs_moved.remove(&session_hash(&session));
-                            self.cost_by_session.remove(&session);
-                            self.cost_closed =
-                                Some(super::prices::add_usd(self.cost_closed.unwrap_or(0.0), e));
                         }
                     }
                     self.cost_reports += 1;
