@@ -41,29 +41,34 @@ fn a_transcript_is_estimated_and_says_so() {
     assert!(s["cost_usd"].as_f64().unwrap() > 0.0);
 }
 
-#[test]
-fn a_price_table_of_ones_own_changes_the_estimate() {
-    let dir = common::tempdir("prices");
-    let table = dir.as_path().join("mine.json");
-    // $1 per million of every kind: the cost is the tokens' count in millions.
+/// The summary of the transcript under `--prices` a table of $1 per million tokens of every
+/// kind (written in `dir`): the cost is the tokens' count in millions.
+fn transcript_at_a_dollar_a_million(dir: &Path) -> Value {
+    let table = dir.join("ones.json");
     std::fs::write(
         &table,
         r#"{"date":"2030-01-01","source":"a test","models":{"claude-sonnet-4-5":
             {"input":1,"output":1,"cache_read":1,"cache_write":1}}}"#,
     )
     .unwrap();
-    let s = summary_json(&[
+    summary_json(&[
         "--prices".as_ref(),
         table.as_os_str(),
         real(TRANSCRIPT).as_os_str(),
-    ]);
+    ])
+}
+
+#[test]
+fn a_price_table_of_ones_own_changes_the_estimate() {
+    let dir = common::tempdir("prices");
+    let s = transcript_at_a_dollar_a_million(&dir);
     assert_eq!(s["prices_date"], "2030-01-01");
     let tokens = s["total_tokens"].as_u64().unwrap() as f64;
     assert!((s["cost_usd"].as_f64().unwrap() - tokens / 1e6).abs() < 1e-9);
     let text = common::run_cmd(
         common::bin()
             .args(["--summary", "--prices"])
-            .arg(&table)
+            .arg(dir.join("ones.json"))
             .arg(real(TRANSCRIPT)),
         b"",
     );
@@ -139,18 +144,7 @@ fn a_bad_price_table_is_refused_with_its_path_and_cause() {
 #[test]
 fn each_model_says_its_cost_reported_or_estimated() {
     let dir = common::tempdir("model-costs");
-    let table = dir.as_path().join("ones.json");
-    std::fs::write(
-        &table,
-        r#"{"date":"2030-01-01","source":"a test","models":{"claude-sonnet-4-5":
-            {"input":1,"output":1,"cache_read":1,"cache_write":1}}}"#,
-    )
-    .unwrap();
-    let s = summary_json(&[
-        "--prices".as_ref(),
-        table.as_os_str(),
-        real(TRANSCRIPT).as_os_str(),
-    ]);
+    let s = transcript_at_a_dollar_a_million(&dir);
     let m = &s["models"]["claude-sonnet-4-5-20250929"];
     let tokens: u64 = [
         "input_tokens",

@@ -546,16 +546,7 @@ fn logged_and_archived(name: &str, line: &str, args: &[&str]) -> (Vec<u8>, Vec<u
             .arg(&log),
         input.as_bytes(),
     );
-    assert!(
-        out.status.success(),
-        "{name}: {:?} {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.stdout == input.as_bytes(),
-        "{name}: stdout is the input"
-    );
+    common::assert_copied(name, &out, input.as_bytes());
     let logged = std::fs::read(&log).unwrap();
     assert_eq!(lines(&logged).len(), 1, "{name}");
     strict_parse(lines(&logged)[0]).unwrap();

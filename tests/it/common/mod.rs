@@ -115,6 +115,17 @@ pub fn assert_no_panic_in_process() {
 /// Runs `cmd` with stdin, stdout and stderr piped, writing `input` from another thread; returns
 /// its output once it exits (within [`CHILD_TIMEOUT`]).
 /// A child's standard error, as text.
+/// Asserts that a run of the binary exited 0 and copied `input` to stdout byte for byte.
+pub fn assert_copied(name: &str, out: &std::process::Output, input: &[u8]) {
+    assert!(
+        out.status.success(),
+        "{name}: {:?} {}",
+        out.status,
+        stderr(out)
+    );
+    assert!(out.stdout == input, "{name}: stdout is the input");
+}
+
 pub fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
