@@ -63,7 +63,7 @@ pub(super) fn hides(line: &[u8]) -> bool {
 /// Where the first escape that hides a printable character starts (its first backslash): one
 /// pass over the backslashes, each run of them read once (two searches, for `\u` and `\/`,
 /// cost a text without escapes twice as much, #49).
-fn first(line: &[u8]) -> Option<usize> {
+pub(super) fn first(line: &[u8]) -> Option<usize> {
     let mut from = 0;
     while let Some(k) = memchr::memchr(b'\\', &line[from..]) {
         let start = from + k;

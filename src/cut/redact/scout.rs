@@ -5,7 +5,7 @@
 //! lines with no secret. A line the reader did not look at (one that spans chunks, one in bytes
 //! copied into a chunk already queued) is looked at by the worker, as without the reader.
 
-use super::Redactor;
+use super::{Redactor, hidden};
 
 /// What the reader saw of one chunk: the lines, by the newline that ends them, that may hold a
 /// secret.
@@ -56,19 +56,55 @@ impl Pace {
 
 impl Redactor {
     /// Looks at each line of `chunk` that ends in it (from its start or from a newline, to a
-    /// newline) with the filters alone ([`Redactor::rules_out`]).
+    /// newline) with the filters alone, as [`Redactor::rules_out`] does, over the whole chunk
+    /// at once: each filter runs on to the first position it lets through, the line there is
+    /// noted, and the filters go on from the next line (a filter whose next position is past it
+    /// is not run again). A position a filter lets through lies in the line it was let through
+    /// for: no literal or escape holds a newline, and a value that shows in a line holds a gram
+    /// of it at any grid of positions. One pass a chunk, not three calls a line: on text, a
+    /// line is some hundred bytes, and the calls cost as much as the filters.
     pub fn scout(&self, chunk: &[u8]) -> Scouted {
-        let mut scouted = Scouted::default();
-        let mut start = 0;
-        for newline in memchr::memchr_iter(b'\n', chunk) {
-            if self.rules_out(&chunk[start..newline]) {
-                scouted.clean += newline + 1 - start;
-            } else {
-                scouted.dirty.push(newline);
+        let upto = memchr::memrchr(b'\n', chunk).map_or(0, |n| n + 1);
+        let text = &chunk[..upto];
+        let mut scouted = Scouted {
+            upto,
+            ..Scouted::default()
+        };
+        // Each filter's next position let through from `from`, as an offset in the chunk
+        // (`usize::MAX`: none). A filter that cannot tell (no start literals' filter on this
+        // CPU, or none at all) lets every position through.
+        let first = |k: usize, from: usize| -> usize {
+            let rest = &text[from..];
+            let found = match k {
+                0 => match &self.starts {
+                    Some(starts) => starts.first(rest).unwrap_or(Some(0)),
+                    None => Some(0),
+                },
+                1 => self.values.as_ref().and_then(|v| v.first(rest)),
+                _ => hidden::first(rest),
+            };
+            found.map_or(usize::MAX, |p| from + p)
+        };
+        let mut next = [0, 1, 2].map(|k| first(k, 0));
+        let mut at = 0;
+        let mut dirty = 0;
+        while at < upto {
+            for (k, n) in next.iter_mut().enumerate() {
+                if *n < at {
+                    *n = first(k, at);
+                }
             }
-            start = newline + 1;
+            let hit = next.iter().copied().min().unwrap_or(usize::MAX);
+            if hit >= upto {
+                break;
+            }
+            let start = memchr::memrchr(b'\n', &text[at..hit]).map_or(at, |n| at + n + 1);
+            let newline = hit + memchr::memchr(b'\n', &text[hit..]).unwrap_or(upto - 1 - hit);
+            scouted.dirty.push(newline);
+            dirty += newline + 1 - start;
+            at = newline + 1;
         }
-        scouted.upto = start;
+        scouted.clean = upto - dirty;
         scouted
     }
 }
@@ -171,8 +207,11 @@ mod tests {
                     if scouted.ruled_out(chunk, line, &mut cursor) {
                         prop_assert!(!r.finds(line), "{:?}", String::from_utf8_lossy(line));
                     } else {
-                        // Noted only where the filters let something through.
-                        prop_assert!(!r.rules_out(line));
+                        // Noted only where the filters let something through: the values'
+                        // grams are looked up on a grid of positions from where the look
+                        // started, so shifted (by bytes in no literal, value or escape).
+                        let shifted = |p: usize| [vec![1u8; p], line.to_vec()].concat();
+                        prop_assert!((0..16).any(|p| !r.rules_out(&shifted(p))));
                     }
                     // A run from any line start before it goes on through it only if it holds
                     // none.

@@ -406,10 +406,17 @@ impl ValueSet {
     /// True when `text` holds none of the values (its grams rule them all out), without a
     /// search: what [`ValueSet::each`] would find nothing in.
     pub(super) fn rules_out(&self, text: &[u8]) -> bool {
+        self.first(text).is_none()
+    }
+
+    /// Where in `text` the first value may be: a position that a value there would hold, its
+    /// grams', or the start of the first value the automaton over the whole text finds. `None`
+    /// where [`ValueSet::rules_out`] would rule out every line of `text`.
+    pub(super) fn first(&self, text: &[u8]) -> Option<usize> {
         if let Some(whole) = &self.whole {
-            return !whole.is_match(text);
+            return whole.find(text).map(|m| m.start());
         }
-        self.grams.next_hit(text, 0).is_none()
+        self.grams.next_hit(text, 0)
     }
 
     /// The name of secret `k`.

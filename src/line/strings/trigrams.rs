@@ -183,42 +183,56 @@ impl Trigrams {
         three != 0 && three & prefixes(3) & prefixes(4) != 0 && (self.check)(text, i)
     }
 
-    /// Whether a position of `bits` (from `at`) starts a literal's first three bytes by the
-    /// exact tables: the positions the filter lets through are checked one by one. Inline:
-    /// a call would spill the filter's tables around it.
+    /// The first position of `bits` (from `at`) that starts a literal's first bytes by the
+    /// exact tables and passes the caller's check: the positions the filter lets through are
+    /// checked one by one. Inline: a call would spill the filter's tables around it.
     #[inline]
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-    fn exact(&self, text: &[u8], at: usize, mut bits: u64) -> bool {
+    fn exact(&self, text: &[u8], at: usize, mut bits: u64) -> Option<usize> {
         while bits != 0 {
-            if self.hit_at(text, at + bits.trailing_zeros() as usize) {
-                return true;
+            let i = at + bits.trailing_zeros() as usize;
+            if self.hit_at(text, i) {
+                return Some(i);
             }
             bits &= bits - 1;
         }
-        false
+        None
     }
 
     /// True when no literal starts anywhere in `text`; false when one may (or this CPU cannot
     /// tell at the filter's speed).
     #[inline]
     pub fn rules_out(&self, text: &[u8]) -> bool {
+        self.first(text) == Some(None)
+    }
+
+    /// Where the first literal may start in `text`: `Some(None)` where none does, `None` where
+    /// this CPU cannot tell at the filter's speed.
+    #[inline]
+    pub fn first(&self, text: &[u8]) -> Option<Option<usize>> {
         #[cfg(not(target_arch = "x86_64"))]
         let _ = text; // no SIMD filter here: nothing is ruled out
         #[cfg(target_arch = "x86_64")]
         match self.simd {
             #[allow(unsafe_code)]
-            // SAFETY: `avx2::rules_out` is unsafe to call only because it is compiled for AVX2,
+            // SAFETY: `avx2::first` is unsafe to call only because it is compiled for AVX2,
             // and `Simd::Avx2` says the CPU has it (`Simd::on` checked).
-            Simd::Avx2 => return unsafe { avx2::rules_out(self, text) },
+            Simd::Avx2 => return Some(unsafe { avx2::first(self, text) }),
             Simd::Off => {}
         }
-        false
+        None
     }
 
     /// [`Trigrams::rules_out`] a byte at a time (for tests: what the SIMD filter must say).
     #[cfg(test)]
     pub fn rules_out_slowly(&self, text: &[u8]) -> bool {
-        (0..text.len()).all(|i| !self.hit_at(text, i))
+        self.first_slowly(text).is_none()
+    }
+
+    /// [`Trigrams::first`] a byte at a time.
+    #[cfg(test)]
+    pub fn first_slowly(&self, text: &[u8]) -> Option<usize> {
+        (0..text.len()).find(|&i| self.hit_at(text, i))
     }
 }
 
@@ -244,8 +258,9 @@ mod avx2 {
         }};
     }
 
+    /// [`Trigrams::first`] with AVX2.
     #[target_feature(enable = "avx2")]
-    pub unsafe fn rules_out(filter: &Trigrams, text: &[u8]) -> bool {
+    pub unsafe fn first(filter: &Trigrams, text: &[u8]) -> Option<usize> {
         // Closures are not compiled for AVX2: the work is in macros.
         let n = &filter.nibbles;
         let lows = [vector!(&n[0][0]), vector!(&n[1][0]), vector!(&n[2][0])];
@@ -272,14 +287,16 @@ mod avx2 {
         let mut at = 0;
         while let Some(run) = text.get(at..at + 34) {
             let bits = maybe!(run.first_chunk::<34>().expect("34 bytes"));
-            if bits != 0 && filter.exact(text, at, bits) {
-                return false;
+            if bits != 0
+                && let Some(hit) = filter.exact(text, at, bits)
+            {
+                return Some(hit);
             }
             at += 32;
         }
         // The positions left that start three bytes of the text (a literal has three or more).
         if at + 2 >= text.len() {
-            return true;
+            return None;
         }
         let (from, bits) = if let Some(from) = text.len().checked_sub(34) {
             // The last 34 bytes, without a copy: the positions before `at` were looked at.
@@ -291,7 +308,10 @@ mod avx2 {
             run[..text.len()].copy_from_slice(text);
             (0, maybe!(&run) & u64::MAX >> (64 - text.len()))
         };
-        bits == 0 || !filter.exact(text, from, bits)
+        if bits == 0 {
+            return None;
+        }
+        filter.exact(text, from, bits)
     }
 }
 
@@ -385,6 +405,7 @@ mod tests {
             for simd in filters() {
                 let each = Trigrams { simd, ..filter.clone() };
                 prop_assert_eq!(each.rules_out(&text), slow, "{:?}", simd);
+                prop_assert_eq!(each.first(&text), Some(filter.first_slowly(&text)), "{:?}", simd);
             }
             // Ruled out only when no literal is there.
             let has = LITERALS.iter().any(|l| text.windows(l.len()).any(|w| w == *l));
@@ -415,6 +436,7 @@ mod tests {
             for simd in filters() {
                 let each = Trigrams { simd, ..filter.clone() };
                 prop_assert_eq!(each.rules_out(&text), slow, "{:?}", simd);
+                prop_assert_eq!(each.first(&text), Some(filter.first_slowly(&text)), "{:?}", simd);
             }
         }
     }
