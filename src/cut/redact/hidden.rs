@@ -67,11 +67,21 @@ pub(super) fn first(line: &[u8]) -> Option<usize> {
     let mut from = 0;
     while let Some(k) = memchr::memchr(b'\\', &line[from..]) {
         let start = from + k;
-        if escape_at(line, start).is_some() {
+        // Past the run: the byte after it is no backslash.
+        let after = start + line[start..].iter().take_while(|&&b| b == b'\\').count();
+        // Most escapes are `\n`, `\"`, `\\` and a terminal's `\u001b`, which hide nothing:
+        // told by a look at the bytes after the run, before the escape is read.
+        let control =
+            |hex: &[u8]| hex.starts_with(b"00") && matches!(hex.get(2), Some(b'0' | b'1'));
+        let may_hide = match line.get(after) {
+            Some(b'/') => true,
+            Some(b'u') => !control(&line[after + 1..]),
+            _ => false,
+        };
+        if may_hide && escape_at(line, start).is_some() {
             return Some(start);
         }
-        // Past the run: the byte after it is no backslash.
-        from = start + line[start..].iter().take_while(|&&b| b == b'\\').count();
+        from = after;
     }
     None
 }
@@ -266,6 +276,10 @@ mod tests {
                 Just("\\n"),
                 Just("\\\\"),
                 Just("\\u001b"),
+                Just("\\u0010"),
+                Just("\\u001F"),
+                Just("\\u0020"),
+                Just("\\u00"),
                 Just("\\u0022"),
                 Just("\\ud83d"),
                 Just("ab"),
@@ -274,6 +288,8 @@ mod tests {
                 Just("\\u12"),
                 Just("u"),
                 Just("/"),
+                Just("0"),
+                Just("1"),
             ],
             0..64,
         )
