@@ -69,21 +69,26 @@ pub(super) fn first(line: &[u8]) -> Option<usize> {
         let start = from + k;
         // Past the run: the byte after it is no backslash.
         let after = start + line[start..].iter().take_while(|&&b| b == b'\\').count();
-        // Most escapes are `\n`, `\"`, `\\` and a terminal's `\u001b`, which hide nothing:
-        // told by a look at the bytes after the run, before the escape is read.
-        let control =
-            |hex: &[u8]| hex.starts_with(b"00") && matches!(hex.get(2), Some(b'0' | b'1'));
-        let may_hide = match line.get(after) {
-            Some(b'/') => true,
-            Some(b'u') => !control(&line[after + 1..]),
-            _ => false,
-        };
-        if may_hide && escape_at(line, start).is_some() {
+        if may_hide(line, after) && escape_at(line, start).is_some() {
             return Some(start);
         }
         from = after;
     }
     None
+}
+
+/// Whether a run of backslashes that ends before `line[after]` may start an escape that hides
+/// a character. Most escapes are `\n`, `\"`, `\\` and a terminal's `\u001b`, which hide
+/// nothing: told by a look at the bytes after the run, before the escape is read.
+fn may_hide(line: &[u8], after: usize) -> bool {
+    match line.get(after) {
+        Some(b'/') => true,
+        Some(b'u') => {
+            let hex = &line[after + 1..];
+            !(hex.starts_with(b"00") && matches!(hex.get(2), Some(b'0' | b'1')))
+        }
+        _ => false,
+    }
 }
 
 /// One step of reading a line: a character an escape stood for (and the escape's length), or
@@ -290,9 +295,33 @@ mod tests {
                 Just("/"),
                 Just("0"),
                 Just("1"),
+                Just("plain words between two escapes, far apart"),
             ],
             0..64,
         )
+    }
+
+    /// An escape at every distance from the one before, after runs of every length.
+    #[test]
+    fn a_hiding_escape_is_found_at_any_distance_from_the_escape_before() {
+        for before in ["\\n", "\\\\", "\\u001b", "\\\\\\\\\\\\\\\\\\"] {
+            for hiding in ["\\u0041", "\\/", "\\\\\\/", "\\\\u00e9"] {
+                for gap in 0..300 {
+                    let line = format!(
+                        "{before}{}{before}{}{hiding}",
+                        "x".repeat(gap % 7),
+                        "y".repeat(gap)
+                    );
+                    let line = line.as_bytes();
+                    assert_eq!(
+                        first(line),
+                        first_by_two_searches(line),
+                        "{before} {gap} {hiding}"
+                    );
+                    assert!(first(line).is_some());
+                }
+            }
+        }
     }
 
     proptest::proptest! {
