@@ -146,9 +146,14 @@ mod tests {
     use proptest::prelude::*;
 
     fn redactor() -> Redactor {
+        // Values of 8 to 20 bytes (the grams' stride is the shortest less three), one holding
+        // a newline, one a quote, a slash and a backslash (#49's audit).
         let secrets: Vec<Secret> = secrets_of([
             ("SCOUT_API_KEY", "Zq9vX2mK7pL4wR8tY1uB"),
             ("DB_PASSWORD", "hunter2hunter2x"),
+            ("SHORT_TOKEN", "Ab3dEf9h"),
+            ("NL_SECRET", "line1abc\nline2xyz99"),
+            ("Q_PASSWORD", "pa\"ss/wo\\rd77"),
         ]);
         Redactor::with_secrets(&secrets)
     }
@@ -183,6 +188,15 @@ mod tests {
             Just("Secret_Key"),
             Just("PRIVATE KEY"),
             Just("\\u0073"),
+            Just("Ab3dEf9h"),
+            Just("line1abc\nline2xyz99"),
+            Just("line1abc\\nline2xyz99"),
+            Just("pa\\\"ss\\/wo\\\\rd77"),
+            Just("\r"),
+            Just("\\u001b[0m"),
+            Just("\\u0010"),
+            Just("https:\\/\\/user:pa55w0rd@host"),
+            Just("gh\\u0070_0123456789abcdefghijABCDEFGHIJ012345"),
         ]
     }
 
