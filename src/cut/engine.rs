@@ -124,6 +124,8 @@ pub struct Known {
     /// `--redact`'s filters ruled the line out on the reading thread
     /// ([`crate::cut::redact::Scouted`]): it is not looked at for secrets again.
     pub ruled_out: bool,
+    /// The reading thread saw no key's header in the line (`Scouted::holds_no_header`).
+    pub no_key_header: bool,
     /// Whether the line is UTF-8, found for the chunk it was cut from
     /// ([`crate::cut::record::ChunkText`]).
     pub text: Option<Text>,
@@ -214,6 +216,11 @@ impl LineEngine {
     /// ([`Redactor::scout`]).
     pub fn redactor(&self) -> Option<Arc<Redactor>> {
         self.redactor.clone()
+    }
+
+    /// Inside a private key's block over lines of text: the next line goes to the engine.
+    pub fn in_key_block(&self) -> bool {
+        self.keys.inside()
     }
 
     /// [`LineEngine::process`] for a line the caller knows something of already: it logs what
@@ -323,7 +330,7 @@ impl LineEngine {
         // A line of a private key written over several lines of text is replaced, whatever
         // the filters say of it (its body lines hold no secret's start).
         if let Some(r) = &self.redactor
-            && (self.keys.inside() || !self.known.ruled_out)
+            && (self.keys.inside() || !(self.known.ruled_out || self.known.no_key_header))
             && let Some(replaced) = r.key_line(line, &mut self.keys)
         {
             return self.process_line(&replaced, out);

@@ -415,7 +415,7 @@ impl LogWriter {
             self.follow_truncation();
         }
         let mut lines = std::mem::take(&mut self.lines);
-        let (mut at, mut cursor) = (0, 0);
+        let (mut at, mut cursor, mut headers) = (0, 0, 0);
         let mut text = ChunkText::default();
         let mut text_seen = false;
         while let Some(piece) = lines.next(chunk, &mut at) {
@@ -423,6 +423,8 @@ impl LogWriter {
                 Piece::Line(line) => (
                     Known {
                         ruled_out: scouted.is_some_and(|s| s.ruled_out(chunk, line, &mut cursor)),
+                        no_key_header: scouted
+                            .is_some_and(|s| s.holds_no_header(chunk, line, &mut headers)),
                         text: text.of(chunk, line),
                     },
                     Some(line),
@@ -514,8 +516,10 @@ impl LogWriter {
 
     /// The part of `span` (the bytes of the chunk from `at`) that a run may write: all of it
     /// without `--redact`; with it, the lines up to the first one that the reading thread did
-    /// not rule out ([`Scouted::clean_until`]), none when the reader did not look at the chunk.
-    /// The line the run stops before is logged by the engine, which redacts it.
+    /// not rule out ([`Scouted::clean_until`]), none when the reader did not look at the chunk
+    /// or inside a private key's block (its body lines hold no secret's start: the reader rules
+    /// them out). The line the run stops before is logged by the engine, which redacts it. A
+    /// line ruled out holds no `-----BEGIN`, so no line of a run opens a key's block.
     fn unredacted<'c>(
         &self,
         span: &'c [u8],
@@ -524,6 +528,9 @@ impl LogWriter {
     ) -> Option<&'c [u8]> {
         if !self.engine.config().redact {
             return Some(span);
+        }
+        if self.engine.in_key_block() {
+            return None;
         }
         let clean = scouted?.clean_until(at).saturating_sub(at);
         Some(&span[..clean.min(span.len())])

@@ -426,7 +426,10 @@ fn read_loop<R: Read, W: Write>(
         if (scout.is_none() && !text) || !handoff.behind() {
             return handoff::Ahead::default();
         }
-        let scouted = scout.as_ref().filter(|_| pace.wants()).map(|r| {
+        let scouted = scout.as_ref().map(|r| {
+            if !pace.wants() {
+                return r.headers(chunk);
+            }
             let scouted = r.scout(chunk);
             pace.saw(&scouted);
             scouted

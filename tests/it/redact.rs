@@ -137,8 +137,10 @@ fn secrets_split_across_reads_are_redacted() {
 }
 
 /// The log of `input` fed in chunks of `chunk` bytes, each looked at first by `--redact`'s
-/// filters as the reading thread does while the log worker is behind (`Redactor::scout`).
-fn log_scouted(input: &[u8], config: &EngineConfig, chunk: usize) -> Vec<u8> {
+/// filters as the reading thread does while the log worker is behind (`Redactor::scout`), or,
+/// with `paused`, searched for private keys' headers alone, as while the look pauses
+/// (`Redactor::headers`).
+fn log_scouted(input: &[u8], config: &EngineConfig, chunk: usize, paused: bool) -> Vec<u8> {
     use smart_tee::tee::sink::LogSink;
     use smart_tee::{LineEngine, LogWriter};
     let buf = common::SharedBuffer::default();
@@ -147,7 +149,11 @@ fn log_scouted(input: &[u8], config: &EngineConfig, chunk: usize) -> Vec<u8> {
     let redactor = log.redactor().expect("--redact");
     for c in input.chunks(chunk) {
         let ahead = smart_tee::tee::handoff::Ahead {
-            scouted: Some(redactor.scout(c)),
+            scouted: Some(if paused {
+                redactor.headers(c)
+            } else {
+                redactor.scout(c)
+            }),
             text: smart_tee::cut::record::TextAhead::of(c),
         };
         assert!(log.feed_ahead(c, &ahead).is_empty());
@@ -186,6 +192,10 @@ fn chunks_looked_at_by_the_reader_log_what_the_worker_logs_alone() {
             7 => format!("the build is green: {i} passed, 0 failed\n"),
             9 => format!("connecting with {db} and {}\n", "y".repeat(i % 300)),
             10 => format!("warning: key {ant} found in line {i}\n"),
+            // A key's block opened by a JSON line, its body and footer lines of text.
+            12 if i % 2 == 0 => format!(
+                "{{\"k\":\"cat id_rsa\\n{KEY_HEADER}\"}}\n{KEY_BODY}{i:04}\n{KEY_BODY}\n{KEY_FOOTER}\n"
+            ),
             _ => format!("\u{1b}[32m   ok\u{1b}[0m {api} {i}\n"),
         };
         input.extend_from_slice(line.as_bytes());
@@ -194,13 +204,41 @@ fn chunks_looked_at_by_the_reader_log_what_the_worker_logs_alone() {
         let config = env_config(budget);
         let alone = common::log_of(&input, &config, 0);
         assert_clean("the worker's log", &alone);
+        assert!(!String::from_utf8_lossy(&alone).contains(KEY_BODY));
         for chunk in [1, 7, 64, 333, 4096, 65536] {
-            let log = log_scouted(&input, &config, chunk);
-            assert_clean(&format!("the log of chunks of {chunk} looked at"), &log);
-            assert!(log == alone, "chunks of {chunk}, budget {budget}");
+            for paused in [false, true] {
+                let log = log_scouted(&input, &config, chunk, paused);
+                let what = format!("the log of chunks of {chunk} looked at (paused: {paused})");
+                assert_clean(&what, &log);
+                assert!(!String::from_utf8_lossy(&log).contains(KEY_BODY), "{what}");
+                assert!(log == alone, "{what}, budget {budget}");
+            }
         }
     }
 }
+
+/// The body of a key written over lines of text after a JSON line that opens it: the reading
+/// thread rules its lines out (no secret starts in base64), and a run of text lines was written
+/// past the engine, body and all, while the engine alone replaced them.
+#[test]
+fn a_keys_body_in_lines_of_text_is_redacted_when_the_reader_looked_ahead() {
+    let input = format!(
+        "{{\"k\":\"{KEY_HEADER}\"}}\n{KEY_BODY}1\n{KEY_BODY}2\n{KEY_BODY}3\n{KEY_FOOTER}\nafter\n"
+    );
+    let config = env_config(5120);
+    let alone = common::log_of(input.as_bytes(), &config, 0);
+    for paused in [false, true] {
+        let log = log_scouted(input.as_bytes(), &config, 1 << 16, paused);
+        let text = String::from_utf8_lossy(&log);
+        assert!(!text.contains(KEY_BODY), "paused: {paused}: {text}");
+        assert!(text.contains("after"));
+        assert_eq!(log, alone);
+    }
+}
+
+const KEY_HEADER: &str = "-----BEGIN RSA PRIVATE KEY-----";
+const KEY_BODY: &str = "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun";
+const KEY_FOOTER: &str = "-----END RSA PRIVATE KEY-----";
 
 fn run_with_env(args: &[&str], input: &[u8]) -> std::process::Output {
     let mut cmd = common::bin();

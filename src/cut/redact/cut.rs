@@ -263,12 +263,17 @@ impl Redactor {
     }
 }
 
+/// Where the first `-----BEGIN ` of `text` is: what may open a private key's block.
+pub(super) fn first_header(text: &[u8]) -> Option<usize> {
+    BEGIN.find(text)
+}
+
 /// Where the private key's header that opens the last block of `text` without its footer
 /// starts (`-----BEGIN … PRIVATE KEY`), if any.
 fn key_header_after_footer(text: &[u8]) -> Option<usize> {
     // Forward first: memmem's search backward has no SIMD prefilter, and most lines hold no
     // header at all (the engine asks this of every JSON line it redacts).
-    let first = BEGIN.find(text)?;
+    let first = first_header(text)?;
     let header = first + memchr::memmem::rfind(&text[first..], b"-----BEGIN ")?;
     let rest = &text[header..];
     (names_a_key(rest) && END.find(rest).is_none()).then_some(header)
