@@ -667,3 +667,78 @@ fn a_long_line_redacted_keeps_the_members_a_reduction_would_drop() {
         assert!(memchr::memmem::find(&log, b"ghp_").is_none(), "{args:?}");
     }
 }
+
+/// #49's audit of keys written over lines of text: what a footer or a header line keeps beside
+/// the key was logged as written (a token after a footer, before a header, a whole key after a
+/// footer), a key opened right after a footer on the same line was not one, and the archive
+/// counted the blank lines of a block that the log passes by (so it closed the block early and
+/// showed the last lines of a long key). Neither the log nor the archive shows a body line or
+/// the token now.
+#[test]
+fn what_a_keys_footer_or_header_line_keeps_beside_it_is_redacted() {
+    let body = |i: usize| format!("{KEY_BODY}{i:04}");
+    let token = "ghp_R4nd0mT0kenF0rTest1ngOnlyAbCdEfGh1234";
+    let blanks: String = (0..120).map(|i| format!("{}\n\n", body(i))).collect();
+    let cases = [
+        (
+            "footer_then_header",
+            format!(
+                "{KEY_HEADER}\n{}\n{KEY_FOOTER}{KEY_HEADER}\n{}\n{}\n{KEY_FOOTER}\n",
+                body(1),
+                body(2),
+                body(3)
+            ),
+        ),
+        (
+            "token_after_footer",
+            format!("{KEY_HEADER}\n{}\n{KEY_FOOTER} token={token}\n", body(1)),
+        ),
+        (
+            "token_before_header",
+            format!(
+                "token={token} key={KEY_HEADER}\n{}\n{KEY_FOOTER}\n",
+                body(1)
+            ),
+        ),
+        (
+            "whole_key_after_footer",
+            format!(
+                "{KEY_HEADER}\n{}\n{KEY_FOOTER} {KEY_HEADER}{}{KEY_FOOTER}\n",
+                body(1),
+                body(2)
+            ),
+        ),
+        (
+            "blank_lines_in_the_body",
+            format!("a\n{KEY_HEADER}\n{blanks}{KEY_FOOTER}\nafter\n"),
+        ),
+    ];
+    for (name, input) in cases {
+        let dir = common::tempdir(name);
+        let (log, archive) = (dir.join("log.jsonl"), dir.join("a.zst"));
+        let out = common::run_cmd(
+            common::bin()
+                .env_clear()
+                .arg("--redact")
+                .arg("--archive")
+                .arg(&archive)
+                .arg(&log),
+            input.as_bytes(),
+        );
+        common::assert_copied(name, &out, input.as_bytes());
+        let logged = String::from_utf8_lossy(&std::fs::read(&log).unwrap()).into_owned();
+        let archived = zstd::stream::decode_all(std::fs::File::open(&archive).unwrap()).unwrap();
+        let archived = String::from_utf8_lossy(&archived).into_owned();
+        for (what, text) in [("log", &logged), ("archive", &archived)] {
+            assert!(
+                !text.contains(KEY_BODY),
+                "{name}: the {what} shows a body line: {text}"
+            );
+            assert!(
+                !text.contains(token),
+                "{name}: the {what} shows the token: {text}"
+            );
+            assert!(text.contains("[REDACTED:private_key]"), "{name}: {what}");
+        }
+    }
+}

@@ -333,11 +333,29 @@ impl Redactor {
             keys.inside = u32::from(key_header_after_footer(line).is_some());
             return None;
         }
+        // What the line keeps beside the key's part is redacted as any line is (a token after
+        // a footer, before a header, a whole key after a footer: #49's audit).
+        let redacted = |kept: Vec<u8>| {
+            let mut out = Vec::new();
+            if self.redact(&kept, &mut out) {
+                out
+            } else {
+                kept
+            }
+        };
         if keys.inside > 0 {
             keys.inside += 1;
             if let Some(end) = key_footer_before_header(line) {
-                keys.inside = 0;
-                return Some([LABEL, &line[end..]].concat());
+                let rest = &line[end..];
+                // Another key may open after the footer (`cat a.pem b.pem`, the first without
+                // its last newline).
+                let header = key_header_after_footer(rest);
+                keys.inside = u32::from(header.is_some());
+                let kept = match header {
+                    Some(header) => [LABEL, &rest[..header], LABEL].concat(),
+                    None => [LABEL, rest].concat(),
+                };
+                return Some(redacted(kept));
             }
             if keys.inside > KEY_LINES {
                 keys.inside = 0;
@@ -347,7 +365,7 @@ impl Redactor {
         }
         let header = key_header_after_footer(line)?;
         keys.inside = 1;
-        Some([&line[..header], LABEL].concat())
+        Some(redacted([&line[..header], LABEL].concat()))
     }
 }
 
