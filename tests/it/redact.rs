@@ -670,7 +670,8 @@ fn a_long_line_redacted_keeps_the_members_a_reduction_would_drop() {
 
 /// #49's audit of keys written over lines of text: what a footer or a header line keeps beside
 /// the key was logged as written (a token after a footer, before a header, a whole key after a
-/// footer), a key opened right after a footer on the same line was not one, and the archive
+/// footer), a key opened right after a footer on the same line was not one, a line of the body
+/// that starts as JSON does (`kubectl logs --prefix`) ended the block, and the archive
 /// counted the blank lines of a block that the log passes by (so it closed the block early and
 /// showed the last lines of a long key). Neither the log nor the archive shows a body line or
 /// the token now.
@@ -711,6 +712,14 @@ fn what_a_keys_footer_or_header_line_keeps_beside_it_is_redacted() {
         (
             "blank_lines_in_the_body",
             format!("a\n{KEY_HEADER}\n{blanks}{KEY_FOOTER}\nafter\n"),
+        ),
+        (
+            "kubectl_prefixes",
+            format!(
+                "[pod/a/c] {KEY_HEADER}\n[pod/a/c] {}\n[pod/a/c] {}\n[pod/a/c] {KEY_FOOTER}\n",
+                body(1),
+                body(2)
+            ),
         ),
     ];
     for (name, input) in cases {

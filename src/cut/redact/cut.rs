@@ -326,7 +326,10 @@ impl Redactor {
     /// JSON line (whose strings hold a key whole, `\n`s and all): one ends a block.
     pub fn key_line(&self, line: &[u8], keys: &mut KeyLines) -> Option<Vec<u8>> {
         const LABEL: &[u8] = b"[REDACTED:private_key]";
-        let json = matches!(line.trim_ascii_start().first(), Some(b'{' | b'['));
+        // Inside a block, a line that only starts as JSON does (`kubectl logs --prefix` writes
+        // `[pod/name/container] ` before each line) is one of its lines of text.
+        let json = matches!(line.trim_ascii_start().first(), Some(b'{' | b'['))
+            && (keys.inside == 0 || crate::line::scan::is_valid(line, &mut Vec::new()));
         if json {
             // A JSON line ends a block, and opens one when a string of it ends after a header
             // (the body comes next, as lines of text).
