@@ -321,10 +321,7 @@ impl LineEngine {
         }
         let end = line.iter().rposition(|&b| b != b'\r').map_or(0, |p| p + 1);
         let line = &line[..end];
-        if line
-            .iter()
-            .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
-        {
+        if crate::line::is_blank(line) {
             return Outcome::Blank;
         }
         // A line of a private key written over several lines of text is replaced, whatever

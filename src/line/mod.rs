@@ -19,3 +19,9 @@ pub fn offsets(whole: &[u8], part: &[u8]) -> Option<(usize, usize)> {
     let end = start.checked_add(part.len())?;
     (end <= whole.len()).then_some((start, end))
 }
+
+/// Whether `line` is only JSON whitespace (a blank line, logged as none).
+pub fn is_blank(line: &[u8]) -> bool {
+    line.iter()
+        .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+}

@@ -18,11 +18,10 @@ pub struct Scouted {
     dirty: Vec<usize>,
     /// The bytes of the lines ruled out, newlines included.
     clean: usize,
-    /// Whether the filters looked (not while the look pauses: then no line is ruled out).
-    looked: bool,
     /// While the look pauses: the newlines that end a line holding `-----BEGIN `, ascending
-    /// (`None` when the filters looked). The worker looks for a private key's header in the
-    /// other lines no more ([`Scouted::holds_no_header`]).
+    /// (the worker looks for a private key's header in the other lines no more,
+    /// [`Scouted::holds_no_header`]); `None` when the filters looked. While it pauses, no line
+    /// is ruled out.
     headers: Option<Vec<usize>>,
 }
 
@@ -70,11 +69,10 @@ impl Redactor {
     /// of it at any grid of positions. One pass a chunk, not three calls a line: on text, a
     /// line is some hundred bytes, and the calls cost as much as the filters.
     pub fn scout(&self, chunk: &[u8]) -> Scouted {
-        let upto = memchr::memrchr(b'\n', chunk).map_or(0, |n| n + 1);
+        let upto = lines_end(chunk);
         let text = &chunk[..upto];
         let mut scouted = Scouted {
             upto,
-            looked: true,
             ..Scouted::default()
         };
         // Each filter's next position let through from `from`, as an offset in the chunk
@@ -114,16 +112,14 @@ impl Redactor {
         scouted.clean = upto - dirty;
         scouted
     }
-}
 
-impl Redactor {
     /// While the look pauses ([`Pace`]): the lines of `chunk` that hold a private key's header
     /// (`-----BEGIN `), one search of the chunk. A long line of an agent's stream that holds
     /// none need not be searched for one by the worker, which otherwise does so for every line
     /// (a key may go on over the lines of text after it): 5 ms of the worker's time on a 100 MB
     /// stream, taken by the reading thread, idle two thirds of the time there.
     pub fn headers(&self, chunk: &[u8]) -> Scouted {
-        let upto = memchr::memrchr(b'\n', chunk).map_or(0, |n| n + 1);
+        let upto = lines_end(chunk);
         let text = &chunk[..upto];
         let mut headers = Vec::new();
         let mut from = 0;
@@ -140,12 +136,22 @@ impl Redactor {
     }
 }
 
+/// Where the lines that end in `chunk` end: after its last newline.
+fn lines_end(chunk: &[u8]) -> usize {
+    memchr::memrchr(b'\n', chunk).map_or(0, |n| n + 1)
+}
+
 impl Scouted {
+    /// Whether the filters looked: not while the look paused ([`Redactor::headers`]).
+    fn looked(&self) -> bool {
+        self.headers.is_none()
+    }
+
     /// Where the lines ruled out from `at` (a line's start) end: the newline of the first line
     /// from there that the reader noted, or the end of what it looked at. Every line that ends
     /// (its newline) between `at` and this holds no secret.
     pub fn clean_until(&self, at: usize) -> usize {
-        if !self.looked {
+        if !self.looked() {
             return at;
         }
         let first = self.dirty.partition_point(|&d| d < at);
@@ -158,7 +164,7 @@ impl Scouted {
     /// reader looked at and did not note. `cursor` is where the last answer left off in the
     /// notes: the lines of a chunk are asked about in order, from 0.
     pub fn ruled_out(&self, chunk: &[u8], line: &[u8], cursor: &mut usize) -> bool {
-        self.looked && self.unnoted(&self.dirty, chunk, line, cursor)
+        self.looked() && self.unnoted(&self.dirty, chunk, line, cursor)
     }
 
     /// Whether `line` holds no `-----BEGIN `, as [`Redactor::headers`] saw while the look

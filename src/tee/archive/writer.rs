@@ -198,11 +198,8 @@ impl ArchiveFeed {
         let clean = (whole_line && ruled_out) || r.rules_out(&text[..cut]);
         // A line of a private key written over several lines of text goes as its redaction.
         // Blank lines are not counted in a key's block, as the log's engine passes them by.
-        let blank = text
-            .iter()
-            .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'));
         if whole_line
-            && !blank
+            && !crate::line::is_blank(text)
             && (self.keys.inside() || !clean)
             && let Some(replaced) = r.key_line(text, &mut self.keys)
         {
