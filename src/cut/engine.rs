@@ -117,20 +117,6 @@ enum Search {
     Found,
 }
 
-/// What the caller of [`LineEngine::process_known`] knows of a line, found for many lines at
-/// once.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Known {
-    /// `--redact`'s filters ruled the line out on the reading thread
-    /// ([`crate::cut::redact::Scouted`]): it is not looked at for secrets again.
-    pub ruled_out: bool,
-    /// The reading thread saw no key's header in the line (`Scouted::holds_no_header`).
-    pub no_key_header: bool,
-    /// Whether the line is UTF-8, found for the chunk it was cut from
-    /// ([`crate::cut::record::ChunkText`]).
-    pub text: Option<Text>,
-}
-
 /// Turns lines into log lines. Reuse one engine for many lines: its buffers are kept.
 pub struct LineEngine {
     config: EngineConfig,
@@ -223,30 +209,6 @@ impl LineEngine {
         self.keys.inside()
     }
 
-    /// [`LineEngine::process`] for a line the caller knows something of already: it logs what
-    /// [`LineEngine::process`] logs, without finding that out again.
-    pub fn process_known(&mut self, line: &[u8], known: Known, out: &mut Vec<u8>) -> Outcome {
-        self.known = known;
-        self.given = (line.as_ptr() as usize, line.len());
-        let outcome = self.process(line, out);
-        self.known = Known::default();
-        outcome
-    }
-
-    /// What the text of `line` is known to be, when it is the line given or a part of it, not a
-    /// rewritten copy. A part is UTF-8 when the line is (it is cut at ASCII bytes); it is not
-    /// when the line is not only if it is the line without its trailing CRs.
-    fn known_text(&self, line: &[u8]) -> Option<Text> {
-        let (at, len) = self.given;
-        let start = (line.as_ptr() as usize).checked_sub(at)?;
-        match self.known.text? {
-            Text::Utf8 if start + line.len() <= len => Some(Text::Utf8),
-            // Trailing CRs are text: a binary line without them is binary still.
-            text @ (Text::Lossy | Text::Binary) if start == 0 && line.len() <= len => Some(text),
-            _ => None,
-        }
-    }
-
     pub fn config(&self) -> &EngineConfig {
         &self.config
     }
@@ -319,8 +281,7 @@ impl LineEngine {
         if line == tests::PANICS {
             panic!("a bug, provoked by a test");
         }
-        let end = line.iter().rposition(|&b| b != b'\r').map_or(0, |p| p + 1);
-        let line = &line[..end];
+        let line = without_crs(line);
         if crate::line::is_blank(line) {
             return Outcome::Blank;
         }
@@ -490,10 +451,7 @@ impl LineEngine {
     fn process_line(&mut self, line: &[u8], out: &mut Vec<u8>) -> Outcome {
         let budget = self.config.max_line_bytes;
         let start = out.len();
-        // The JSON text: without a BOM and without the whitespace around it, which is not part
-        // of the value (so a line is measured, and logged, the same way whichever path it takes).
-        let json = line.strip_prefix(BOM).unwrap_or(line);
-        let json = json.trim_ascii();
+        let json = json_text(line);
         // A reduced line is always cut: what it left out must be marked.
         let fits = (budget == 0 || json.len() <= budget) && self.reduction.is_empty();
         // Text, colour codes, binary: most lines that are not JSON say so in their first byte.
@@ -502,13 +460,18 @@ impl LineEngine {
         } else if fits && self.config.omit_images && self.config.value_aware {
             self.omit_payloads(line, json, out)
         } else if fits {
-            match scan::valid_depth(json, &mut self.stack) {
-                Ok(depth) if depth <= MAX_LOG_DEPTH => {
+            // Checked by the reading thread, or here.
+            let whole = match self.known_verbatim(line) {
+                true => Ok(true),
+                false => copied_whole(json, &mut self.stack),
+            };
+            match whole {
+                Ok(true) => {
                     copy_verbatim(json, out);
                     Outcome::Verbatim
                 }
                 // Too deep for common readers: planned, so the deepest containers become markers.
-                Ok(_) => self.cut(line, json, out),
+                Ok(false) => self.cut(line, json, out),
                 Err(_) => self.non_json(line, out),
             }
         } else {
@@ -686,6 +649,7 @@ fn style(config: &EngineConfig) -> EmitStyle<'_> {
 }
 
 mod guard;
+mod known;
 mod savings;
 mod secrets;
 #[cfg(test)]
@@ -694,3 +658,5 @@ pub(crate) mod tests;
 pub(crate) use guard::guarded;
 use guard::quiet_caught_panics;
 pub use guard::{caught_panics, first_caught_panic};
+pub use known::{JsonAhead, Known};
+use known::{copied_whole, json_text, without_crs};

@@ -14,12 +14,13 @@
 //!   bound.
 
 use std::collections::VecDeque;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use crate::cut::engine::JsonAhead;
 use crate::cut::record::TextAhead;
-use crate::cut::redact::Scouted;
+use crate::cut::redact::{Pace, Redactor, Scouted};
 
 /// Input bytes that may wait for the logs while stdout goes on.
 pub const QUEUE_BYTES: usize = 8 << 20;
@@ -35,6 +36,51 @@ pub struct Ahead {
     pub scouted: Option<Scouted>,
     /// Where the text is UTF-8, when the log has had lines that are not JSON ([`TextAhead`]).
     pub text: Option<TextAhead>,
+    /// The lines that are copied whole when they fit ([`JsonAhead`]).
+    pub json: Option<JsonAhead>,
+}
+
+/// What the reading thread may do of the log worker's work, from the log's options
+/// ([`crate::tee::log::LogWriter::looks`]), and where its looks are: the reader has time while
+/// the worker is behind, and two cores do the log's work of a chunk then.
+#[derive(Default)]
+pub struct Looks {
+    /// `--redact`'s redactor: the filters look at each line ([`Redactor::scout`]), paced.
+    pub scout: Option<Arc<Redactor>>,
+    pub pace: Pace,
+    /// Set by the worker when the last chunk had a line that is not JSON: the text of the next
+    /// ones is checked ([`TextAhead`]).
+    pub text_seen: Arc<AtomicBool>,
+    /// The budget of a log line, when a line that fits is copied whole once checked: the lines
+    /// are checked ([`JsonAhead`]).
+    pub json_budget: Option<usize>,
+    pub stack: Vec<u8>,
+}
+
+impl Looks {
+    /// What the reader does of the log's work on `chunk`: nothing while the worker keeps up
+    /// (`behind` false).
+    pub fn look(&mut self, chunk: &[u8], behind: bool) -> Ahead {
+        let text = self.text_seen.load(Ordering::Relaxed);
+        if !behind {
+            return Ahead::default();
+        }
+        let scouted = self.scout.as_ref().map(|r| {
+            if !self.pace.wants() {
+                return r.headers(chunk);
+            }
+            let scouted = r.scout(chunk);
+            self.pace.saw(&scouted);
+            scouted
+        });
+        Ahead {
+            scouted,
+            text: text.then(|| TextAhead::of(chunk)).flatten(),
+            json: self
+                .json_budget
+                .map(|budget| JsonAhead::of(chunk, budget, &mut self.stack)),
+        }
+    }
 }
 
 /// What the log worker is given, in order.

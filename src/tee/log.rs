@@ -10,11 +10,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::cut::engine::{EngineConfig, Known, LineEngine, Outcome, guarded};
 use crate::cut::record::{self, ChunkText, Text};
-use crate::cut::redact::{Redactor, Scouted};
+use crate::cut::redact::Scouted;
 use crate::error::Error;
 use crate::line::agents::{Drift, Head};
 use crate::reduce::{Failure, Reducer};
-use crate::tee::handoff::Ahead;
+use crate::tee::handoff::{Ahead, Looks};
 use crate::tee::progress::Progress;
 use crate::tee::sink::LogSink;
 use crate::tee::split::{Piece, Splitter};
@@ -415,7 +415,7 @@ impl LogWriter {
             self.follow_truncation();
         }
         let mut lines = std::mem::take(&mut self.lines);
-        let (mut at, mut cursor, mut headers) = (0, 0, 0);
+        let (mut at, mut cursor, mut headers, mut copies) = (0, 0, 0, 0);
         let mut text = ChunkText::default();
         let mut text_seen = false;
         while let Some(piece) = lines.next(chunk, &mut at) {
@@ -426,6 +426,8 @@ impl LogWriter {
                         no_key_header: scouted
                             .is_some_and(|s| s.holds_no_header(chunk, line, &mut headers)),
                         text: text.of(chunk, line),
+                        verbatim: (ahead.json.as_ref())
+                            .is_some_and(|j| j.copies(chunk, line, &mut copies)),
                     },
                     Some(line),
                 ),
@@ -536,16 +538,20 @@ impl LogWriter {
         Some(&span[..clean.min(span.len())])
     }
 
-    /// Whether the last chunk had a line that is not JSON, for the reading thread: then it
-    /// checks the text of the next chunks for the worker ([`Ahead::text`]).
-    pub fn text_seen(&self) -> Arc<AtomicBool> {
-        Arc::clone(&self.text_seen)
-    }
-
-    /// `--redact`'s redactor, for the reading thread ([`Redactor::scout`]); none when no line
-    /// is looked at (no log, no stats).
-    pub fn redactor(&self) -> Option<Arc<Redactor>> {
-        self.engine.redactor().filter(|_| self.active)
+    /// What the reading thread may do of this writer's work ([`Looks`]): nothing when no line
+    /// is looked at (no log, no stats). The filters of `--redact`; the check of the lines that
+    /// fit, unless such a line is not copied whole once checked (`--omit-images`,
+    /// `--add-timestamp`).
+    pub fn looks(&self) -> Looks {
+        let config = self.engine.config();
+        let rewrites = (config.omit_images && config.value_aware) || config.add_timestamp;
+        Looks {
+            scout: (self.engine.redactor())
+                .filter(|_| self.active && !crate::cut::redact::skipped("scout")),
+            text_seen: Arc::clone(&self.text_seen),
+            json_budget: (self.active && !rewrites).then_some(config.max_line_bytes),
+            ..Looks::default()
+        }
     }
 
     /// Where the tee reports how full its queue is, when this writer paces itself by it (the

@@ -50,8 +50,6 @@ use self::splice::Splice;
 use self::stats::StatsReport;
 use self::stdout_cap::StdoutCap;
 use crate::cut::engine::{EngineConfig, LineEngine};
-use crate::cut::record::TextAhead;
-use crate::cut::redact::{Pace, Redactor};
 use crate::error::Error;
 
 /// Bytes asked of one read. Each chunk costs a hand-over between the threads (a futex wake and
@@ -358,10 +356,7 @@ where
     if let Some((signals, ignore_interrupts)) = signals {
         watch_signals(signals, Arc::clone(&handoff), ignore_interrupts, on_signal);
     }
-    let scout = log
-        .redactor()
-        .filter(|_| !crate::cut::redact::skipped("scout"));
-    let text_seen = log.text_seen();
+    let looks = log.looks();
     let reader = {
         let alive = Arc::clone(&logs_alive);
         let handoff = Arc::clone(&handoff);
@@ -370,7 +365,7 @@ where
             cap: stdout_cap,
             splice,
         };
-        std::thread::spawn(move || read_loop(input, out, mode, &handoff, alive, scout, text_seen))
+        std::thread::spawn(move || read_loop(input, out, mode, &handoff, alive, looks))
     };
     let finish = log_worker(&handoff, log, mode, logs_alive, stats);
     handoff.close();
@@ -410,8 +405,7 @@ fn read_loop<R: Read, W: Write>(
     mode: OutputError,
     handoff: &Handoff,
     logs_alive: Arc<AtomicBool>,
-    scout: Option<Arc<Redactor>>,
-    text_seen: Arc<AtomicBool>,
+    mut looks: handoff::Looks,
 ) {
     if io::IsTerminal::is_terminal(&io::stdin()) {
         // A background job that reads its terminal is stopped by SIGTTIN, and stopped it takes
@@ -420,25 +414,7 @@ fn read_loop<R: Read, W: Write>(
         // saying so, as a stop signal would end it.
         block_in_this_thread(nix::sys::signal::Signal::SIGTTIN);
     }
-    let mut pace = Pace::default();
-    let mut look = |chunk: &[u8]| {
-        let text = text_seen.load(Ordering::Relaxed);
-        if (scout.is_none() && !text) || !handoff.behind() {
-            return handoff::Ahead::default();
-        }
-        let scouted = scout.as_ref().map(|r| {
-            if !pace.wants() {
-                return r.headers(chunk);
-            }
-            let scouted = r.scout(chunk);
-            pace.saw(&scouted);
-            scouted
-        });
-        handoff::Ahead {
-            scouted,
-            text: text.then(|| TextAhead::of(chunk)).flatten(),
-        }
-    };
+    let mut look = |chunk: &[u8]| looks.look(chunk, handoff.behind());
     let mut ok = true;
     let mut capped = Vec::new();
     let mut buf = handoff.buffer();

@@ -765,3 +765,61 @@ fn a_text_record_of_exactly_the_budget_is_kept_whole() {
         }
     }
 }
+
+/// A line of a JSON stream as the reading thread may find it: valid JSON, in a form the engine
+/// trims (a BOM, whitespace, CRs), nested past the depth common readers take, cut short, with a
+/// byte that is not UTF-8 in a string, or not JSON at all.
+fn json_stream_line() -> impl Strategy<Value = Vec<u8>> {
+    let json = || json().prop_map(|v| serde_json::to_vec(&v).unwrap());
+    let bad = prop::sample::select(vec![&b"\xff"[..], b"\xc3", b"\xed\xa0\x80", b"\x01"]);
+    prop_oneof![
+        4 => json(),
+        1 => (json(), "[ \t\r]{0,3}", "[ \t\r]{0,3}", any::<bool>()).prop_map(
+            |(j, before, after, bom)| {
+                let bom = if bom { "\u{feff}" } else { "" };
+                [bom.as_bytes(), before.as_bytes(), &j, after.as_bytes()].concat()
+            }
+        ),
+        1 => (60usize..70, "[a-z0-9\"]{0,8}").prop_map(|(depth, inner)| {
+            let inner = if inner.starts_with('"') { "1".to_string() } else { format!("\"{inner}\"") };
+            format!("{}{inner}{}", "[".repeat(depth), "]".repeat(depth)).into_bytes()
+        }),
+        1 => (json(), any::<prop::sample::Index>())
+            .prop_map(|(j, at)| j[..at.index(j.len() + 1)].to_vec()),
+        1 => (r#"\{"text":"[a-z é]{0,40}"#, bad, "[a-z]{0,5}\"\\}").prop_map(|(a, bad, b)| {
+            [a.as_bytes(), bad, b.as_bytes()].concat()
+        }),
+        1 => text_line(),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: common::cases(256), ..ProptestConfig::default() })]
+
+    /// While the log worker is behind, the reading thread checks each line of a chunk that the
+    /// engine would copy whole when it fits (`JsonAhead`), and the worker copies those without
+    /// checking them again: each line's log line is the one the engine writes for it alone,
+    /// wherever the chunks are cut and when bytes were added to a chunk after its look.
+    #[test]
+    fn json_lines_checked_by_the_reader_are_logged_as_each_alone(
+        lines in prop::collection::vec(json_stream_line(), 1..30),
+        budget in prop::sample::select(vec![0usize, 128, 512, 5120]),
+    ) {
+        let mut input = Vec::new();
+        for line in &lines {
+            input.extend_from_slice(line);
+            input.push(b'\n');
+        }
+        let config = common::config(budget);
+        let mut engine = LineEngine::new(config.clone());
+        let mut want = Vec::new();
+        for line in input.split(|&b| b == b'\n').take(lines.len()) {
+            engine.process(line, &mut want);
+        }
+        prop_assert_eq!(engine.panics(), 0, "a caught panic is a bug");
+        for (chunk, added) in [(input.len(), 0), (300, 0), (300, 101), (97, 40), (1, 0)] {
+            let log = common::log_looked_ahead(&input, &config, chunk.max(1), added);
+            prop_assert!(log == want, "chunk {} added {}:\n{}\n{}", chunk, added, common::show(&log), common::show(&want));
+        }
+    }
+}

@@ -304,25 +304,26 @@ pub fn log_of(input: &[u8], config: &EngineConfig, chunk: usize) -> Vec<u8> {
     buf.contents()
 }
 
-/// The log of `input` fed in chunks of `chunk` bytes, each with the text's check the reading
-/// thread makes while the log worker is behind (`TextAhead`), made before the last `added`
-/// bytes of each chunk were there (as when a read is copied into a chunk already queued).
+/// The log of `input` fed in chunks of `chunk` bytes, each with what the reading thread does of
+/// the log's work while the log worker is behind (`Looks::look`: the text's check, the check of
+/// the lines that fit, `--redact`'s filters), made before the last `added` bytes of each chunk
+/// were there (as when a read is copied into a chunk already queued). The text is checked
+/// ahead whether or not the chunk before had a line of text.
 pub fn log_looked_ahead(
     input: &[u8],
     config: &EngineConfig,
     chunk: usize,
     added: usize,
 ) -> Vec<u8> {
-    use smart_tee::cut::record::TextAhead;
-    use smart_tee::tee::handoff::Ahead;
     let buf = SharedBuffer::default();
     let sink = LogSink::new("test.log".as_ref(), Box::new(buf.clone()));
     let mut log = LogWriter::new(LineEngine::new(config.clone()), vec![sink]);
+    let mut looks = log.looks();
     for c in input.chunks(chunk) {
-        let ahead = Ahead {
-            scouted: None,
-            text: TextAhead::of(&c[..c.len().saturating_sub(added)]),
-        };
+        looks
+            .text_seen
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        let ahead = looks.look(&c[..c.len().saturating_sub(added)], true);
         assert!(log.feed_ahead(c, &ahead).is_empty());
     }
     assert!(log.finish().is_empty());
