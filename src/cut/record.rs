@@ -23,7 +23,7 @@ mod binary;
 mod escape;
 mod text_run;
 pub use binary::starts_binary;
-pub use text_run::{TextRun, write_text_run};
+pub use text_run::{RunsAhead, TextRun, write_text_run};
 
 /// The `type` of the record that holds a line that is not JSON.
 pub const NON_JSON: &str = "non_json";

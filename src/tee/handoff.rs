@@ -19,7 +19,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::cut::engine::JsonAhead;
-use crate::cut::record::TextAhead;
+use crate::cut::record::{RunsAhead, TextAhead};
 use crate::cut::redact::{Pace, Redactor, Scouted};
 
 /// Input bytes that may wait for the logs while stdout goes on.
@@ -38,6 +38,8 @@ pub struct Ahead {
     pub text: Option<TextAhead>,
     /// The lines that are copied whole when they fit ([`JsonAhead`]).
     pub json: Option<JsonAhead>,
+    /// The runs of plain lines of text, written ([`RunsAhead`]).
+    pub runs: Option<RunsAhead>,
 }
 
 /// What the reading thread may do of the log worker's work, from the log's options
@@ -54,6 +56,9 @@ pub struct Looks {
     /// The budget of a log line, when a line that fits is copied whole once checked: the lines
     /// are checked ([`JsonAhead`]).
     pub json_budget: Option<usize>,
+    /// The budget and the longest line of a run of plain lines of text, when the log writes
+    /// such runs: with the text checked, they are written ([`RunsAhead`]).
+    pub text_runs: Option<(usize, usize)>,
     pub stack: Vec<u8>,
 }
 
@@ -73,12 +78,16 @@ impl Looks {
             self.pace.saw(&scouted);
             scouted
         });
+        let text = text.then(|| TextAhead::of(chunk)).flatten();
+        let runs = (text.as_ref().zip(self.text_runs))
+            .map(|(text, (budget, cap))| RunsAhead::of(chunk, text, budget, cap));
         Ahead {
             scouted,
-            text: text.then(|| TextAhead::of(chunk)).flatten(),
+            text,
             json: self
                 .json_budget
                 .map(|budget| JsonAhead::of(chunk, budget, &mut self.stack)),
+            runs,
         }
     }
 }

@@ -21,6 +21,7 @@
 //! stream never does.
 
 pub mod archive;
+mod big_line;
 pub mod decompress;
 pub mod fd;
 pub mod handoff;

@@ -141,23 +141,25 @@ fn secrets_split_across_reads_are_redacted() {
 /// with `paused`, searched for private keys' headers alone, as while the look pauses
 /// (`Redactor::headers`).
 fn log_scouted(input: &[u8], config: &EngineConfig, chunk: usize, paused: bool) -> Vec<u8> {
-    use smart_tee::cut::engine::JsonAhead;
     use smart_tee::tee::sink::LogSink;
     use smart_tee::{LineEngine, LogWriter};
     let buf = common::SharedBuffer::default();
     let sink = LogSink::new("test.log".as_ref(), Box::new(buf.clone()));
     let mut log = LogWriter::new(LineEngine::new(config.clone()), vec![sink]);
-    let redactor = log.looks().scout.expect("--redact");
+    let mut looks = log.looks();
+    let redactor = looks.scout.clone().expect("--redact");
     for c in input.chunks(chunk) {
-        let ahead = smart_tee::tee::handoff::Ahead {
-            scouted: Some(if paused {
-                redactor.headers(c)
-            } else {
-                redactor.scout(c)
-            }),
-            text: smart_tee::cut::record::TextAhead::of(c),
-            json: (!paused).then(|| JsonAhead::of(c, config.max_line_bytes, &mut Vec::new())),
-        };
+        // All the reader's looks (the lines checked, the runs of text written), with the
+        // filters' look made at every chunk, or paused.
+        looks
+            .text_seen
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        let mut ahead = looks.look(c, true);
+        ahead.scouted = Some(if paused {
+            redactor.headers(c)
+        } else {
+            redactor.scout(c)
+        });
         assert!(log.feed_ahead(c, &ahead).is_empty());
     }
     assert!(log.finish().is_empty());

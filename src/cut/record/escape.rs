@@ -135,6 +135,11 @@ pub struct TextAhead {
 }
 
 impl TextAhead {
+    /// The bytes of the chunk found UTF-8: from its first newline.
+    pub(super) fn utf8(&self) -> std::ops::Range<usize> {
+        self.text.from..self.text.to
+    }
+
     /// `None` when the chunk has no newline.
     pub fn of(chunk: &[u8]) -> Option<TextAhead> {
         let newline = memchr::memchr(b'\n', chunk)?;

@@ -5,7 +5,7 @@
 //! more of the engine (a cut, a CR to drop, a line that may be JSON) ends the run, and the
 //! engine takes it.
 
-use super::escape::{Runs, push_escape};
+use super::escape::{Runs, TextAhead, push_escape};
 use super::{NON_JSON, open_record, record_overhead};
 use crate::line::scan;
 use crate::line::strings::{BlockLoop, Masks, TextMasks, block_at, byte_set, run_block_loop};
@@ -71,6 +71,69 @@ pub fn write_text_run(
         out,
         out_max,
     })
+}
+
+/// The runs of plain lines of a chunk, written by the reading thread while the log worker is
+/// behind ([`crate::tee::handoff::Looks`]): from each line of the part found UTF-8
+/// ([`TextAhead`]) that a run may start at, a run as [`write_text_run`] writes it, where the
+/// worker, after a line of text, would write it. A run's records are the same wherever it
+/// starts or stops (each is the one the engine writes for its line alone), so the worker takes
+/// a run that starts where its own would and ends within the text it may write, and writes its
+/// own otherwise. The records of a chunk stop at about the chunk's length.
+#[derive(Debug, Default)]
+pub struct RunsAhead {
+    /// Each run: where it starts in the chunk, what it wrote, and where its records end in
+    /// `records`.
+    runs: Vec<(usize, TextRun, usize)>,
+    records: Vec<u8>,
+}
+
+impl RunsAhead {
+    /// The runs of `chunk`, in its part found UTF-8 (`text`), with the budget and the longest
+    /// line of [`write_text_run`].
+    pub fn of(chunk: &[u8], text: &TextAhead, budget: usize, max_line: usize) -> RunsAhead {
+        let mut ahead = RunsAhead::default();
+        let span = text.utf8();
+        // The chunk's first line may be the end of one the chunk before began.
+        let mut at = span.start + 1;
+        while at < span.end && ahead.records.len() < chunk.len() {
+            let cap = chunk.len();
+            let run = write_text_run(
+                &chunk[at..span.end],
+                budget,
+                max_line,
+                &mut ahead.records,
+                cap,
+            );
+            if run.lines > 0 {
+                ahead.runs.push((at, run, ahead.records.len()));
+                at += run.bytes;
+            }
+            // The line the run stopped before is the engine's: the next run may start after it.
+            match memchr::memchr(b'\n', &chunk[at..span.end]) {
+                Some(newline) => at += newline + 1,
+                None => break,
+            }
+        }
+        ahead
+    }
+
+    /// The run that starts at `at` and ends within `len` bytes, and its records. `cursor` is
+    /// where the last answer left off: a chunk's runs are asked for in order, from 0.
+    pub fn at(&self, at: usize, len: usize, cursor: &mut usize) -> Option<(TextRun, &[u8])> {
+        while self
+            .runs
+            .get(*cursor)
+            .is_some_and(|&(start, ..)| start < at)
+        {
+            *cursor += 1;
+        }
+        let &(start, run, end) = self.runs.get(*cursor)?;
+        let from = cursor
+            .checked_sub(1)
+            .map_or(0, |before| self.runs[before].2);
+        (start == at && run.bytes <= len).then(|| (run, &self.records[from..end]))
+    }
 }
 
 struct Run<'a, 'b> {
@@ -158,6 +221,44 @@ mod tests {
         let mut out = b"before\n".to_vec();
         let run = write_text_run(text, budget, usize::MAX, &mut out, out_max);
         (String::from_utf8(out).unwrap(), run)
+    }
+
+    /// The reading thread's runs start after the chunk's first newline and after each line a
+    /// run stops before (the engine's), as the worker's would; their records are those the
+    /// worker writes, and stop at about the chunk's length.
+    #[test]
+    fn the_runs_written_ahead_start_where_the_workers_would() {
+        // The first line is long: the records stop at the chunk's length.
+        let chunk = [
+            &[b'x'; 300][..],
+            b"\na\nb\n{\"x\":1}\nc\nd\n7\n\ne\nunfinished",
+        ]
+        .concat();
+        let chunk = &chunk[..];
+        let text = TextAhead::of(chunk).unwrap();
+        let ahead = RunsAhead::of(chunk, &text, 5120, usize::MAX);
+        let starts: Vec<(usize, u64)> = ahead.runs.iter().map(|&(s, r, _)| (s, r.lines)).collect();
+        assert_eq!(starts, [(301, 2), (313, 2), (320, 1)]);
+        let mut cursor = 0;
+        let rest = chunk.len() - 313;
+        let (run, records) = ahead.at(313, rest, &mut cursor).unwrap();
+        let mut want = Vec::new();
+        assert_eq!(
+            write_text_run(&chunk[313..], 5120, usize::MAX, &mut want, 1 << 20),
+            run
+        );
+        assert_eq!(records, want);
+        // Not where no run starts, nor one longer than the text the worker may write.
+        assert_eq!(ahead.at(317, rest, &mut 0), None);
+        assert_eq!(ahead.at(320, 1, &mut 0), None);
+        let long = "line of text\n".repeat(100);
+        let text = TextAhead::of(long.as_bytes()).unwrap();
+        let ahead = RunsAhead::of(long.as_bytes(), &text, 5120, usize::MAX);
+        let records = ahead.records.len();
+        assert!(
+            (long.len()..long.len() + 64).contains(&records),
+            "{records}"
+        );
     }
 
     #[test]
