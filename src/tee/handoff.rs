@@ -56,6 +56,9 @@ pub struct Looks {
     /// The budget of a log line, when a line that fits is copied whole once checked: the lines
     /// are checked ([`JsonAhead`]).
     pub json_budget: Option<usize>,
+    /// Paused after a chunk where the check found less than half its lines copied whole (text,
+    /// random bytes: the worker does not check those lines at all).
+    pub json_pace: Pace,
     /// The budget and the longest line of a run of plain lines of text, when the log writes
     /// such runs: with the text checked, they are written ([`RunsAhead`]).
     pub text_runs: Option<(usize, usize)>,
@@ -64,18 +67,27 @@ pub struct Looks {
 
 impl Looks {
     /// What the reader does of the log's work on `chunk`: nothing while the worker keeps up
-    /// (`behind` false).
+    /// (`behind` false). A panic in a look (a bug) is caught and counted, as the engine's are,
+    /// and costs the chunk its look, never the stream: the worker does that work itself.
     pub fn look(&mut self, chunk: &[u8], behind: bool) -> Ahead {
-        let text = self.text_seen.load(Ordering::Relaxed);
         if !behind {
             return Ahead::default();
         }
+        crate::cut::engine::guarded(|| self.look_unguarded(chunk)).unwrap_or_default()
+    }
+
+    fn look_unguarded(&mut self, chunk: &[u8]) -> Ahead {
+        #[cfg(test)]
+        if chunk.starts_with(crate::cut::engine::tests::PANICS) {
+            panic!("a bug, provoked by a test");
+        }
+        let text = self.text_seen.load(Ordering::Relaxed);
         let scouted = self.scout.as_ref().map(|r| {
             if !self.pace.wants() {
                 return r.headers(chunk);
             }
             let scouted = r.scout(chunk);
-            self.pace.saw(&scouted);
+            self.pace.saw(scouted.worth_it());
             scouted
         });
         let text = text.then(|| TextAhead::of(chunk)).flatten();
@@ -84,9 +96,13 @@ impl Looks {
         Ahead {
             scouted,
             text,
-            json: self
-                .json_budget
-                .map(|budget| JsonAhead::of(chunk, budget, &mut self.stack)),
+            json: (self.json_budget)
+                .filter(|_| self.json_pace.wants())
+                .map(|budget| {
+                    let json = JsonAhead::of(chunk, budget, &mut self.stack);
+                    self.json_pace.saw(json.worth_it());
+                    json
+                }),
             runs,
         }
     }
@@ -354,6 +370,23 @@ impl Handoff {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A bug in the reader's look costs that chunk its look, and the next chunks are looked at
+    /// as before: the reading thread, which feeds stdout, goes on.
+    #[test]
+    fn a_panic_in_the_readers_look_costs_the_chunk_its_look() {
+        let mut looks = Looks {
+            json_budget: Some(5120),
+            ..Looks::default()
+        };
+        let caught = crate::cut::engine::caught_panics();
+        let chunk = [crate::cut::engine::tests::PANICS, b"\n[1]\n"].concat();
+        let ahead = looks.look(&chunk, true);
+        assert!(ahead.json.is_none());
+        assert!(crate::cut::engine::caught_panics() > caught);
+        let ahead = looks.look(b"[1]\n[2]\n", true);
+        assert!(ahead.json.is_some_and(|j| j.worth_it()));
+    }
 
     fn chunk(h: &Handoff, bytes: &[u8]) -> Option<Sent> {
         let mut buf = h.buffer();

@@ -52,6 +52,8 @@ pub(super) fn copied_whole(json: &[u8], stack: &mut Vec<u8>) -> Result<bool, sca
 #[derive(Debug, Default)]
 pub struct JsonAhead {
     ends: Vec<u32>,
+    /// The lines checked.
+    lines: usize,
 }
 
 /// The bytes of a chunk for each line [`JsonAhead`] notes, at most.
@@ -61,7 +63,7 @@ impl JsonAhead {
     /// Checks the lines of `chunk` that end in it (the first may be the end of a line the chunk
     /// before began: it is checked as the bytes it is, which is all the worker asks of them).
     pub fn of(chunk: &[u8], budget: usize, stack: &mut Vec<u8>) -> JsonAhead {
-        let mut ends = Vec::new();
+        let (mut ends, mut lines) = (Vec::new(), 0);
         let most = chunk.len() / PER_LINE;
         let mut start = 0;
         for end in memchr::memchr_iter(b'\n', chunk) {
@@ -69,6 +71,7 @@ impl JsonAhead {
             if ends.len() == most {
                 break;
             }
+            lines += 1;
             let json = json_text(without_crs(&chunk[start..end]));
             if (budget == 0 || json.len() <= budget)
                 && json.first().is_some_and(|&b| scan::can_start_value(b))
@@ -78,7 +81,13 @@ impl JsonAhead {
             }
             start = end + 1;
         }
-        JsonAhead { ends }
+        JsonAhead { ends, lines }
+    }
+
+    /// Whether the check was worth its time: at least half the lines checked are copied whole
+    /// (the reader's pace, [`crate::cut::redact::Pace`]).
+    pub fn worth_it(&self) -> bool {
+        self.ends.len() * 2 >= self.lines
     }
 
     /// Whether `line` (without its newline) is one of the lines of `chunk` found to be copied

@@ -32,7 +32,8 @@ pub struct Scouted {
 /// go on; base64 images still show `eyJ`, `xox`, `AIza` by chance), went 12% faster without it, while
 /// text and short lines go twice and one and a half times as fast with it
 /// (`ONLY=filters benches/compare.sh`). So after a chunk with less than half its bytes ruled
-/// out, the reader does not look at the next [`PAUSE`] chunks, then looks again.
+/// out, the reader does not look at the next [`PAUSE`] chunks, then looks again. The check of
+/// the lines that fit (`JsonAhead`) is paced the same way, by its own measure.
 #[derive(Debug, Default)]
 pub struct Pace {
     paused: u32,
@@ -51,9 +52,9 @@ impl Pace {
         false
     }
 
-    /// What the look at a chunk found.
-    pub fn saw(&mut self, scouted: &Scouted) {
-        if scouted.clean * 2 < scouted.upto {
+    /// Whether the look at a chunk was worth it.
+    pub fn saw(&mut self, worth_it: bool) {
+        if !worth_it {
             self.paused = PAUSE;
         }
     }
@@ -157,6 +158,12 @@ impl Scouted {
         let first = self.dirty.partition_point(|&d| d < at);
         let noted = self.dirty.get(first).copied().unwrap_or(usize::MAX);
         noted.min(self.upto).max(at)
+    }
+
+    /// Whether the look was worth its time ([`Pace`]): at least half the bytes it looked at are
+    /// in lines it ruled out.
+    pub fn worth_it(&self) -> bool {
+        self.clean * 2 >= self.upto
     }
 
     /// Whether `line` (without its newline) was ruled out by the reader: true only when it is
@@ -308,15 +315,18 @@ mod tests {
         let mut pace = Pace::default();
         for _ in 0..3 {
             assert!(pace.wants());
-            pace.saw(&r.scout(format!("{clean}{dirty}").as_bytes()));
+            pace.saw(r.scout(format!("{clean}{dirty}").as_bytes()).worth_it());
         }
         assert!(pace.wants());
-        pace.saw(&r.scout(format!("{dirty}{clean}{dirty}").as_bytes()));
+        pace.saw(
+            r.scout(format!("{dirty}{clean}{dirty}").as_bytes())
+                .worth_it(),
+        );
         for _ in 0..PAUSE {
             assert!(!pace.wants());
         }
         assert!(pace.wants());
-        pace.saw(&r.scout(clean.as_bytes()));
+        pace.saw(r.scout(clean.as_bytes()).worth_it());
         assert!(pace.wants());
     }
 
