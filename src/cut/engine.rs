@@ -493,14 +493,7 @@ impl LineEngine {
     #[cold]
     fn non_json(&mut self, line: &[u8], out: &mut Vec<u8>) -> Outcome {
         let text = self.known_text(line).unwrap_or_else(|| Text::of(line));
-        record::emit_text_record(
-            NON_JSON,
-            line,
-            text,
-            self.config.max_line_bytes,
-            &self.style(),
-            out,
-        );
+        write_non_json(&self.config, line, text, out);
         Outcome::NonJson
     }
 
@@ -640,6 +633,13 @@ fn copy_verbatim(json: &[u8], out: &mut Vec<u8>) {
     }
 }
 
+/// The log line of a line that is not JSON, without its newline: a `non_json` record of its
+/// text, known to be `text` ([`Text::of`]).
+fn write_non_json(config: &EngineConfig, line: &[u8], text: Text, out: &mut Vec<u8>) {
+    let budget = config.max_line_bytes;
+    record::emit_text_record(NON_JSON, line, text, budget, &style(config), out);
+}
+
 /// How the emitter writes markers, from the config.
 fn style(config: &EngineConfig) -> EmitStyle<'_> {
     EmitStyle {
@@ -658,5 +658,5 @@ pub(crate) mod tests;
 pub(crate) use guard::guarded;
 use guard::quiet_caught_panics;
 pub use guard::{caught_panics, first_caught_panic};
-pub use known::{JsonAhead, Known};
+pub use known::{Found, Known, LinesAhead, RECORDS_MIN};
 use known::{copied_whole, json_text, without_crs};

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::cut::engine::JsonAhead;
+use crate::cut::engine::{EngineConfig, LinesAhead};
 use crate::cut::record::{RunsAhead, TextAhead};
 use crate::cut::redact::{Pace, Redactor, Scouted};
 
@@ -36,8 +36,9 @@ pub struct Ahead {
     pub scouted: Option<Scouted>,
     /// Where the text is UTF-8, when the log has had lines that are not JSON ([`TextAhead`]).
     pub text: Option<TextAhead>,
-    /// The lines that are copied whole when they fit ([`JsonAhead`]).
-    pub json: Option<JsonAhead>,
+    /// The lines that are copied whole when they fit, and the records of the lines that are
+    /// not JSON ([`LinesAhead`]).
+    pub lines: Option<LinesAhead>,
     /// The runs of plain lines of text, written ([`RunsAhead`]).
     pub runs: Option<RunsAhead>,
 }
@@ -53,12 +54,15 @@ pub struct Looks {
     /// Set by the worker when the last chunk had a line that is not JSON: the text of the next
     /// ones is checked ([`TextAhead`]).
     pub text_seen: Arc<AtomicBool>,
-    /// The budget of a log line, when a line that fits is copied whole once checked: the lines
-    /// are checked ([`JsonAhead`]).
-    pub json_budget: Option<usize>,
-    /// Paused after a chunk where the check found less than half its lines copied whole (text,
-    /// random bytes: the worker does not check those lines at all).
-    pub json_pace: Pace,
+    /// The log's engine configuration, when the lines are looked at ([`LinesAhead`]): a line
+    /// that fits is copied whole once checked (`whole`), a line that is not JSON is logged as
+    /// its record alone (`records`).
+    pub lines: Option<EngineConfig>,
+    pub whole: bool,
+    pub records: bool,
+    /// Paused after a chunk where less than half the lines were noted (text, whose runs are
+    /// written instead; JSON lines over the budget).
+    pub lines_pace: Pace,
     /// The budget and the longest line of a run of plain lines of text, when the log writes
     /// such runs: with the text checked, they are written ([`RunsAhead`]).
     pub text_runs: Option<(usize, usize)>,
@@ -93,16 +97,19 @@ impl Looks {
         let text = text.then(|| TextAhead::of(chunk)).flatten();
         let runs = (text.as_ref().zip(self.text_runs))
             .map(|(text, (budget, cap))| RunsAhead::of(chunk, text, budget, cap));
+        let records = self.records && runs.is_none();
+        let lines = match &self.lines {
+            Some(config) if (self.whole || records) && self.lines_pace.wants() => {
+                let lines = LinesAhead::of(chunk, config, self.whole, records, &mut self.stack);
+                self.lines_pace.saw(lines.worth_it());
+                Some(lines)
+            }
+            _ => None,
+        };
         Ahead {
             scouted,
             text,
-            json: (self.json_budget)
-                .filter(|_| self.json_pace.wants())
-                .map(|budget| {
-                    let json = JsonAhead::of(chunk, budget, &mut self.stack);
-                    self.json_pace.saw(json.worth_it());
-                    json
-                }),
+            lines,
             runs,
         }
     }
@@ -112,7 +119,7 @@ impl Looks {
 pub enum Msg {
     /// A buffer, how many of its bytes were read, and what the reading thread did of the
     /// log's work on them ([`Ahead`]).
-    Chunk(Buf, usize, Ahead),
+    Chunk(Buf, usize, Box<Ahead>),
     /// End of input; false if reading or stdout had a diagnosed error.
     End(bool),
     /// Log what is queued and what is pending, then exit with this status.
@@ -251,7 +258,8 @@ impl Handoff {
             *len += n;
             return Some(Sent::Copied);
         }
-        s.items.push_back(Msg::Chunk(Arc::clone(buf), n, ahead));
+        s.items
+            .push_back(Msg::Chunk(Arc::clone(buf), n, Box::new(ahead)));
         let next = s.spare.pop();
         let wake = s.worker_waits;
         drop(s);
@@ -376,16 +384,17 @@ mod tests {
     #[test]
     fn a_panic_in_the_readers_look_costs_the_chunk_its_look() {
         let mut looks = Looks {
-            json_budget: Some(5120),
+            lines: Some(EngineConfig::default()),
+            whole: true,
             ..Looks::default()
         };
         let caught = crate::cut::engine::caught_panics();
         let chunk = [crate::cut::engine::tests::PANICS, b"\n[1]\n"].concat();
         let ahead = looks.look(&chunk, true);
-        assert!(ahead.json.is_none());
+        assert!(ahead.lines.is_none());
         assert!(crate::cut::engine::caught_panics() > caught);
         let ahead = looks.look(b"[1]\n[2]\n", true);
-        assert!(ahead.json.is_some_and(|j| j.worth_it()));
+        assert!(ahead.lines.is_some_and(|j| j.worth_it()));
     }
 
     fn chunk(h: &Handoff, bytes: &[u8]) -> Option<Sent> {

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::cut::engine::{Known, LineEngine, Outcome};
+use crate::cut::engine::{Found, Known, LineEngine, Outcome};
 use crate::cut::record::{self, ChunkText, Text};
 use crate::cut::redact::Scouted;
 use crate::error::Error;
@@ -255,25 +255,30 @@ impl LogWriter {
             self.follow_truncation();
         }
         let mut lines = std::mem::take(&mut self.lines);
-        let (mut at, mut cursor, mut headers, mut copies, mut runs) = (0, 0, 0, 0, 0);
+        let (mut at, mut cursor, mut headers, mut noted, mut runs) = (0, 0, 0, 0, 0);
         let mut text = ChunkText::default();
         let mut text_seen = false;
         while let Some(piece) = lines.next(chunk, &mut at) {
-            let (known, whole) = match piece {
-                Piece::Line(line) => (
-                    Known {
+            let (known, whole, record) = match piece {
+                Piece::Line(line) => {
+                    let found =
+                        (ahead.lines.as_ref()).and_then(|l| l.find(chunk, line, &mut noted));
+                    let known = Known {
                         ruled_out: scouted.is_some_and(|s| s.ruled_out(chunk, line, &mut cursor)),
                         no_key_header: scouted
                             .is_some_and(|s| s.holds_no_header(chunk, line, &mut headers)),
                         text: text.of(chunk, line),
-                        verbatim: (ahead.json.as_ref())
-                            .is_some_and(|j| j.copies(chunk, line, &mut copies)),
-                    },
-                    Some(line),
-                ),
-                _ => (Known::default(), None),
+                        verbatim: found == Some(Found::Whole),
+                    };
+                    let record = match found {
+                        Some(Found::Record(record)) => Some(record),
+                        _ => None,
+                    };
+                    (known, Some(line), record)
+                }
+                _ => (Known::default(), None, None),
             };
-            let outcome = self.piece(piece, true, known);
+            let outcome = self.piece(piece, true, known, record);
             if let Some(line) = whole
                 && outcome == Some(Outcome::NonJson)
                 && known.text != Some(Text::Utf8)
@@ -389,15 +394,18 @@ impl LogWriter {
     /// What the reading thread may do of this writer's work ([`Looks`]): nothing when no line
     /// is looked at (no log, no stats). The filters of `--redact`; the check of the lines that
     /// fit, unless such a line is not copied whole once checked (`--omit-images`,
-    /// `--add-timestamp`).
+    /// `--add-timestamp`); the records of lines that are not JSON, unless a line may be
+    /// rewritten first (`--redact`, `--add-timestamp`); the runs of plain lines of text.
     pub fn looks(&self) -> Looks {
         let config = self.engine.config();
-        let rewrites = (config.omit_images && config.value_aware) || config.add_timestamp;
+        let redacts = self.engine.redactor().is_some();
         Looks {
             scout: (self.engine.redactor())
                 .filter(|_| self.active && !crate::cut::redact::skipped("scout")),
             text_seen: Arc::clone(&self.text_seen),
-            json_budget: (self.active && !rewrites).then_some(config.max_line_bytes),
+            lines: self.active.then(|| config.clone()),
+            whole: !(config.add_timestamp || config.omit_images && config.value_aware),
+            records: !redacts && !config.add_timestamp,
             text_runs: (self.active && self.may_write_text_runs())
                 .then(|| (config.max_line_bytes, line_cap(config))),
             ..Looks::default()
@@ -430,14 +438,22 @@ impl LogWriter {
     /// `known`: what is known of the piece, when it is a line. Returns what became of the line
     /// the piece ends, if any.
     #[inline]
-    fn piece(&mut self, piece: Piece, newline: bool, known: Known) -> Option<Outcome> {
+    /// Logs a piece of input; `record` is the log line of a whole line that is not JSON, written
+    /// by the reading thread ([`crate::cut::engine::LinesAhead`]).
+    fn piece(
+        &mut self,
+        piece: Piece,
+        newline: bool,
+        known: Known,
+        record: Option<&[u8]>,
+    ) -> Option<Outcome> {
         let before = self.batch.len();
         let ends = matches!(piece, Piece::Line(_) | Piece::End(_));
         if let Some(a) = self.archive.as_mut() {
             a.piece(&piece, known.ruled_out);
         }
         let outcome = match BigLine::follow(&mut self.big, self.engine.config(), piece) {
-            Next::Line(line) => Some(self.line(line, known)),
+            Next::Line(line) => Some(self.line(line, known, record)),
             Next::Big(big) => Some(self.big_line(*big, !newline)),
             Next::Nothing => None,
         };
@@ -485,7 +501,7 @@ impl LogWriter {
                 }
                 (_, piece) => piece,
             };
-            self.piece(piece, false, Known::default());
+            self.piece(piece, false, Known::default(), None);
         }
         self.lines = lines;
         self.write_batch(&mut errors);
@@ -501,14 +517,20 @@ impl LogWriter {
         errors
     }
 
-    fn line(&mut self, line: &[u8], known: Known) -> Outcome {
+    fn line(&mut self, line: &[u8], known: Known, record: Option<&[u8]>) -> Outcome {
         if line.len() > line_cap(self.engine.config()) {
             // Whatever the read sizes, a line past the cap is logged the same way.
             let big = BigLine::start(self.engine.config(), line);
             return self.big_line(big, false);
         }
         let before = self.batch.len();
-        let outcome = self.engine.process_known(line, known, &mut self.batch);
+        let outcome = match record {
+            Some(record) => {
+                self.batch.extend_from_slice(record);
+                Outcome::NonJson
+            }
+            None => self.engine.process_known(line, known, &mut self.batch),
+        };
         self.stats.count(outcome);
         self.stats.bytes_logged += (self.batch.len() - before) as u64;
         self.watch(before);

@@ -730,8 +730,10 @@ proptest! {
             prop_assert!(log == want, "chunk {}:\n{}\n{}", chunk, common::show(&log), common::show(&want));
         }
         for (chunk, added) in [(input.len(), 0), (300, 0), (300, 101), (97, 40)] {
-            let log = common::log_looked_ahead(&input, &config, chunk.max(1), added);
-            prop_assert!(log == want, "chunk {} added {}:\n{}\n{}", chunk, added, common::show(&log), common::show(&want));
+            for text in [true, false] {
+                let log = common::log_looked_ahead(&input, &config, chunk.max(1), added, text);
+                prop_assert!(log == want, "chunk {} added {} text {}:\n{}\n{}", chunk, added, text, common::show(&log), common::show(&want));
+            }
         }
     }
 }
@@ -818,8 +820,10 @@ proptest! {
         }
         prop_assert_eq!(engine.panics(), 0, "a caught panic is a bug");
         for (chunk, added) in [(input.len(), 0), (300, 0), (300, 101), (97, 40), (1, 0)] {
-            let log = common::log_looked_ahead(&input, &config, chunk.max(1), added);
-            prop_assert!(log == want, "chunk {} added {}:\n{}\n{}", chunk, added, common::show(&log), common::show(&want));
+            for text in [true, false] {
+                let log = common::log_looked_ahead(&input, &config, chunk.max(1), added, text);
+                prop_assert!(log == want, "chunk {} added {} text {}:\n{}\n{}", chunk, added, text, common::show(&log), common::show(&want));
+            }
         }
     }
 }

@@ -3,7 +3,7 @@
 //! worker is behind, for `--redact`'s filters ([`crate::cut::redact::Scouted`]) and for the
 //! check every line that fits is given before it is copied ([`JsonAhead`]).
 
-use super::{BOM, LineEngine, MAX_LOG_DEPTH, Outcome};
+use super::{BOM, EngineConfig, LineEngine, MAX_LOG_DEPTH, Outcome, write_non_json};
 use crate::cut::record::Text;
 use crate::line::scan;
 
@@ -44,70 +44,122 @@ pub(super) fn copied_whole(json: &[u8], stack: &mut Vec<u8>) -> Result<bool, sca
     scan::valid_depth(json, stack).map(|depth| depth <= MAX_LOG_DEPTH)
 }
 
-/// The lines of a chunk that the engine copies whole when they fit ([`copied_whole`]), checked
-/// by the reading thread: the newline of each, in order. Only lines of at most the budget are
-/// checked, and only those that start as a JSON value may be: the others cost the reader one
-/// comparison. At most one line in [`PER_LINE`] bytes of the chunk is noted (the worker checks
-/// the lines after), so that the notes of the chunks queued stay within a sixteenth of them.
+/// What the reading thread found of the lines of a chunk, for the log worker: the lines the
+/// engine copies whole when they fit ([`copied_whole`]), and, when asked, the log line of each
+/// line that is not JSON (the record [`write_non_json`] writes: text, binary, colour codes).
+/// Only lines of at most the budget are checked, and only those that start as a JSON value
+/// may be copied whole: the others cost one comparison. At most one line in [`PER_LINE`] bytes
+/// of the chunk is noted (or [`PER_LINE`] lines), and records of about the chunk's length (or
+/// [`RECORDS_MIN`] bytes; the worker does the lines after), so that the notes of the chunks
+/// queued stay within about twice their bytes.
 #[derive(Debug, Default)]
-pub struct JsonAhead {
-    ends: Vec<u32>,
-    /// The lines checked.
+pub struct LinesAhead {
+    /// Each line noted: its newline, and where its record ends in `records` (a line copied
+    /// whole has none: where the record before ends).
+    notes: Vec<(u32, u32)>,
+    records: Vec<u8>,
+    /// The lines looked at.
     lines: usize,
 }
 
-/// The bytes of a chunk for each line [`JsonAhead`] notes, at most.
+/// What [`LinesAhead`] found of a line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Found<'a> {
+    /// Copied whole when it fits.
+    Whole,
+    /// Not JSON: its log line, newline included.
+    Record(&'a [u8]),
+}
+
+/// The bytes of a chunk for each line [`LinesAhead`] notes, at most.
 const PER_LINE: usize = 64;
 
-impl JsonAhead {
-    /// Checks the lines of `chunk` that end in it (the first may be the end of a line the chunk
-    /// before began: it is checked as the bytes it is, which is all the worker asks of them).
-    pub fn of(chunk: &[u8], budget: usize, stack: &mut Vec<u8>) -> JsonAhead {
-        let (mut ends, mut lines) = (Vec::new(), 0);
-        let most = chunk.len() / PER_LINE;
+/// The records [`LinesAhead`] and [`crate::cut::record::RunsAhead`] write of a chunk shorter
+/// than this stop at this length, not the chunk's.
+pub const RECORDS_MIN: usize = 16 << 10;
+
+impl LinesAhead {
+    /// Looks at the lines of `chunk` that end in it (the first may be the end of a line the
+    /// chunk before began: it is looked at as the bytes it is, which is all the worker asks of
+    /// them), with the budget of `config`: checks the lines that may be copied whole when
+    /// `whole`, writes the records of the lines that are not JSON when `records`.
+    pub fn of(
+        chunk: &[u8],
+        config: &EngineConfig,
+        whole: bool,
+        records: bool,
+        stack: &mut Vec<u8>,
+    ) -> Self {
+        let budget = config.max_line_bytes;
+        let mut ahead = LinesAhead::default();
+        let most = (chunk.len() / PER_LINE).max(PER_LINE);
         let mut start = 0;
         for end in memchr::memchr_iter(b'\n', chunk) {
             let Ok(at) = u32::try_from(end) else { break };
-            if ends.len() == most {
+            if ahead.notes.len() == most {
                 break;
             }
-            lines += 1;
-            let json = json_text(without_crs(&chunk[start..end]));
-            if (budget == 0 || json.len() <= budget)
-                && json.first().is_some_and(|&b| scan::can_start_value(b))
-                && copied_whole(json, stack) == Ok(true)
-            {
-                ends.push(at);
-            }
+            ahead.lines += 1;
+            let line = without_crs(&chunk[start..end]);
             start = end + 1;
+            let json = json_text(line);
+            let fits = budget == 0 || json.len() <= budget;
+            let record = match json.first() {
+                // As the engine has it: a line that fits and is not JSON is a record too.
+                Some(&b) if scan::can_start_value(b) => match whole && fits {
+                    true => match copied_whole(json, stack) {
+                        Ok(true) => Some(false),
+                        Ok(false) => None,
+                        Err(_) => Some(true),
+                    },
+                    false => None,
+                },
+                Some(_) => Some(true),
+                None => None,
+            };
+            let noted = match record {
+                Some(true) if records && ahead.records.len() < chunk.len().max(RECORDS_MIN) => {
+                    write_non_json(config, line, Text::of(line), &mut ahead.records);
+                    ahead.records.push(b'\n');
+                    true
+                }
+                Some(whole) => !whole,
+                None => false,
+            };
+            if noted {
+                ahead.notes.push((at, ahead.records.len() as u32));
+            }
         }
-        JsonAhead { ends, lines }
+        ahead
     }
 
-    /// Whether the check was worth its time: at least half the lines checked are copied whole
-    /// (the reader's pace, [`crate::cut::redact::Pace`]).
+    /// Whether the look was worth its time: at least half the lines looked at were noted (the
+    /// reader's pace, [`crate::cut::redact::Pace`]).
     pub fn worth_it(&self) -> bool {
-        self.ends.len() * 2 >= self.lines
+        self.notes.len() * 2 >= self.lines
     }
 
-    /// Whether `line` (without its newline) is one of the lines of `chunk` found to be copied
-    /// whole: the bytes of `chunk` between two of its newlines, or its start and a newline.
+    /// What was found of `line` (without its newline), if it is one of the lines of `chunk`
+    /// noted: the bytes of `chunk` between two of its newlines, or its start and a newline.
     /// `cursor` is where the last answer left off: the lines of a chunk are asked about in
     /// order, from 0.
-    pub fn copies(&self, chunk: &[u8], line: &[u8], cursor: &mut usize) -> bool {
-        let Some((start, end)) = crate::line::offsets(chunk, line) else {
-            return false;
-        };
+    pub fn find(&self, chunk: &[u8], line: &[u8], cursor: &mut usize) -> Option<Found<'_>> {
+        let (start, end) = crate::line::offsets(chunk, line)?;
         if chunk.get(end) != Some(&b'\n') || (start > 0 && chunk[start - 1] != b'\n') {
-            return false;
+            return None;
         }
-        let Ok(end) = u32::try_from(end) else {
-            return false;
-        };
-        while self.ends.get(*cursor).is_some_and(|&e| e < end) {
+        let end = u32::try_from(end).ok()?;
+        while self.notes.get(*cursor).is_some_and(|&(e, _)| e < end) {
             *cursor += 1;
         }
-        self.ends.get(*cursor) == Some(&end)
+        let &(e, to) = self.notes.get(*cursor)?;
+        let from = cursor
+            .checked_sub(1)
+            .map_or(0, |before| self.notes[before].1);
+        (e == end).then(|| match from == to {
+            true => Found::Whole,
+            false => Found::Record(&self.records[from as usize..to as usize]),
+        })
     }
 }
 
@@ -148,55 +200,101 @@ impl LineEngine {
 mod tests {
     use super::*;
 
-    /// The lines the reading thread found copied whole are those the worker is told of, asked
-    /// in order: not a line cut short by the chunk's end, one over the budget, one too deep, one
-    /// that is not JSON, nor a part of a line.
+    fn config(budget: usize) -> EngineConfig {
+        EngineConfig {
+            max_line_bytes: budget,
+            ..EngineConfig::default()
+        }
+    }
+
+    /// What the reading thread found of each line, asked in order: copied whole, or the record
+    /// of a line that is not JSON (the engine's, newline included: text, a line that fits and
+    /// starts as JSON but is not, a line not UTF-8), or nothing (a line cut short by the chunk's
+    /// end, one over the budget, one too deep, a blank one), and nothing for a part of a line.
     #[test]
-    fn the_lines_copied_whole_are_found_in_order() {
+    fn the_lines_noted_are_found_in_order() {
         let deep = format!("{}1{}", "[".repeat(65), "]".repeat(65));
+        let long = format!(r#"{{"long":"{}"}}"#, "x".repeat(200));
         let lines = [
             r#"{"a":1}"#,
             "\u{feff} [1,2]\r\r",
-            r#"{"long":"xxxxxxxxxxxxxxxxxxxxxxxx"}"#,
+            &long,
             &deep,
-            "not json",
+            "not json \u{1b}[1m\r",
             r#"{"bad":"\u00"}"#,
-            "",
+            " ",
             "true",
+            "\u{feff}x\u{ff}",
             r#"{"cut":"#,
         ];
         let chunk = lines.join("\n");
-        let ahead = JsonAhead::of(chunk.as_bytes(), 32, &mut Vec::new());
-        let mut cursor = 0;
-        let copied: Vec<bool> = chunk
-            .split('\n')
-            .map(|line| ahead.copies(chunk.as_bytes(), line.as_bytes(), &mut cursor))
+        let chunk = [chunk.as_bytes(), b"\xff\x00"].concat();
+        let config = config(128);
+        let ahead = LinesAhead::of(&chunk, &config, true, true, &mut Vec::new());
+        let mut engine = LineEngine::new(config.clone());
+        let record = |line: &[u8], engine: &mut LineEngine| {
+            let mut out = Vec::new();
+            engine.process(line, &mut out);
+            out
+        };
+        let records: Vec<Vec<u8>> = lines
+            .iter()
+            .map(|line| record(line.as_bytes(), &mut engine))
             .collect();
-        let want = [true, true, false, false, false, false, false, true, false];
-        assert_eq!(copied, want);
+        let mut cursor = 0;
+        let found: Vec<Option<Found>> = chunk
+            .split(|&b| b == b'\n')
+            .map(|line| ahead.find(&chunk, line, &mut cursor))
+            .collect();
+        let whole = Some(Found::Whole);
+        let record = |i: usize| Some(Found::Record(&records[i]));
+        let want = [
+            whole,
+            whole,
+            None,
+            None,
+            record(4),
+            record(5),
+            None,
+            whole,
+            record(8),
+            None,
+        ];
+        assert_eq!(found, want);
         // A part of a line, or a line of another buffer, is not one of them.
         let mut cursor = 0;
-        assert!(!ahead.copies(chunk.as_bytes(), &chunk.as_bytes()[1..7], &mut cursor));
-        assert!(!ahead.copies(chunk.as_bytes(), br#"{"a":1}"#, &mut cursor));
+        assert_eq!(ahead.find(&chunk, &chunk[1..7], &mut cursor), None);
+        assert_eq!(ahead.find(&chunk, br#"{"a":1}"#, &mut cursor), None);
+        // Without records, or without the check, only the other is noted.
+        let ahead = LinesAhead::of(&chunk, &config, true, false, &mut Vec::new());
+        assert_eq!(ahead.find(&chunk, &chunk[..7], &mut 0), whole);
+        assert!(ahead.records.is_empty());
+        let ahead = LinesAhead::of(&chunk, &config, false, true, &mut Vec::new());
+        // Only the line that does not start as JSON: the others are not checked.
+        assert_eq!(ahead.notes.len(), 1);
     }
 
-    /// A chunk of lines shorter than [`PER_LINE`] bytes has notes for its first lines only:
-    /// the notes of a full queue stay small.
+    /// A chunk of lines shorter than [`PER_LINE`] bytes has notes for its first lines only, and
+    /// a chunk's records stop at about its length: the notes of a full queue stay small.
     #[test]
-    fn the_notes_of_a_chunk_of_short_lines_are_bounded() {
-        let chunk = "1\n".repeat(1000);
-        let ahead = JsonAhead::of(chunk.as_bytes(), 0, &mut Vec::new());
-        assert_eq!(ahead.ends.len(), 2000 / PER_LINE);
+    fn the_notes_of_a_chunk_are_bounded() {
+        let chunk = "1\n".repeat(10_000);
+        let ahead = LinesAhead::of(chunk.as_bytes(), &config(0), true, true, &mut Vec::new());
+        assert_eq!(ahead.notes.len(), 20_000 / PER_LINE);
         let mut cursor = 0;
-        let copied = (0..1000)
+        let found = (0..10_000)
             .filter(|i| {
-                ahead.copies(
-                    chunk.as_bytes(),
-                    &chunk.as_bytes()[2 * i..][..1],
-                    &mut cursor,
-                )
+                let line = &chunk.as_bytes()[2 * i..][..1];
+                ahead.find(chunk.as_bytes(), line, &mut cursor).is_some()
             })
             .count();
-        assert_eq!(copied, 2000 / PER_LINE);
+        assert_eq!(found, 20_000 / PER_LINE);
+        let chunk = format!("{}\n", "some text ".repeat(10)).repeat(400);
+        let ahead = LinesAhead::of(chunk.as_bytes(), &config(0), true, true, &mut Vec::new());
+        let records = ahead.records.len();
+        assert!(
+            (chunk.len()..chunk.len() + 200).contains(&records),
+            "{records}"
+        );
     }
 }

@@ -79,7 +79,8 @@ pub fn write_text_run(
 /// worker, after a line of text, would write it. A run's records are the same wherever it
 /// starts or stops (each is the one the engine writes for its line alone), so the worker takes
 /// a run that starts where its own would and ends within the text it may write, and writes its
-/// own otherwise. The records of a chunk stop at about the chunk's length.
+/// own otherwise. The records of a chunk stop at about the chunk's length (or
+/// [`crate::cut::engine::RECORDS_MIN`]).
 #[derive(Debug, Default)]
 pub struct RunsAhead {
     /// Each run: where it starts in the chunk, what it wrote, and where its records end in
@@ -96,8 +97,8 @@ impl RunsAhead {
         let span = text.utf8();
         // The chunk's first line may be the end of one the chunk before began.
         let mut at = span.start + 1;
-        while at < span.end && ahead.records.len() < chunk.len() {
-            let cap = chunk.len();
+        let cap = chunk.len().max(crate::cut::engine::RECORDS_MIN);
+        while at < span.end && ahead.records.len() < cap {
             let run = write_text_run(
                 &chunk[at..span.end],
                 budget,
@@ -251,7 +252,7 @@ mod tests {
         // Not where no run starts, nor one longer than the text the worker may write.
         assert_eq!(ahead.at(317, rest, &mut 0), None);
         assert_eq!(ahead.at(320, 1, &mut 0), None);
-        let long = "line of text\n".repeat(100);
+        let long = "line of text\n".repeat(3000);
         let text = TextAhead::of(long.as_bytes()).unwrap();
         let ahead = RunsAhead::of(long.as_bytes(), &text, 5120, usize::MAX);
         let records = ahead.records.len();

@@ -307,13 +307,15 @@ pub fn log_of(input: &[u8], config: &EngineConfig, chunk: usize) -> Vec<u8> {
 /// The log of `input` fed in chunks of `chunk` bytes, each with what the reading thread does of
 /// the log's work while the log worker is behind (`Looks::look`: the text's check, the check of
 /// the lines that fit, `--redact`'s filters), made before the last `added` bytes of each chunk
-/// were there (as when a read is copied into a chunk already queued). The text is checked
-/// ahead whether or not the chunk before had a line of text.
+/// were there (as when a read is copied into a chunk already queued). With `text`, every chunk
+/// is looked at as after a line of text (its text checked and its runs of plain lines written);
+/// without, as after JSON (the records of its lines that are not JSON written).
 pub fn log_looked_ahead(
     input: &[u8],
     config: &EngineConfig,
     chunk: usize,
     added: usize,
+    text: bool,
 ) -> Vec<u8> {
     let buf = SharedBuffer::default();
     let sink = LogSink::new("test.log".as_ref(), Box::new(buf.clone()));
@@ -322,7 +324,9 @@ pub fn log_looked_ahead(
     for c in input.chunks(chunk) {
         looks
             .text_seen
-            .store(true, std::sync::atomic::Ordering::Relaxed);
+            .store(text, std::sync::atomic::Ordering::Relaxed);
+        // Every chunk looked at, whatever the looks at the chunks before found.
+        looks.lines_pace = smart_tee::cut::redact::Pace::default();
         let ahead = looks.look(&c[..c.len().saturating_sub(added)], true);
         assert!(log.feed_ahead(c, &ahead).is_empty());
     }
