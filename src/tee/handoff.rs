@@ -97,7 +97,8 @@ impl Looks {
         let text = text.then(|| TextAhead::of(chunk)).flatten();
         let runs = (text.as_ref().zip(self.text_runs))
             .map(|(text, (budget, cap))| RunsAhead::of(chunk, text, budget, cap));
-        let records = self.records && runs.is_none();
+        // Random bytes pass for text now and then: where runs cover little, records are written.
+        let records = self.records && runs.as_ref().is_none_or(|r| r.covered() * 2 < chunk.len());
         let lines = match &self.lines {
             Some(config) if (self.whole || records) && self.lines_pace.wants() => {
                 let lines = LinesAhead::of(chunk, config, self.whole, records, &mut self.stack);

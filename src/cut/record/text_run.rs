@@ -119,6 +119,11 @@ impl RunsAhead {
         ahead
     }
 
+    /// The bytes of the chunk the runs cover.
+    pub fn covered(&self) -> usize {
+        self.runs.iter().map(|(_, run, _)| run.bytes).sum()
+    }
+
     /// The run that starts at `at` and ends within `len` bytes, and its records. `cursor` is
     /// where the last answer left off: a chunk's runs are asked for in order, from 0.
     pub fn at(&self, at: usize, len: usize, cursor: &mut usize) -> Option<(TextRun, &[u8])> {
