@@ -394,8 +394,8 @@ impl LogWriter {
     /// What the reading thread may do of this writer's work ([`Looks`]): nothing when no line
     /// is looked at (no log, no stats). The filters of `--redact`; the check of the lines that
     /// fit, unless such a line is not copied whole once checked (`--omit-images`,
-    /// `--add-timestamp`); the records of lines that are not JSON, unless a line may be
-    /// rewritten first (`--redact`, `--add-timestamp`); the runs of plain lines of text.
+    /// `--add-timestamp`); the records of lines that are not JSON and the runs of plain lines
+    /// of text, unless a line may be rewritten first (`--redact`, `--add-timestamp`).
     pub fn looks(&self) -> Looks {
         let config = self.engine.config();
         let redacts = self.engine.redactor().is_some();
@@ -406,7 +406,9 @@ impl LogWriter {
             lines: self.active.then(|| config.clone()),
             whole: !(config.add_timestamp || config.omit_images && config.value_aware),
             records: !redacts && !config.add_timestamp,
-            text_runs: (self.active && self.may_write_text_runs())
+            // With --redact the worker's runs stop at the first line the filters let through,
+            // and the reader's would be thrown away: 100 MiB of text took 0.161 s against 0.135.
+            text_runs: (self.active && self.may_write_text_runs() && !redacts)
                 .then(|| (config.max_line_bytes, line_cap(config))),
             ..Looks::default()
         }
