@@ -658,5 +658,5 @@ pub(crate) mod tests;
 pub(crate) use guard::guarded;
 use guard::quiet_caught_panics;
 pub use guard::{caught_panics, first_caught_panic};
-pub use known::{Found, Known, LinesAhead, RECORDS_MIN};
+pub use known::{Found, Known, LinesAhead, notes_cap, records_cap};
 use known::{copied_whole, json_text, without_crs};

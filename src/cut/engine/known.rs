@@ -72,11 +72,26 @@ pub enum Found<'a> {
 }
 
 /// The bytes of a chunk for each line [`LinesAhead`] notes, at most.
-const PER_LINE: usize = 64;
+const PER_LINE: usize = 128;
 
 /// The records [`LinesAhead`] and [`crate::cut::record::RunsAhead`] write of a chunk shorter
 /// than this stop at this length, not the chunk's.
-pub const RECORDS_MIN: usize = 16 << 10;
+const RECORDS_MIN: usize = 16 << 10;
+
+/// The most lines or runs the reader notes of `chunk`: one for each [`PER_LINE`] bytes (or
+/// [`PER_LINE`]).
+pub fn notes_cap(chunk: &[u8]) -> usize {
+    (chunk.len() / PER_LINE).max(PER_LINE)
+}
+
+/// Where the records the reader writes of `chunk` stop: one more record may start before it,
+/// and each fits `budget`, so that they stay within the chunk's length (or [`RECORDS_MIN`]).
+/// None when a budget that large (or none) would not bound them.
+pub fn records_cap(chunk: &[u8], budget: usize) -> Option<usize> {
+    let cap = chunk.len().max(RECORDS_MIN);
+    // A record is its line's newline more than the budget.
+    (budget != 0 && budget < cap / 2).then(|| cap - budget - 1)
+}
 
 impl LinesAhead {
     /// Looks at the lines of `chunk` that end in it (the first may be the end of a line the
@@ -92,7 +107,8 @@ impl LinesAhead {
     ) -> Self {
         let budget = config.max_line_bytes;
         let mut ahead = LinesAhead::default();
-        let most = (chunk.len() / PER_LINE).max(PER_LINE);
+        let most = notes_cap(chunk);
+        let records_cap = records_cap(chunk, budget).filter(|_| records);
         let mut start = 0;
         for end in memchr::memchr_iter(b'\n', chunk) {
             let Ok(at) = u32::try_from(end) else { break };
@@ -118,7 +134,7 @@ impl LinesAhead {
                 None => None,
             };
             let noted = match record {
-                Some(true) if records && ahead.records.len() < chunk.len().max(RECORDS_MIN) => {
+                Some(true) if records_cap.is_some_and(|cap| ahead.records.len() < cap) => {
                     write_non_json(config, line, Text::of(line), &mut ahead.records);
                     ahead.records.push(b'\n');
                     true
@@ -130,6 +146,9 @@ impl LinesAhead {
                 ahead.notes.push((at, ahead.records.len() as u32));
             }
         }
+        // Held while the chunk waits in the queue: no more than they use.
+        ahead.notes.shrink_to_fit();
+        ahead.records.shrink_to_fit();
         ahead
     }
 
@@ -290,11 +309,14 @@ mod tests {
             .count();
         assert_eq!(found, 20_000 / PER_LINE);
         let chunk = format!("{}\n", "some text ".repeat(10)).repeat(400);
-        let ahead = LinesAhead::of(chunk.as_bytes(), &config(0), true, true, &mut Vec::new());
+        let ahead = LinesAhead::of(chunk.as_bytes(), &config(5120), true, true, &mut Vec::new());
         let records = ahead.records.len();
         assert!(
-            (chunk.len()..chunk.len() + 200).contains(&records),
+            (chunk.len() - 5121 - 200..=chunk.len()).contains(&records),
             "{records}"
         );
+        // Without a budget a record is not bounded: none is written.
+        let ahead = LinesAhead::of(chunk.as_bytes(), &config(0), true, true, &mut Vec::new());
+        assert!(ahead.records.is_empty());
     }
 }

@@ -85,37 +85,52 @@ pub fn write_text_run(
 pub struct RunsAhead {
     /// Each run: where it starts in the chunk, what it wrote, and where its records end in
     /// `records`.
-    runs: Vec<(usize, TextRun, usize)>,
+    runs: Vec<(u32, TextRun, u32)>,
     records: Vec<u8>,
 }
 
 impl RunsAhead {
     /// The runs of `chunk`, in its part found UTF-8 (`text`), with the budget and the longest
-    /// line of [`write_text_run`].
+    /// line of [`write_text_run`]. At most [`crate::cut::engine::records_cap`] bytes of
+    /// records, and one run for each line [`crate::cut::engine::notes_cap`] allows: none with a
+    /// budget too large for a record to be bounded by it.
     pub fn of(chunk: &[u8], text: &TextAhead, budget: usize, max_line: usize) -> RunsAhead {
         let mut ahead = RunsAhead::default();
         let span = text.utf8();
+        let (Some(out_max), Ok(end)) = (
+            crate::cut::engine::records_cap(chunk, budget),
+            u32::try_from(span.end),
+        ) else {
+            return ahead;
+        };
+        let most = crate::cut::engine::notes_cap(chunk);
         // The chunk's first line may be the end of one the chunk before began.
         let mut at = span.start + 1;
-        let cap = chunk.len().max(crate::cut::engine::RECORDS_MIN);
-        while at < span.end && ahead.records.len() < cap {
+        while at < span.end && ahead.records.len() < out_max && ahead.runs.len() < most {
+            // Each record fits the budget: the run stops within it past `out_max`.
             let run = write_text_run(
                 &chunk[at..span.end],
                 budget,
                 max_line,
                 &mut ahead.records,
-                cap,
+                out_max,
             );
             if run.lines > 0 {
-                ahead.runs.push((at, run, ahead.records.len()));
+                // `at` and the records' end are below `end` and the cap, both in a u32.
+                ahead
+                    .runs
+                    .push((at as u32, run, ahead.records.len() as u32));
                 at += run.bytes;
             }
             // The line the run stopped before is the engine's: the next run may start after it.
-            match memchr::memchr(b'\n', &chunk[at..span.end]) {
+            match memchr::memchr(b'\n', &chunk[at..end as usize]) {
                 Some(newline) => at += newline + 1,
                 None => break,
             }
         }
+        // Held while the chunk waits in the queue: no more than they use.
+        ahead.runs.shrink_to_fit();
+        ahead.records.shrink_to_fit();
         ahead
     }
 
@@ -127,6 +142,7 @@ impl RunsAhead {
     /// The run that starts at `at` and ends within `len` bytes, and its records. `cursor` is
     /// where the last answer left off: a chunk's runs are asked for in order, from 0.
     pub fn at(&self, at: usize, len: usize, cursor: &mut usize) -> Option<(TextRun, &[u8])> {
+        let at = u32::try_from(at).ok()?;
         while self
             .runs
             .get(*cursor)
@@ -138,7 +154,7 @@ impl RunsAhead {
         let from = cursor
             .checked_sub(1)
             .map_or(0, |before| self.runs[before].2);
-        (start == at && run.bytes <= len).then(|| (run, &self.records[from..end]))
+        (start == at && run.bytes <= len).then(|| (run, &self.records[from as usize..end as usize]))
     }
 }
 
@@ -243,7 +259,7 @@ mod tests {
         let chunk = &chunk[..];
         let text = TextAhead::of(chunk).unwrap();
         let ahead = RunsAhead::of(chunk, &text, 5120, usize::MAX);
-        let starts: Vec<(usize, u64)> = ahead.runs.iter().map(|&(s, r, _)| (s, r.lines)).collect();
+        let starts: Vec<(u32, u64)> = ahead.runs.iter().map(|&(s, r, _)| (s, r.lines)).collect();
         assert_eq!(starts, [(301, 2), (313, 2), (320, 1)]);
         let mut cursor = 0;
         let rest = chunk.len() - 313;
@@ -262,9 +278,35 @@ mod tests {
         let ahead = RunsAhead::of(long.as_bytes(), &text, 5120, usize::MAX);
         let records = ahead.records.len();
         assert!(
-            (long.len()..long.len() + 64).contains(&records),
+            (long.len() - 5121 - 40..=long.len()).contains(&records),
             "{records}"
         );
+    }
+
+    /// Found by an audit: each queued chunk held the reader's runs beside it, outside the
+    /// queue's bound, and runs of one line each (text between lines that may be JSON) took 32
+    /// bytes each, 45 MiB in all; a record past the cap was kept whole (960 KB of `\u0001` for
+    /// a 160 KB line at `-b 1M`). Now the runs of a chunk are as many as its notes may be, and
+    /// their records stay within its length.
+    #[test]
+    fn the_runs_a_chunk_holds_are_bounded() {
+        let alternating = "a\n1 2\n".repeat(40_000);
+        let text = TextAhead::of(alternating.as_bytes()).unwrap();
+        let ahead = RunsAhead::of(alternating.as_bytes(), &text, 5120, usize::MAX);
+        assert_eq!(
+            ahead.runs.len(),
+            crate::cut::engine::notes_cap(alternating.as_bytes())
+        );
+        let control = ["hello\n".as_bytes(), &[1; 160_000], b"\n"]
+            .concat()
+            .repeat(2);
+        let text = TextAhead::of(&control).unwrap();
+        for budget in [1 << 20, 0] {
+            let ahead = RunsAhead::of(&control, &text, budget, usize::MAX);
+            assert!(ahead.records.is_empty(), "{budget}");
+        }
+        let ahead = RunsAhead::of(&control, &text, 200_000, usize::MAX);
+        assert!(ahead.records.len() <= control.len());
     }
 
     #[test]
