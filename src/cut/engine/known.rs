@@ -148,7 +148,6 @@ impl LinesAhead {
         }
         // Held while the chunk waits in the queue: no more than they use.
         ahead.notes.shrink_to_fit();
-        ahead.records.shrink_to_fit();
         ahead
     }
 

@@ -130,7 +130,6 @@ impl RunsAhead {
         }
         // Held while the chunk waits in the queue: no more than they use.
         ahead.runs.shrink_to_fit();
-        ahead.records.shrink_to_fit();
         ahead
     }
 
