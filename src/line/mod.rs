@@ -20,6 +20,14 @@ pub fn offsets(whole: &[u8], part: &[u8]) -> Option<(usize, usize)> {
     (end <= whole.len()).then_some((start, end))
 }
 
+/// Where `line` is in `chunk` when it is one of its lines: between two of its newlines, or its
+/// start and a newline (a line gathered across chunks, or a part of one, is not).
+pub fn whole_line_in(chunk: &[u8], line: &[u8]) -> Option<(usize, usize)> {
+    let (start, end) = offsets(chunk, line)?;
+    let starts = start == 0 || chunk[start - 1] == b'\n';
+    (starts && chunk.get(end) == Some(&b'\n')).then_some((start, end))
+}
+
 /// Whether `line` is only JSON whitespace (a blank line, logged as none).
 pub fn is_blank(line: &[u8]) -> bool {
     line.iter()

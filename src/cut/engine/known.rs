@@ -1,7 +1,7 @@
 //! What the caller of [`LineEngine::process_known`] knows of a line already, found for many
 //! lines at once: by the log worker for a chunk's text, and by the reading thread, while the
 //! worker is behind, for `--redact`'s filters ([`crate::cut::redact::Scouted`]) and for the
-//! check every line that fits is given before it is copied ([`JsonAhead`]).
+//! check every line that fits is given before it is copied ([`LinesAhead`]).
 
 use super::{BOM, EngineConfig, LineEngine, MAX_LOG_DEPTH, Outcome, write_non_json};
 use crate::cut::record::Text;
@@ -18,8 +18,8 @@ pub struct Known {
     /// Whether the line is UTF-8, found for the chunk it was cut from
     /// ([`crate::cut::record::ChunkText`]).
     pub text: Option<Text>,
-    /// The reading thread found the line's JSON text ([`json_text`]) one JSON text of valid
-    /// UTF-8 nested at most [`MAX_LOG_DEPTH`] deep ([`JsonAhead`]): when it fits, it is copied.
+    /// The reading thread found the line's JSON text (`json_text`) one JSON text of valid
+    /// UTF-8 nested at most [`MAX_LOG_DEPTH`] deep ([`LinesAhead`]): when it fits, it is copied.
     pub verbatim: bool,
 }
 
@@ -45,12 +45,12 @@ pub(super) fn copied_whole(json: &[u8], stack: &mut Vec<u8>) -> Result<bool, sca
 }
 
 /// What the reading thread found of the lines of a chunk, for the log worker: the lines the
-/// engine copies whole when they fit ([`copied_whole`]), and, when asked, the log line of each
-/// line that is not JSON (the record [`write_non_json`] writes: text, binary, colour codes).
+/// engine copies whole when they fit (`copied_whole`), and, when asked, the log line of each
+/// line that is not JSON (the record `write_non_json` writes: text, binary, colour codes).
 /// Only lines of at most the budget are checked, and only those that start as a JSON value
-/// may be copied whole: the others cost one comparison. At most one line in [`PER_LINE`] bytes
-/// of the chunk is noted (or [`PER_LINE`] lines), and records of about the chunk's length (or
-/// [`RECORDS_MIN`] bytes; the worker does the lines after), so that the notes of the chunks
+/// may be copied whole: the others cost one comparison. At most one line in `PER_LINE` bytes
+/// of the chunk is noted (or `PER_LINE` lines), and records of about the chunk's length (or
+/// `RECORDS_MIN` bytes; the worker does the lines after), so that the notes of the chunks
 /// queued stay within about twice their bytes.
 #[derive(Debug, Default)]
 pub struct LinesAhead {
@@ -78,14 +78,14 @@ const PER_LINE: usize = 128;
 /// than this stop at this length, not the chunk's.
 const RECORDS_MIN: usize = 16 << 10;
 
-/// The most lines or runs the reader notes of `chunk`: one for each [`PER_LINE`] bytes (or
-/// [`PER_LINE`]).
+/// The most lines or runs the reader notes of `chunk`: one for each `PER_LINE` bytes (or
+/// `PER_LINE`).
 pub fn notes_cap(chunk: &[u8]) -> usize {
     (chunk.len() / PER_LINE).max(PER_LINE)
 }
 
 /// Where the records the reader writes of `chunk` stop: one more record may start before it,
-/// and each fits `budget`, so that they stay within the chunk's length (or [`RECORDS_MIN`]).
+/// and each fits `budget`, so that they stay within the chunk's length (or `RECORDS_MIN`).
 /// None when a budget that large (or none) would not bound them.
 pub fn records_cap(chunk: &[u8], budget: usize) -> Option<usize> {
     let cap = chunk.len().max(RECORDS_MIN);
@@ -162,10 +162,7 @@ impl LinesAhead {
     /// `cursor` is where the last answer left off: the lines of a chunk are asked about in
     /// order, from 0.
     pub fn find(&self, chunk: &[u8], line: &[u8], cursor: &mut usize) -> Option<Found<'_>> {
-        let (start, end) = crate::line::offsets(chunk, line)?;
-        if chunk.get(end) != Some(&b'\n') || (start > 0 && chunk[start - 1] != b'\n') {
-            return None;
-        }
+        let (_, end) = crate::line::whole_line_in(chunk, line)?;
         let end = u32::try_from(end).ok()?;
         while self.notes.get(*cursor).is_some_and(|&(e, _)| e < end) {
             *cursor += 1;

@@ -79,8 +79,8 @@ pub fn write_text_run(
 /// worker, after a line of text, would write it. A run's records are the same wherever it
 /// starts or stops (each is the one the engine writes for its line alone), so the worker takes
 /// a run that starts where its own would and ends within the text it may write, and writes its
-/// own otherwise. The records of a chunk stop at about the chunk's length (or
-/// [`crate::cut::engine::RECORDS_MIN`]).
+/// own otherwise. The records of a chunk stop before the chunk's length (or 16 KiB,
+/// [`crate::cut::engine::records_cap`]).
 #[derive(Debug, Default)]
 pub struct RunsAhead {
     /// Each run: where it starts in the chunk, what it wrote, and where its records end in

@@ -33,7 +33,7 @@ pub struct Scouted {
 /// text and short lines go twice and one and a half times as fast with it
 /// (`ONLY=filters benches/compare.sh`). So after a chunk with less than half its bytes ruled
 /// out, the reader does not look at the next [`PAUSE`] chunks, then looks again. The check of
-/// the lines that fit (`JsonAhead`) is paced the same way, by its own measure.
+/// the lines that fit (`LinesAhead`) is paced the same way, by its own measure.
 #[derive(Debug, Default)]
 pub struct Pace {
     paused: u32,
@@ -184,14 +184,11 @@ impl Scouted {
 
     /// Whether `line` is a line of `chunk` the reader saw whose newline is not in `noted`.
     fn unnoted(&self, noted: &[usize], chunk: &[u8], line: &[u8], cursor: &mut usize) -> bool {
-        // Where `line` is in `chunk`, if it is (a line gathered across chunks is not).
-        let Some((start, end)) = crate::line::offsets(chunk, line).filter(|&(_, e)| e < self.upto)
+        let Some((_, end)) =
+            crate::line::whole_line_in(chunk, line).filter(|&(_, e)| e < self.upto)
         else {
             return false;
         };
-        if chunk.get(end) != Some(&b'\n') || (start > 0 && chunk.get(start - 1) != Some(&b'\n')) {
-            return false;
-        }
         while noted.get(*cursor).is_some_and(|&d| d < end) {
             *cursor += 1;
         }
