@@ -209,6 +209,11 @@ impl LineEngine {
         self.keys.inside()
     }
 
+    /// A line read in pieces has ended ([`KeyLines::after_pieces`]).
+    pub(crate) fn after_pieces(&mut self, marks: &redact::KeyMarks) {
+        self.keys.after_pieces(marks);
+    }
+
     pub fn config(&self) -> &EngineConfig {
         &self.config
     }

@@ -2,6 +2,7 @@
 //! (`log.rs`) and for a capped stdout (`stdout_cap.rs`).
 
 use crate::cut::engine::{EngineConfig, LineEngine, Outcome, guarded};
+use crate::cut::redact::KeyMarks;
 use crate::reduce::{Failure, Reducer};
 use crate::tee::split::Piece;
 
@@ -34,6 +35,8 @@ pub(crate) struct BigLine {
     panics: u64,
     failure: Failure,
     excerpt: Oversize,
+    /// With `--redact`: what the line says of private keys' blocks, for the lines after it.
+    keys: Option<KeyMarks>,
 }
 
 impl BigLine {
@@ -47,6 +50,7 @@ impl BigLine {
             failure: Failure::TooBig,
             // Bytes kept from each end: enough for any record the budget allows.
             excerpt: Oversize::new(budget.max(64 * 1024)),
+            keys: config.redact.then(KeyMarks::default),
         };
         big.push(first);
         big
@@ -54,6 +58,9 @@ impl BigLine {
 
     pub(crate) fn push(&mut self, piece: &[u8]) {
         self.excerpt.push(piece);
+        if let Some(keys) = self.keys.as_mut() {
+            keys.see(piece);
+        }
         if let Some(r) = self.reducer.as_mut() {
             // A bug in the reducer costs the line its structure (it is logged as an excerpt),
             // never the stream.
@@ -110,6 +117,9 @@ impl BigLine {
         unfinished: bool,
         out: &mut Vec<u8>,
     ) -> Outcome {
+        if let Some(keys) = &self.keys {
+            engine.after_pieces(keys);
+        }
         let finished = self.reducer.map(|r| guarded(|| r.finish()));
         let panicked = matches!(finished, Some(Err(_)));
         engine.count_panics(self.panics + u64::from(panicked));

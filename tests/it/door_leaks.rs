@@ -516,6 +516,66 @@ fn a_private_key_cut_before_its_footer_or_after_its_header_is_redacted() {
     assert_eq!(json_lines.len(), 5);
 }
 
+/// Found by an audit of #49: a private key's header at the end of a line past the 8 MiB memory
+/// cap (read in pieces, never whole) opened no block, so the key's body lines after it were
+/// logged and archived in clear. The cases: a line of text, a JSON line whose string ends in
+/// the header, and a header across where a 256 KiB read of the pipe would end (the unit test
+/// `a_line_in_pieces_says_what_the_whole_line_says_of_keys` splits one at every byte).
+#[test]
+fn a_key_header_at_the_end_of_a_line_past_the_memory_cap_opens_its_block() {
+    let case = Case::new("leak-pem-big-line", 0x1eac_0010, 0, 5);
+    let mut rng = Rng(0xb16);
+    let big = 9 << 20;
+    let mut bodies = Vec::new();
+    let mut input = String::new();
+    let heads = [
+        format!("{} -----BEGIN RSA PRIVATE KEY-----", "x".repeat(big)),
+        format!(
+            "{{\"t\":\"{} -----BEGIN RSA PRIVATE KEY-----\"}}",
+            "y".repeat(big)
+        ),
+        // The line starts at a multiple of 256 KiB, the header 10 bytes before one.
+        format!(
+            "{}-----BEGIN EC PRIVATE KEY-----",
+            "z".repeat(big + (1 << 18) - 10 - 5)
+        ),
+    ];
+    for head in heads {
+        let pad = (1 << 18) - input.len() % (1 << 18);
+        input.push_str(&"\n".repeat(pad));
+        input.push_str(&head);
+        input.push('\n');
+        for _ in 0..3 {
+            let body = b64url(&mut rng, 64).replace(['-', '_'], "+");
+            input.push_str(&body);
+            input.push('\n');
+            bodies.push(body);
+        }
+        input.push_str("-----END RSA PRIVATE KEY-----\nafter\n");
+    }
+    let (log, archive) = (case.path("a.jsonl"), case.path("a.jsonl.orig.zst"));
+    let out = run(
+        &case.secrets,
+        &["--redact", "--archive", &archive, &log],
+        input.as_bytes(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let logged = std::fs::read(&log).unwrap();
+    let w = body_windows(&bodies);
+    assert_clean("the log", &logged, &w);
+    assert_clean("the archive", &unarchive(&archive), &w);
+    let text = String::from_utf8_lossy(&logged);
+    assert_eq!(
+        text.matches("\"after\"").count(),
+        3,
+        "a footer ends each block"
+    );
+}
+
 /// Found by the fourth attack: a file name was shortened before it was redacted (the table of
 /// runs keeps its end, the summary's file field and the page's title their start), so the part
 /// of a secret in the name that the cut left showed.

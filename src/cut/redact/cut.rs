@@ -317,6 +317,91 @@ impl KeyLines {
     pub fn inside(&self) -> bool {
         self.inside > 0
     }
+
+    /// A line read in pieces (past the memory cap) has ended: what it said of keys' blocks
+    /// ([`KeyMarks`]) opens or closes one, as [`Redactor::key_line`] has a whole line do. Such
+    /// a line is never replaced as a line of a key's body (a body's lines are 64 bytes): it is
+    /// redacted as any line is, and a header or footer in it as a cut key's part.
+    pub fn after_pieces(&mut self, marks: &KeyMarks) {
+        // A JSON line ends a block, and so does a footer before any header; a line of text
+        // without one is one more line of the block, up to its most.
+        let ends = marks.json == Some(true) || marks.first == Some(false);
+        self.inside = if self.inside > 0 && !ends && self.inside < KEY_LINES {
+            self.inside + 1
+        } else {
+            u32::from(marks.last == Some(true))
+        };
+    }
+}
+
+/// What a line read in pieces says of private keys' blocks, piece by piece
+/// ([`KeyLines::after_pieces`]): whether it is JSON, and whether its first and its last header
+/// or footer that names a key is a header. The bytes kept from the last piece find one split between two.
+#[derive(Debug, Default)]
+pub struct KeyMarks {
+    json: Option<bool>,
+    /// Whether the first and the last header or footer seen is a header.
+    first: Option<bool>,
+    last: Option<bool>,
+    carry: Vec<u8>,
+}
+
+/// The bytes a header or footer needs to be known as a key's: its dashes and word, and the
+/// window [`names_a_key`] reads.
+const MARK_ROOM: usize = 96;
+
+impl KeyMarks {
+    /// Looks at the next piece of the line.
+    pub fn see(&mut self, piece: &[u8]) {
+        if self.json.is_none()
+            && let Some(&b) = self
+                .carry
+                .iter()
+                .chain(piece)
+                .find(|b| !b.is_ascii_whitespace())
+        {
+            self.json = Some(matches!(b, b'{' | b'['));
+        }
+        let mut joined = std::mem::take(&mut self.carry);
+        let seam = joined.len();
+        joined.extend_from_slice(&piece[..piece.len().min(MARK_ROOM)]);
+        // A mark that starts in the carry comes before any that starts in the piece.
+        let (first, last) = match seam {
+            0 => (None, None),
+            _ => marks(&joined),
+        };
+        let (piece_first, piece_last) = marks(piece);
+        self.first = self.first.or(first).or(piece_first);
+        self.last = piece_last.or(last).or(self.last);
+        if piece.len() >= MARK_ROOM {
+            joined.clear();
+            joined.extend_from_slice(&piece[piece.len() - MARK_ROOM..]);
+        } else {
+            joined.drain(..joined.len().saturating_sub(MARK_ROOM));
+        }
+        self.carry = joined;
+    }
+}
+
+/// Whether the first and the last header or footer in `text` that names a private key is a
+/// header.
+fn marks(text: &[u8]) -> (Option<bool>, Option<bool>) {
+    let found = |finder: &Finder| -> Vec<usize> {
+        (finder.find_iter(text))
+            .filter(|&at| names_a_key(&text[at..]))
+            .collect()
+    };
+    let (headers, footers) = (found(&BEGIN), found(&END));
+    let first = match (headers.first(), footers.first()) {
+        (None, None) => None,
+        (Some(h), Some(f)) => Some(h < f),
+        (h, _) => Some(h.is_some()),
+    };
+    let last = match (headers.last(), footers.last()) {
+        (None, None) => None,
+        (h, f) => Some(h > f),
+    };
+    (first, last)
 }
 
 impl Redactor {
@@ -360,11 +445,12 @@ impl Redactor {
                 };
                 return Some(redacted(kept));
             }
-            if keys.inside > KEY_LINES {
-                keys.inside = 0;
-                return None;
+            if keys.inside <= KEY_LINES {
+                return Some(LABEL.to_vec());
             }
-            return Some(LABEL.to_vec());
+            // Past a block's length: the header was not a key's, and this line is one as any
+            // other, which may open a block.
+            keys.inside = 0;
         }
         let header = key_header_after_footer(line)?;
         keys.inside = 1;
@@ -434,4 +520,67 @@ fn string_start(line: &[u8], at: usize) -> usize {
         .rev()
         .find(|&i| unescaped_quote(line, i))
         .map_or(0, |i| i + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LINES: &[&str] = &[
+        "plain text",
+        "x -----BEGIN RSA PRIVATE KEY-----",
+        "-----BEGIN OPENSSH PRIVATE KEY----- body",
+        "-----END RSA PRIVATE KEY----- after",
+        "-----END RSA PRIVATE KEY----- then -----BEGIN EC PRIVATE KEY-----",
+        "-----BEGIN PRIVATE KEY----- a -----END PRIVATE KEY-----",
+        "-----BEGIN CERTIFICATE----- not a key",
+        "{\"t\":\"-----BEGIN RSA PRIVATE KEY-----\"}",
+        "  [\"-----END RSA PRIVATE KEY-----\"]",
+        "{\"t\":\"no key\"}",
+    ];
+
+    /// Fed in pieces split at every byte (and in one), a line leaves a key's block open or
+    /// closed as the same line held whole does ([`Redactor::key_line`]), from inside a block
+    /// and from outside one.
+    #[test]
+    fn a_line_in_pieces_says_what_the_whole_line_says_of_keys() {
+        let r = Redactor::with_secrets(&[]);
+        for line in LINES {
+            let line = line.as_bytes();
+            for inside in [0, 1, KEY_LINES] {
+                let mut whole = KeyLines { inside };
+                r.key_line(line, &mut whole);
+                for split in 0..=line.len() {
+                    for second in [split, split + (line.len() - split) / 2] {
+                        let mut marks = KeyMarks::default();
+                        for piece in [&line[..split], &line[split..second], &line[second..]] {
+                            marks.see(piece);
+                        }
+                        let mut pieces = KeyLines { inside };
+                        pieces.after_pieces(&marks);
+                        assert_eq!(
+                            pieces.inside(),
+                            whole.inside(),
+                            "{:?} split at {split} and {second}, from {inside}",
+                            String::from_utf8_lossy(line)
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// A header whose bytes come one at a time, after a long piece, is found: the carry holds
+    /// what the last pieces left.
+    #[test]
+    fn a_header_that_comes_a_byte_a_piece_is_found() {
+        let mut marks = KeyMarks::default();
+        marks.see(&[b'x'; 4096]);
+        for b in b"-----BEGIN RSA PRIVATE KEY-----" {
+            marks.see(&[*b]);
+        }
+        let mut keys = KeyLines::default();
+        keys.after_pieces(&marks);
+        assert!(keys.inside());
+    }
 }

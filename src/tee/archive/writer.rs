@@ -78,6 +78,8 @@ pub struct ArchiveFeed {
     redacted: Vec<u8>,
     /// Where the stream is in a private key written over several lines.
     keys: crate::cut::redact::KeyLines,
+    /// What the line read in pieces says of keys' blocks so far.
+    marks: crate::cut::redact::KeyMarks,
     /// `--redact` on a line past the memory cap: its bytes not yet redacted, held until the
     /// next piece so that a secret is never split between two redactions.
     held: Vec<u8>,
@@ -156,6 +158,7 @@ impl ArchiveFeed {
             redactor: opts.redact.then(|| Redactor::with_secrets(&opts.secrets)),
             redacted: Vec::new(),
             keys: Default::default(),
+            marks: Default::default(),
             held: Vec::new(),
             log: opts.log,
         })
@@ -180,6 +183,12 @@ impl ArchiveFeed {
             self.frames.push(bytes);
             return;
         };
+        if !matches!(piece, Piece::Line(_)) {
+            self.marks.see(bytes);
+            if last {
+                self.keys.after_pieces(&std::mem::take(&mut self.marks));
+            }
+        }
         let mut text = bytes;
         let joined;
         if !self.held.is_empty() {
