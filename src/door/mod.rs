@@ -10,7 +10,9 @@
 //!
 //! What the read side reads passes here too, before anything is cut from it: [`line_in`]
 //! redacts each log line whole as it is read, so that a gist, a summary's string, a grep
-//! snippet or a page can never end inside a secret the whole line would have redacted.
+//! snippet or a page can never end inside a secret the whole line would have redacted; a
+//! private key written as lines of text is followed from line to line ([`Forward`],
+//! [`before`]).
 //!
 //! Nothing else reaches standard output or standard error: `clippy.toml` disallows
 //! `eprintln!`, `println!`, `std::io::stdout`/`stderr` and rustix's descriptors 1 and 2 in the
@@ -28,6 +30,9 @@ use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::io::Errno;
 
 use crate::cut::redact::{Redactor, Secret};
+
+mod keys;
+pub use keys::{Forward, before, may_be_a_keys, replaced_after};
 
 /// The secrets of `--redact`, set at start; the redactor is built from them at its first use
 /// (the tee's diagnostics are rare, and its engine builds its own from the same secrets).

@@ -16,6 +16,7 @@ pub struct LinesIn {
     done: bool,
     /// What is read from `inner` at a time.
     chunk: Vec<u8>,
+    door: crate::door::Forward,
 }
 
 impl LinesIn {
@@ -27,6 +28,7 @@ impl LinesIn {
             at: 0,
             done: false,
             chunk: vec![0u8; chunk],
+            door: Default::default(),
         }
     }
 
@@ -35,7 +37,7 @@ impl LinesIn {
         let mut from = 0;
         while let Some(nl) = memchr::memchr(b'\n', &self.line[from..]) {
             let l = &self.line[from..from + nl];
-            self.ready.extend_from_slice(&crate::door::line_in(l));
+            self.ready.extend_from_slice(&self.door.line(l));
             self.ready.push(b'\n');
             from += nl + 1;
         }
@@ -43,7 +45,7 @@ impl LinesIn {
         let cap = crate::tee::log::LINE_CAP;
         if self.done && !self.line.is_empty() && self.line.len() <= cap {
             // A compressed log's last line without a newline is a line, read as any other.
-            let last = crate::door::line_in(&self.line).into_owned();
+            let last = self.door.line(&self.line).into_owned();
             self.ready.extend_from_slice(&last);
             self.line.clear();
         } else if self.done || self.line.len() > cap {

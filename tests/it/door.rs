@@ -251,6 +251,7 @@ fn dense(
 /// A Claude Code stream of one run whose strings are dense with secrets: the prompt, the
 /// assistant's text, a tool call's input, its result (long: cut at every budget, and an
 /// original past 64 KiB for the page's excerpt), the final result; `pad` shifts every offset.
+/// Then a private key's header and body as lines of text, the last lines of the stream.
 fn stream(secrets: &Secrets, rng: &mut Rng, pad: usize, long: usize) -> (Vec<u8>, Vec<Planted>) {
     let mut planted = Vec::new();
     let all: Vec<usize> = (0..KINDS).collect();
@@ -278,7 +279,20 @@ fn stream(secrets: &Secrets, rng: &mut Rng, pad: usize, long: usize) -> (Vec<u8>
         bytes.extend_from_slice(e.to_string().as_bytes());
         bytes.push(b'\n');
     }
-    let bytes = escape_some(bytes, &planted, rng);
+    let mut bytes = escape_some(bytes, &planted, rng);
+    // A private key as lines of text after the run (`cat id_rsa`), its last line a body line:
+    // each line is a line of its own in the log, which no line alone shows as a key's.
+    let b64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    bytes.extend_from_slice(b"$ cat id_rsa\n-----BEGIN RSA PRIVATE KEY-----\n");
+    for _ in 0..3 {
+        let body = rng.chars(b64, 64);
+        bytes.extend_from_slice(body.as_bytes());
+        bytes.push(b'\n');
+        planted.push(Planted {
+            text: body.clone(),
+            body,
+        });
+    }
     (bytes, planted)
 }
 
@@ -757,7 +771,10 @@ fn a_secret_in_a_path_is_redacted_in_the_error() {
         "{err}"
     );
     assert!(!err.contains(&case.secrets.env_value), "{err}");
-    assert_eq!(lines(&std::fs::read(&good).unwrap()).len(), 5);
+    assert_eq!(
+        lines(&std::fs::read(&good).unwrap()).len(),
+        lines(&case.input).len()
+    );
 }
 
 /// #46.9: a `--redact-values` value whose name says nothing was kept; ordinary settings of

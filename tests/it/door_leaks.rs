@@ -576,6 +576,124 @@ fn a_key_header_at_the_end_of_a_line_past_the_memory_cap_opens_its_block() {
     );
 }
 
+/// Found by a review of #49: a private key written as lines of text in a log written without
+/// `--redact` was shown by every reader with `--redact`: each line was redacted alone, and a
+/// body line alone is no key's. Here the readers the property `no_surface_shows_a_secret` does
+/// not run: a log given on standard input, and `--follow` from inside a block (its body comes
+/// after the follow began).
+#[test]
+fn a_key_as_lines_of_text_in_a_log_written_without_redact_is_redacted_on_read() {
+    let case = Case::new("leak-pem-read", 0x1eac_0011, 0, 5);
+    let mut rng = Rng(0x4ead);
+    let (key, body) = pem(&mut rng, 6);
+    let (head, rest) = key.split_at(key.find('\n').unwrap() + 1);
+    let (log, archive) = (case.path("raw.jsonl"), case.path("raw.jsonl.orig.zst"));
+    let input = format!("hello\n{key}after\n");
+    run(
+        &case.secrets,
+        &["--archive", &archive, &log],
+        input.as_bytes(),
+    );
+    let w = body_windows(&[body]);
+    let logged = std::fs::read(&log).unwrap();
+    let read = run(&case.secrets, &["--redact", "--view", "-"], &logged);
+    assert!(read.status.success());
+    assert_clean("--view - of the log", &read.stdout, &w);
+    assert_eq!(
+        lines(&read.stdout).len(),
+        10,
+        "{}",
+        String::from_utf8_lossy(&read.stdout)
+    );
+    // Each line's original, alone and all together, and MCP's read_original.
+    let all = run(
+        &case.secrets,
+        &["--redact", "--view", "--original", "--line", "1-10", &log],
+        b"",
+    );
+    assert!(
+        all.status.success(),
+        "{}",
+        String::from_utf8_lossy(&all.stderr)
+    );
+    assert_clean("--original 1-10", &all.stdout, &w);
+    let mut calls = Vec::new();
+    for n in 1..=10u64 {
+        let one = run(
+            &case.secrets,
+            &[
+                "--redact",
+                "--view",
+                "--original",
+                "--line",
+                &n.to_string(),
+                &log,
+            ],
+            b"",
+        );
+        assert!(one.status.success());
+        assert_clean(&format!("--original {n}"), &one.stdout, &w);
+        calls.push((
+            "read_original",
+            serde_json::json!({"path": "raw.jsonl", "line": n}),
+        ));
+    }
+    for answer in crate::door::mcp(&case, &calls) {
+        assert!(answer.contains("original"), "{answer}");
+        assert_clean("MCP read_original", answer.as_bytes(), &w);
+    }
+
+    // --follow: the header is the log's last line when it starts.
+    let followed = case.path("followed.jsonl");
+    run(
+        &case.secrets,
+        &[&followed],
+        format!("hello\n{head}").as_bytes(),
+    );
+    let mut child = common::Reaped(
+        crate::door::bin(&case.secrets)
+            .args([
+                "--redact", "--view", "--follow", "--format", "jsonl", &followed,
+            ])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let out = std::io::BufReader::new(child.0.stdout.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(out) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let next = || {
+        rx.recv_timeout(common::CHILD_TIMEOUT)
+            .expect("no line from --follow in time")
+            .unwrap()
+    };
+    assert!(next().contains("hello"));
+    assert!(next().contains("[REDACTED:private_key]"));
+    // The rest of the key comes after the follower read the log's end.
+    let more = case.path("more.jsonl");
+    run(&case.secrets, &[&more], format!("{rest}after\n").as_bytes());
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&followed)
+        .unwrap();
+    f.write_all(&std::fs::read(&more).unwrap()).unwrap();
+    let mut seen = String::new();
+    for _ in 0..8 {
+        seen.push_str(&next());
+        seen.push('\n');
+    }
+    child.0.kill().unwrap();
+    common::wait_timeout(&mut child.0);
+    assert_clean("--follow", seen.as_bytes(), &w);
+    assert!(seen.ends_with("\"text\":\"after\"}\n"), "{seen}");
+}
+
 /// Found by the fourth attack: a file name was shortened before it was redacted (the table of
 /// runs keeps its end, the summary's file field and the page's title their start), so the part
 /// of a secret in the name that the cut left showed.

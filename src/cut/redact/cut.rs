@@ -310,7 +310,7 @@ pub struct KeyLines {
 
 /// The most lines a key's block spans (an RSA 4096 key takes 51): past that, a header was not
 /// a key's, and the lines after it are left alone.
-const KEY_LINES: u32 = 200;
+pub const KEY_LINES: u32 = 200;
 
 impl KeyLines {
     /// True inside a key's block: the next line must be looked at, whatever the filters say.

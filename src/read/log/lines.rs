@@ -78,9 +78,38 @@ impl ReverseLines {
         }
     }
 
-    /// The previous line (without its newline), or None at the start of the file. A line past
-    /// [`LINE_CAP`] is given as its first `LINE_CAP` bytes.
+    /// The previous line (without its newline) as the read side reads it, or None at the start
+    /// of the file. A line past [`LINE_CAP`] is given as its first `LINE_CAP` bytes. With
+    /// `--redact`, a line that may be one of a private key's lines of text is read with the
+    /// lines before it that say whether it is ([`crate::door::before`]).
     pub fn prev(&mut self) -> io::Result<Option<Vec<u8>>> {
+        let Some(line) = self.prev_raw()? else {
+            return Ok(None);
+        };
+        if crate::door::redactor().is_none() || !crate::door::may_be_a_keys(&line) {
+            return Ok(Some(crate::door::line_in(&line).into_owned()));
+        }
+        let start = self.end;
+        let mut failed = None;
+        let keys = crate::door::before(|| match self.prev_raw() {
+            Ok(line) => line,
+            Err(e) => {
+                failed = Some(e);
+                None
+            }
+        });
+        self.end = start;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        Ok(Some(match crate::door::replaced_after(keys, &line) {
+            Some(replaced) => replaced,
+            None => crate::door::line_in(&line).into_owned(),
+        }))
+    }
+
+    /// The previous line as it is in the file (a line past [`LINE_CAP`]: its first bytes).
+    fn prev_raw(&mut self) -> io::Result<Option<Vec<u8>>> {
         if self.end == 0 {
             return Ok(None);
         }
@@ -91,14 +120,24 @@ impl ReverseLines {
         let buf_end = self.buf_start + self.buf.len() as u64;
         if self.buf_start <= start && start + len as u64 <= buf_end {
             let at = (start - self.buf_start) as usize;
-            return Ok(Some(
-                crate::door::line_in(&self.buf[at..at + len]).into_owned(),
-            ));
+            return Ok(Some(self.buf[at..at + len].to_vec()));
         }
         let mut line = Vec::new();
         self.read_at(start, len, &mut line)?;
-        Ok(Some(crate::door::line_in(&line).into_owned()))
+        Ok(Some(line))
     }
+}
+
+/// Where the end of `file`'s whole lines is in a private key's blocks, for a reader that
+/// follows it from there (`--follow`).
+pub fn keys_at_end(file: &File) -> crate::cut::redact::KeyLines {
+    if crate::door::redactor().is_none() {
+        return Default::default();
+    }
+    let Ok(mut lines) = file.try_clone().and_then(ReverseLines::new) else {
+        return Default::default();
+    };
+    crate::door::before(|| lines.prev_raw().ok().flatten())
 }
 
 pub(crate) fn read_error(path: &Path, source: io::Error) -> Error {
@@ -227,6 +266,7 @@ pub fn for_each_line_in(
     let mut lines = Splitter::new(LINE_CAP);
     let mut long = Vec::new();
     let mut buf = vec![0u8; 1 << 20];
+    let mut door = crate::door::Forward::default();
     loop {
         let n = reader.read(&mut buf)?;
         if n == 0 {
@@ -240,7 +280,7 @@ pub fn for_each_line_in(
                 _ => None,
             };
             if let Some(line) = last.filter(|_| compressed && !cut) {
-                each(&crate::door::line_in(line));
+                each(&door.line(line));
             }
             return Ok(());
         }
@@ -256,7 +296,7 @@ pub fn for_each_line_in(
                 Piece::End(_) => &long[..],
             };
             // Redacted whole before any surface cuts it (crate::door).
-            if !each(&crate::door::line_in(line)) {
+            if !each(&door.line(line)) {
                 return Ok(());
             }
         }

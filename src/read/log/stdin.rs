@@ -115,9 +115,10 @@ fn copy_in(input: &mut impl BufRead, mut file: &File) -> io::Result<()> {
     }
     let mut out = io::BufWriter::with_capacity(1 << 16, file);
     let mut line = Vec::new();
+    let mut door = crate::door::Forward::default();
     while input.read_until(b'\n', &mut line)? > 0 {
         let body = line.strip_suffix(b"\n");
-        out.write_all(&crate::door::line_in(body.unwrap_or(&line)))?;
+        out.write_all(&door.line(body.unwrap_or(&line)))?;
         if body.is_some() {
             out.write_all(b"\n")?;
         }

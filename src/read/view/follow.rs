@@ -25,6 +25,8 @@ pub(super) struct Followed {
     /// Whole lines read so far (a compaction keeps them all, rewritten).
     lines: u64,
     pending: Splitter,
+    /// Where the lines read are in a private key's blocks (`--redact`).
+    door: crate::door::Forward,
     /// The file is there but refused (a FIFO, a device, a directory): said once, and waited on
     /// until a regular file takes its name.
     refused: bool,
@@ -39,6 +41,7 @@ impl Followed {
             ino: None,
             lines: 0,
             pending: Splitter::new(LINE_CAP),
+            door: Default::default(),
             refused: false,
         }
     }
@@ -50,6 +53,7 @@ impl Followed {
         let refused = opened
             .as_ref()
             .is_err_and(|e| e.kind() != io::ErrorKind::NotFound);
+        let mut door = crate::door::Forward::default();
         let (pos, ino, lines) = match opened {
             // A compressed file: its decoded lines, and its length to see it change.
             Ok(f) if super::is_compressed(&f).unwrap_or(false) => (
@@ -60,6 +64,7 @@ impl Followed {
             Ok(f) => {
                 let pos = crate::tee::sink::whole_lines_len(&f).unwrap_or(0);
                 let ino = f.metadata().ok().map(|m| m.ino());
+                door = crate::door::Forward::after(crate::read::log::lines::keys_at_end(&f));
                 (
                     pos,
                     ino,
@@ -73,6 +78,7 @@ impl Followed {
             ino,
             lines,
             refused,
+            door,
             ..Followed::at_start(path)
         }
     }
@@ -133,11 +139,13 @@ pub(super) fn follow_files<W: Write>(
                     f.lines = 0;
                 }
                 f.pending = Splitter::new(LINE_CAP);
+                f.door = Default::default();
             } else if len < f.pos {
                 // Truncated: read again from the start, with nothing pending.
                 f.pos = 0;
                 f.lines = 0;
                 f.pending = Splitter::new(LINE_CAP);
+                f.door = Default::default();
             }
             f.ino = Some(ino);
             if len == f.pos {
@@ -162,7 +170,7 @@ pub(super) fn follow_files<W: Write>(
                 while let Some(piece) = f.pending.next(&block[..n], &mut at) {
                     // A line past the cap while following is left out, like a torn one.
                     if let Piece::Line(line) = piece {
-                        let line = &*crate::door::line_in(line);
+                        let line = &*f.door.line(line);
                         f.lines += 1;
                         if opts.on_line(f.lines) && opts.wants(line) {
                             r.number = Some(f.lines);

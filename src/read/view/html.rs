@@ -590,9 +590,13 @@ fn embed_originals(opts: &ViewOptions, archives: &[bool], room: usize, t: &mut T
                 continue;
             };
             // Redacted whole, then cut to its excerpt (with --redact).
-            let Ok((bytes, len)) =
-                crate::tee::archive::original::page_of(&mut archive, loc, 0, cap as u64)
-            else {
+            let Ok((bytes, len)) = crate::tee::archive::original::page_of(
+                &mut archive,
+                (path, row.at.1),
+                loc,
+                0,
+                cap as u64,
+            ) else {
                 continue;
             };
             let text = String::from_utf8_lossy(&bytes);

@@ -15,9 +15,11 @@ pub const REDACT_WHOLE_MAX: u64 = 256 << 20;
 /// offsets count in. With `--redact` ([`crate::door`]) the whole original is redacted first and
 /// the page is taken from the redacted text, so that no page ends inside a secret the whole
 /// line would have redacted; offsets and lengths then count redacted bytes. Without it, the
-/// archive's bytes as they are.
+/// archive's bytes as they are. `loc` is line `n` of `log`: a line of text may be one of a
+/// private key's, which the originals before it say ([`crate::door::before`]).
 pub fn page_of(
     archive: &mut Archive,
+    (log, n): (&Path, u64),
     loc: Located,
     offset: u64,
     limit: u64,
@@ -37,7 +39,22 @@ pub fn page_of(
     }
     let mut whole = Vec::new();
     archive.read(loc, 0, u64::MAX, &mut whole)?;
-    let whole = crate::door::bytes(&whole);
+    let whole = if crate::door::may_be_a_keys(&whole) {
+        let mut k = n;
+        let keys = crate::door::before(|| {
+            k = k.checked_sub(1).filter(|&k| k > 0)?;
+            let loc = archive.locate(log, k).ok()?;
+            let mut line = Vec::new();
+            archive.read(loc, 0, u64::MAX, &mut line).ok()?;
+            Some(line)
+        });
+        match crate::door::replaced_after(keys, &whole) {
+            Some(replaced) => replaced.into(),
+            None => crate::door::bytes(&whole),
+        }
+    } else {
+        crate::door::bytes(&whole)
+    };
     let len = whole.len() as u64;
     let from = offset.min(len) as usize;
     let to = offset.saturating_add(limit).min(len) as usize;
@@ -184,7 +201,7 @@ pub fn run(req: &OriginalRequest, out: &mut dyn Write, note: &mut dyn Write) -> 
                 None => (0, u64::MAX),
             };
             let got = if crate::door::redactor().is_some() {
-                page_of(archive, loc, offset, limit).and_then(|(page, len)| {
+                page_of(archive, (&req.log, n), loc, offset, limit).and_then(|(page, len)| {
                     out.write_all(&page)?;
                     Ok((page.len() as u64, len))
                 })
@@ -244,7 +261,7 @@ pub fn read_page(
     let mut archive = open_for(log, Some(archive))?;
     let loc = archive.locate(log, line)?;
     let room = (budget.saturating_sub(300) as u64).max(64);
-    let (mut page, len) = page_of(&mut archive, loc, offset, limit.min(room))
+    let (mut page, len) = page_of(&mut archive, (log, line), loc, offset, limit.min(room))
         .map_err(|e| format!("reading archive {}: line {line}: {e}", path.display()))?;
     let from = offset.min(len);
     if from + (page.len() as u64) < len {
