@@ -81,49 +81,47 @@ impl Reducer {
         // Then whole runs and escapes: the content is taken a segment at a time.
         let (start, base) = (i, self.s.len);
         while i < s.len() {
-            let rest = &s[i..];
-            // Escape-dense text has no run between escapes: no search for it.
-            let j = match rest[0] {
-                b'"' | b'\\' => 0,
-                _ => memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len()),
-            };
-            if strings::has_control(&rest[..j]) {
-                self.fail(Failure::Invalid);
-                return i;
-            }
-            if j > 0 {
-                // In plain text any byte that does not continue a UTF-8 character starts one:
-                // a boundary `keep` bytes before the run's end, or at its start.
-                let p = i + j.saturating_sub(self.keep);
-                if let Some(k) = s[p..i + j].iter().position(|&b| b & 0xC0 != 0x80) {
-                    self.mark(base + (p + k - start) as u64);
+            // Escapes first: escape-dense text has them back to back, with no run to search.
+            if s[i] == b'\\' {
+                match escape_len(&s[i..]) {
+                    Ok(n) => {
+                        i += n;
+                        let at = base + (i - start) as u64;
+                        if at >= self.s.next_mark {
+                            self.mark(at);
+                        }
+                        continue;
+                    }
+                    Err(true) => {
+                        self.fail(Failure::Invalid);
+                        return i;
+                    }
+                    Err(false) => {
+                        // The piece ends inside the escape: it is finished with the next piece.
+                        self.take(&s[start..i]);
+                        self.s.partial.extend_from_slice(&s[i..]);
+                        return s.len();
+                    }
                 }
-            }
-            i += j;
-            if i == s.len() {
-                break;
             }
             if s[i] == b'"' {
                 self.take(&s[start..i]);
                 self.string_done();
                 return i + 1;
             }
-            match escape_len(&s[i..]) {
-                Ok(n) => {
-                    i += n;
-                    self.mark(base + (i - start) as u64);
-                }
-                Err(true) => {
-                    self.fail(Failure::Invalid);
-                    return i;
-                }
-                Err(false) => {
-                    // The piece ends inside the escape: it is finished with the next piece.
-                    self.take(&s[start..i]);
-                    self.s.partial.extend_from_slice(&s[i..]);
-                    return s.len();
-                }
+            let rest = &s[i..];
+            let j = memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
+            if strings::has_control(&rest[..j]) {
+                self.fail(Failure::Invalid);
+                return i;
             }
+            // In plain text any byte that does not continue a UTF-8 character starts one: a
+            // boundary `keep` bytes before the run's end, or at its start.
+            let p = i + j.saturating_sub(self.keep);
+            if let Some(k) = s[p..i + j].iter().position(|&b| b & 0xC0 != 0x80) {
+                self.mark(base + (p + k - start) as u64);
+            }
+            i += j;
         }
         self.take(&s[start..]);
         s.len()
