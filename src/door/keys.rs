@@ -7,7 +7,7 @@
 
 use std::borrow::Cow;
 
-use crate::cut::redact::{KEY_LINES, KeyLines, Redactor};
+use crate::cut::redact::{KEY_LINES, KeyLines, KeyMarks, Redactor, is_json_line};
 
 /// The door of a reader that reads a log forward, line after line: [`super::line_in`], and
 /// the lines of a key's block replaced as the log's engine replaces them.
@@ -32,10 +32,17 @@ impl Forward {
     pub fn after(keys: KeyLines) -> Forward {
         Forward { keys }
     }
+
+    /// A line past the readers' cap has ended, given as its first bytes: what the whole of it
+    /// said of keys' blocks ([`KeyMarks`], fed every piece) stands.
+    pub fn after_pieces(&mut self, marks: &KeyMarks) {
+        self.keys.after_pieces(marks);
+    }
 }
 
 /// What `line` becomes as a line of a private key's block ([`Redactor::key_line`]), the
-/// `text` of a `non_json` record or a line of text; `None` when it is none. `keys` moves on.
+/// `text` of a `non_json` record (text, whatever it reads as) or a line of the log; `None`
+/// when it is none. `keys` moves on.
 fn followed(r: &Redactor, line: &[u8], keys: &mut KeyLines) -> Option<Vec<u8>> {
     // Outside a block, a line without a header leaves the state as it is; a blank line is
     // not a line of a block (the log's engine passes it by).
@@ -48,7 +55,7 @@ fn followed(r: &Redactor, line: &[u8], keys: &mut KeyLines) -> Option<Vec<u8>> {
         return r.key_line(line, keys);
     };
     let text = record.get("text")?.as_str()?;
-    let replaced = r.key_line(text.as_bytes(), keys)?;
+    let replaced = r.text_key_line(text.as_bytes(), keys)?;
     record.insert(
         "text".into(),
         String::from_utf8_lossy(&replaced).into_owned().into(),
@@ -70,43 +77,97 @@ fn non_json_record(line: &[u8]) -> Option<serde_json::Map<String, serde_json::Va
     }
 }
 
+/// True when `line` is a JSON line of the log as [`Redactor::key_line`] takes one inside a
+/// block (valid JSON), and not a `non_json` record: its own string may open a block, but it is
+/// never a line of one.
+fn is_json(line: &[u8]) -> bool {
+    is_json_line(line, true) && non_json_record(line).is_none()
+}
+
 /// True when what `line` says of keys' blocks does not depend on the lines before it: a JSON
-/// line (not a `non_json` record), or one that holds a header or a footer.
+/// line, or one that holds a header or a footer.
 fn decides(line: &[u8]) -> bool {
-    let json = matches!(line.trim_ascii_start().first(), Some(b'{' | b'['))
-        && crate::line::scan::is_valid(line, &mut Vec::new());
-    (json && non_json_record(line).is_none())
+    is_json(line)
         || memchr::memmem::find(line, b"-----BEGIN ").is_some()
         || memchr::memmem::find(line, b"-----END ").is_some()
 }
 
 /// True when `line` may be replaced as a line of a key's block: a `non_json` record or a line
-/// of text, not another JSON line.
+/// of text, not a JSON line.
 pub fn may_be_a_keys(line: &[u8]) -> bool {
-    !matches!(line.trim_ascii_start().first(), Some(b'{' | b'[')) || non_json_record(line).is_some()
+    !crate::line::is_blank(line) && !is_json(line)
 }
+
+/// A line longer than this is held by [`before`] as what it says of keys' blocks alone: a
+/// key's body lines are 64 bytes.
+const HELD_MAX: usize = 64 << 10;
 
 /// Where a reader that gives a log's lines from its end is in keys' blocks before a line:
 /// `back` gives the lines before it, the nearest first (`None` at the log's start). It reads
-/// back to a line that decides (or as many lines as a block spans) and follows them forward.
-pub fn before(mut back: impl FnMut() -> Option<Vec<u8>>) -> KeyLines {
+/// back to a line that decides (or as many lines as a block spans, blank lines left out) and
+/// follows them forward. Returns, for each line read back, the nearest first, where the log is
+/// after it: the first is where it is before the line asked about, and each next one where it
+/// is before the line read back before it (the last, the line that decided, has none).
+pub fn before(mut back: impl FnMut() -> Option<Vec<u8>>) -> Vec<KeyLines> {
     let mut lines = Vec::new();
-    while lines.len() <= KEY_LINES as usize {
-        let Some(line) = back() else { break };
+    let mut counted = 0;
+    while counted <= KEY_LINES as usize {
+        let Some(mut line) = back() else { break };
         let decided = decides(&line);
+        if !crate::line::is_blank(&line) {
+            counted += 1;
+        }
+        if line.len() > HELD_MAX {
+            line = what_it_says(&line);
+        }
         lines.push(line);
         if decided {
             break;
         }
     }
     let mut keys = KeyLines::default();
+    let mut states = vec![KeyLines::default(); lines.len()];
     if let Some(r) = super::redactor() {
-        for line in lines.iter().rev() {
+        for (k, line) in lines.iter().enumerate().rev() {
             followed(r, line, &mut keys);
+            states[k] = keys;
         }
     }
-    keys
+    states
 }
+
+/// A short line that says of keys' blocks what the long `line` says: a JSON line with a
+/// header at its end, or none; a line of text with its first and last header or footer.
+fn what_it_says(line: &[u8]) -> Vec<u8> {
+    let mut marks = KeyMarks::default();
+    marks.see(line);
+    if is_json(line) {
+        let mut keys = KeyLines::default();
+        keys.after_pieces(&marks);
+        return if keys.inside() {
+            br#"{"t":"-----BEGIN PRIVATE KEY-----"}"#.to_vec()
+        } else {
+            b"{}".to_vec()
+        };
+    }
+    said_by(&marks)
+}
+
+/// A short line that says of keys' blocks what a line past the readers' cap said, all of it
+/// read ([`KeyMarks`]): taken for text, as [`KeyLines::after_pieces`] takes it.
+pub fn said_by(marks: &KeyMarks) -> Vec<u8> {
+    let (first, last) = marks.ends();
+    let mut said = Vec::new();
+    for mark in [first, last].into_iter().flatten() {
+        said.extend_from_slice(if mark { HEADER } else { FOOTER });
+        said.push(b' ');
+    }
+    said.push(b'.');
+    said
+}
+
+const HEADER: &[u8] = b"-----BEGIN PRIVATE KEY-----";
+const FOOTER: &[u8] = b"-----END PRIVATE KEY-----";
 
 /// What `line` becomes as a line of a private key's block when `keys` is where the log is
 /// before it ([`before`]); `None` when it is not one, and without `--redact`.

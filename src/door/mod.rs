@@ -32,7 +32,7 @@ use rustix::io::Errno;
 use crate::cut::redact::{Redactor, Secret};
 
 mod keys;
-pub use keys::{Forward, before, may_be_a_keys, replaced_after};
+pub use keys::{Forward, before, may_be_a_keys, replaced_after, said_by};
 
 /// The secrets of `--redact`, set at start; the redactor is built from them at its first use
 /// (the tee's diagnostics are rare, and its engine builds its own from the same secrets).

@@ -694,6 +694,160 @@ fn a_key_as_lines_of_text_in_a_log_written_without_redact_is_redacted_on_read() 
     assert!(seen.ends_with("\"text\":\"after\"}\n"), "{seen}");
 }
 
+/// A private key as lines of text, each line after `prefix`, with 25 body lines.
+fn key_lines(prefix: &str) -> (String, Vec<String>) {
+    let bodies: Vec<String> = (1..=25)
+        .map(|i| format!("BODY{i:02}xQ7vR2mZ9kL4pW8nT3yB6cF1hJ5gD0sA2eU7iO9qX4zV8wY3rN6mK1tP"))
+        .collect();
+    let mut key = format!("{prefix}-----BEGIN RSA PRIVATE KEY-----\n");
+    for b in &bodies {
+        key.push_str(&format!("{prefix}{b}\n"));
+    }
+    key.push_str(&format!("{prefix}-----END RSA PRIVATE KEY-----\n"));
+    (key, bodies)
+}
+
+/// `--view` with `--redact` and `args` of `file`; fails unless it succeeds.
+fn view_redacted(case: &Case, args: &[&str], file: &str) -> Vec<u8> {
+    let mut all = vec!["--redact", "--view"];
+    all.extend_from_slice(args);
+    all.push(file);
+    let out = run(&case.secrets, &all, b"");
+    assert!(
+        out.status.success(),
+        "{all:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// Found by an audit of the read side's key blocks: lines that start as JSON does but are not
+/// (`kubectl logs --prefix` writes `[pod/x] `) were taken for JSON lines by the readers from
+/// the end and by the originals, so their body lines showed; blank lines counted in the look
+/// back; a JSON line in the block that was not UTF-8 reads as JSON in the log's record and
+/// ended the block on every reader.
+#[test]
+fn a_keys_lines_of_text_are_followed_by_the_readers_as_the_writer_follows_them() {
+    let case = Case::new("leak-pem-read-kinds", 0x1eac_0012, 0, 5);
+    let (pod, pod_bodies) = key_lines("[pod/x] ");
+    let (plain, bodies) = key_lines("");
+    let w = body_windows(&[&pod_bodies[..], &bodies[..]].concat());
+    // Prefixed lines: the log's originals, and a raw file read from its end.
+    let input = format!("{{\"type\":\"system\"}}\n{pod}after\n");
+    let (log, archive) = (case.path("pod.jsonl"), case.path("pod.jsonl.orig.zst"));
+    run(
+        &case.secrets,
+        &["--archive", &archive, &log],
+        input.as_bytes(),
+    );
+    assert_clean(
+        "--original 1-29",
+        &view_redacted(&case, &["--original", "--line", "1-29"], &log),
+        &w,
+    );
+    for n in ["3", "4", "27"] {
+        assert_clean(
+            "--original",
+            &view_redacted(&case, &["--original", "--line", n], &log),
+            &w,
+        );
+    }
+    let raw = case.path("pod.log");
+    std::fs::write(&raw, &input).unwrap();
+    for n in ["1", "3", "10", "30"] {
+        assert_clean(
+            "--tail of a raw file",
+            &view_redacted(&case, &["--tail", n], &raw),
+            &w,
+        );
+    }
+    // Blank lines inside a block: 200 of them between the header and the body.
+    let blank = format!(
+        "{{\"type\":\"system\"}}\n{}",
+        plain.replacen('\n', &"\n".repeat(201), 1)
+    );
+    let raw = case.path("blank.log");
+    std::fs::write(&raw, &blank).unwrap();
+    for n in ["1", "5", "26"] {
+        assert_clean(
+            "--tail past blank lines",
+            &view_redacted(&case, &["--tail", n], &raw),
+            &w,
+        );
+    }
+    // A line that is not UTF-8 but reads as JSON once made so, in the middle of a block.
+    let (head, tail) = plain.split_at(plain.match_indices('\n').nth(5).unwrap().0 + 1);
+    let mut bytes = b"{\"type\":\"system\"}\n".to_vec();
+    bytes.extend_from_slice(head.as_bytes());
+    bytes.extend_from_slice(b"{\"a\":\"\xff\"}\n");
+    bytes.extend_from_slice(tail.as_bytes());
+    let log = case.path("ff.jsonl");
+    run(&case.secrets, &[&log], &bytes);
+    for args in [&[][..], &["--tail", "5"], &["--format", "jsonl"]] {
+        assert_clean(
+            "a raw log with a line not UTF-8",
+            &view_redacted(&case, args, &log),
+            &w,
+        );
+    }
+    let logged = case.path("ff-redacted.jsonl");
+    run(&case.secrets, &["--redact", &logged], &bytes);
+    assert_clean("the log", &std::fs::read(&logged).unwrap(), &w);
+}
+
+/// Found by the same audit: a line past the 8 MiB cap that only starts as JSON does was taken
+/// for JSON and ended an open block in the log and the archive; a header at the end of a line
+/// past the readers' 64 MiB cap was never seen by them; `--compact --redact` copied a torn
+/// last line inside a block as it was.
+#[test]
+fn a_keys_block_holds_across_long_lines_and_a_torn_last_line() {
+    let case = Case::new("leak-pem-long", 0x1eac_0013, 0, 5);
+    let (pod, pod_bodies) = key_lines("[pod/a] ");
+    let (plain, bodies) = key_lines("");
+    let w = body_windows(&[&pod_bodies[..], &bodies[..]].concat());
+    let (head, tail) = pod.split_at(pod.match_indices('\n').nth(5).unwrap().0 + 1);
+    let input = format!(
+        "{{\"type\":\"system\"}}\n{head}[pod/b] {}\n{tail}",
+        "z".repeat(9 << 20)
+    );
+    let (log, archive) = (case.path("w.jsonl"), case.path("w.jsonl.orig.zst"));
+    let out = run(
+        &case.secrets,
+        &["--redact", "--archive", &archive, &log],
+        input.as_bytes(),
+    );
+    assert!(out.status.success());
+    assert_clean("the log", &std::fs::read(&log).unwrap(), &w);
+    assert_clean("the archive", &unarchive(&archive), &w);
+
+    // The header ends a line of 70 MB.
+    let raw = case.path("long.log");
+    std::fs::write(&raw, format!("{}{plain}after\n", "x".repeat(70_000_000))).unwrap();
+    for args in [&[][..], &["--tail", "3"], &["--tail", "27"]] {
+        assert_clean("a line past 64 MiB", &view_redacted(&case, args, &raw), &w);
+    }
+    std::fs::remove_file(&raw).unwrap();
+
+    let torn = case.path("torn.jsonl");
+    let lines: String = (0..30).map(|_| "{\"type\":\"a\"}\n").collect();
+    run(&case.secrets, &[&torn], lines.as_bytes());
+    let head: String = plain.lines().take(5).map(|l| format!("{l}\n")).collect();
+    run(&case.secrets, &["-a", &torn], head.as_bytes());
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&torn)
+        .unwrap();
+    write!(f, "{{\"type\":\"non_json\",\"text\":\"{}\"", bodies[10]).unwrap();
+    drop(f);
+    let out = run(&case.secrets, &["--compact", "--redact", &torn], b"");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_clean("--compact --redact", &std::fs::read(&torn).unwrap(), &w);
+}
+
 /// Found by the fourth attack: a file name was shortened before it was redacted (the table of
 /// runs keeps its end, the summary's file field and the page's title their start), so the part
 /// of a secret in the name that the cut left showed.

@@ -263,6 +263,16 @@ impl Redactor {
     }
 }
 
+/// Whether `line` is taken for a JSON line by [`Redactor::key_line`]: it starts as JSON does
+/// (after a byte order mark and whitespace, as the engine reads it) and, inside a block, is
+/// valid JSON: a line that only starts as JSON does (`kubectl logs --prefix` writes
+/// `[pod/name/container] ` before each line) is one of the block's lines of text.
+pub fn is_json_line(line: &[u8], inside: bool) -> bool {
+    let text = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    matches!(text.trim_ascii_start().first(), Some(b'{' | b'['))
+        && (!inside || crate::line::scan::is_valid(text, &mut Vec::new()))
+}
+
 /// Where the first `-----BEGIN ` of `text` is: what may open a private key's block.
 pub(super) fn first_header(text: &[u8]) -> Option<usize> {
     BEGIN.find(text)
@@ -302,7 +312,7 @@ fn footer_end(text: &[u8], footer: usize) -> usize {
 /// A private key written over several lines of text (`cat key.pem` in a stream that mixes text
 /// and JSON): a header line, body lines, a footer line, each a line of its own. Held by each
 /// writer of a stream (the log's engine, the archive), line to line.
-#[derive(Debug, Default)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct KeyLines {
     /// Lines since the header, 0 outside a key.
     inside: u32,
@@ -319,13 +329,15 @@ impl KeyLines {
     }
 
     /// A line read in pieces (past the memory cap) has ended: what it said of keys' blocks
-    /// ([`KeyMarks`]) opens or closes one, as [`Redactor::key_line`] has a whole line do. Such
-    /// a line is never replaced as a line of a key's body (a body's lines are 64 bytes): it is
+    /// ([`KeyMarks`]) opens or closes one, as [`Redactor::key_line`] has a line of text do.
+    /// Whether it is JSON is not known while it is read (the archive redacts it as it comes),
+    /// so it is taken for text: inside a block it ends the block only with a footer. Such a
+    /// line is never replaced as a line of a key's body (a body's lines are 64 bytes): it is
     /// redacted as any line is, and a header or footer in it as a cut key's part.
     pub fn after_pieces(&mut self, marks: &KeyMarks) {
-        // A JSON line ends a block, and so does a footer before any header; a line of text
-        // without one is one more line of the block, up to its most.
-        let ends = marks.json == Some(true) || marks.first == Some(false);
+        // A footer before any header ends a block; a line without one is one more line of
+        // the block, up to its most.
+        let ends = marks.first == Some(false);
         self.inside = if self.inside > 0 && !ends && self.inside < KEY_LINES {
             self.inside + 1
         } else {
@@ -335,11 +347,10 @@ impl KeyLines {
 }
 
 /// What a line read in pieces says of private keys' blocks, piece by piece
-/// ([`KeyLines::after_pieces`]): whether it is JSON, and whether its first and its last header
-/// or footer that names a key is a header. The bytes kept from the last piece find one split between two.
+/// ([`KeyLines::after_pieces`]): whether its first and its last header or footer that names a
+/// key is a header. The bytes kept from the last piece find one split between two.
 #[derive(Debug, Default)]
 pub struct KeyMarks {
-    json: Option<bool>,
     /// Whether the first and the last header or footer seen is a header.
     first: Option<bool>,
     last: Option<bool>,
@@ -351,17 +362,13 @@ pub struct KeyMarks {
 const MARK_ROOM: usize = 96;
 
 impl KeyMarks {
+    /// Whether the first and the last header or footer seen is a header.
+    pub fn ends(&self) -> (Option<bool>, Option<bool>) {
+        (self.first, self.last)
+    }
+
     /// Looks at the next piece of the line.
     pub fn see(&mut self, piece: &[u8]) {
-        if self.json.is_none()
-            && let Some(&b) = self
-                .carry
-                .iter()
-                .chain(piece)
-                .find(|b| !b.is_ascii_whitespace())
-        {
-            self.json = Some(matches!(b, b'{' | b'['));
-        }
         let mut joined = std::mem::take(&mut self.carry);
         let seam = joined.len();
         joined.extend_from_slice(&piece[..piece.len().min(MARK_ROOM)]);
@@ -410,17 +417,19 @@ impl Redactor {
     /// footer line) replaced by `[REDACTED:private_key]`. `None` for any other line, and for a
     /// JSON line (whose strings hold a key whole, `\n`s and all): one ends a block.
     pub fn key_line(&self, line: &[u8], keys: &mut KeyLines) -> Option<Vec<u8>> {
-        const LABEL: &[u8] = b"[REDACTED:private_key]";
-        // Inside a block, a line that only starts as JSON does (`kubectl logs --prefix` writes
-        // `[pod/name/container] ` before each line) is one of its lines of text.
-        let json = matches!(line.trim_ascii_start().first(), Some(b'{' | b'['))
-            && (keys.inside == 0 || crate::line::scan::is_valid(line, &mut Vec::new()));
-        if json {
+        if is_json_line(line, keys.inside()) {
             // A JSON line ends a block, and opens one when a string of it ends after a header
             // (the body comes next, as lines of text).
             keys.inside = u32::from(key_header_after_footer(line).is_some());
             return None;
         }
+        self.text_key_line(line, keys)
+    }
+
+    /// [`Redactor::key_line`] for a line known to be text (the text of a log's `non_json`
+    /// record, which may read as JSON once made UTF-8).
+    pub fn text_key_line(&self, line: &[u8], keys: &mut KeyLines) -> Option<Vec<u8>> {
+        const LABEL: &[u8] = b"[REDACTED:private_key]";
         // What the line keeps beside the key's part is redacted as any line is (a token after
         // a footer, before a header, a whole key after a footer: #49's audit).
         let redacted = |kept: Vec<u8>| {
@@ -539,9 +548,9 @@ mod tests {
         "{\"t\":\"no key\"}",
     ];
 
-    /// Fed in pieces split at every byte (and in one), a line leaves a key's block open or
-    /// closed as the same line held whole does ([`Redactor::key_line`]), from inside a block
-    /// and from outside one.
+    /// Fed in pieces split at every byte (and in one), a line of text leaves a key's block
+    /// open or closed as the same line held whole does ([`Redactor::key_line`]), from inside a
+    /// block and from outside one; a JSON line leaves one open at least where it does.
     #[test]
     fn a_line_in_pieces_says_what_the_whole_line_says_of_keys() {
         let r = Redactor::with_secrets(&[]);
@@ -558,12 +567,17 @@ mod tests {
                         }
                         let mut pieces = KeyLines { inside };
                         pieces.after_pieces(&marks);
-                        assert_eq!(
-                            pieces.inside(),
-                            whole.inside(),
+                        let what = format!(
                             "{:?} split at {split} and {second}, from {inside}",
                             String::from_utf8_lossy(line)
                         );
+                        // A JSON line in pieces is taken for text: it may keep a block open
+                        // that the whole line ends, never the other way.
+                        if is_json_line(line, inside > 0) {
+                            assert!(pieces.inside() || !whole.inside(), "{what}");
+                        } else {
+                            assert_eq!(pieces.inside(), whole.inside(), "{what}");
+                        }
                     }
                 }
             }

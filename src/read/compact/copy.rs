@@ -119,6 +119,11 @@ pub(super) fn copy_unfinished(file: &File, at: u64, len: u64, out: &File) -> io:
     let mut line = vec![0; usize::try_from(len).map_err(io::Error::other)?];
     file.read_exact_at(&mut line, at)?;
     let mut kept = Vec::new();
+    // Inside a private key's block written as lines of text, the line is one of them.
+    let keys = crate::read::log::lines::keys_at_end(file);
+    if let Some(replaced) = crate::door::replaced_after(keys, &line) {
+        line = replaced;
+    }
     r.excerpt(&line, false, true, &mut kept);
     if kept.is_empty() {
         kept.push(b' ');

@@ -27,6 +27,11 @@ pub struct ReverseLines {
     buf_start: u64,
     /// Bytes read from the file so far.
     pub bytes_read: u64,
+    /// With `--redact`: where the log is in keys' blocks before lines still to read back, by
+    /// their start, the nearest last ([`ReverseLines::look_back`]).
+    known: Vec<(u64, crate::cut::redact::KeyLines)>,
+    /// What the last line read back said of keys' blocks, when it was past [`LINE_CAP`].
+    long_marks: Option<crate::cut::redact::KeyMarks>,
 }
 
 impl ReverseLines {
@@ -40,6 +45,8 @@ impl ReverseLines {
             buf: Vec::new(),
             buf_start: 0,
             bytes_read: 0,
+            known: Vec::new(),
+            long_marks: None,
         })
     }
 
@@ -81,7 +88,8 @@ impl ReverseLines {
     /// The previous line (without its newline) as the read side reads it, or None at the start
     /// of the file. A line past [`LINE_CAP`] is given as its first `LINE_CAP` bytes. With
     /// `--redact`, a line that may be one of a private key's lines of text is read with the
-    /// lines before it that say whether it is ([`crate::door::before`]).
+    /// lines before it that say whether it is ([`crate::door::before`]); what those say of
+    /// the lines between is kept for them, so that the lines from the end cost each one look.
     pub fn prev(&mut self) -> io::Result<Option<Vec<u8>>> {
         let Some(line) = self.prev_raw()? else {
             return Ok(None);
@@ -90,25 +98,57 @@ impl ReverseLines {
             return Ok(Some(crate::door::line_in(&line).into_owned()));
         }
         let start = self.end;
-        let mut failed = None;
-        let keys = crate::door::before(|| match self.prev_raw() {
-            Ok(line) => line,
-            Err(e) => {
-                failed = Some(e);
-                None
-            }
-        });
-        self.end = start;
-        if let Some(e) = failed {
-            return Err(e);
+        while self.known.last().is_some_and(|&(at, _)| at > start) {
+            self.known.pop();
         }
+        let keys = match self.known.last() {
+            Some(&(at, keys)) if at == start => {
+                self.known.pop();
+                keys
+            }
+            _ => self.look_back(start)?,
+        };
         Ok(Some(match crate::door::replaced_after(keys, &line) {
             Some(replaced) => replaced,
             None => crate::door::line_in(&line).into_owned(),
         }))
     }
 
-    /// The previous line as it is in the file (a line past [`LINE_CAP`]: its first bytes).
+    /// Where the log is in keys' blocks before the line that starts at `start` (the next one
+    /// to read back), and, kept in `known`, before each line read back on the way.
+    fn look_back(&mut self, start: u64) -> io::Result<crate::cut::redact::KeyLines> {
+        let mut starts = Vec::new();
+        let mut failed = None;
+        let states = crate::door::before(|| match self.prev_raw() {
+            Ok(Some(line)) => {
+                starts.push(self.end);
+                Some(match self.long_marks.take() {
+                    Some(marks) => crate::door::said_by(&marks),
+                    None => line,
+                })
+            }
+            Ok(None) => None,
+            Err(e) => {
+                failed = Some(e);
+                None
+            }
+        });
+        self.end = start;
+        self.long_marks = None;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        // states[k] is where the log is after the k-th line read back: before the one read
+        // back before it, which starts at starts[k - 1].
+        self.known = (1..states.len())
+            .rev()
+            .map(|k| (starts[k - 1], states[k]))
+            .collect();
+        Ok(states.first().copied().unwrap_or_default())
+    }
+
+    /// The previous line as it is in the file (a line past [`LINE_CAP`]: its first bytes, and
+    /// with `--redact` what the whole of it says of keys' blocks in `long_marks`).
     fn prev_raw(&mut self) -> io::Result<Option<Vec<u8>>> {
         if self.end == 0 {
             return Ok(None);
@@ -116,7 +156,21 @@ impl ReverseLines {
         let stop = self.end - 1; // the newline that ends the line
         let start = self.line_start(stop)?;
         self.end = start;
-        let len = ((stop - start) as usize).min(LINE_CAP);
+        let whole = (stop - start) as usize;
+        let len = whole.min(LINE_CAP);
+        self.long_marks = None;
+        if whole > len && crate::door::redactor().is_some() {
+            let mut marks = crate::cut::redact::KeyMarks::default();
+            let mut block = Vec::new();
+            let mut at = start;
+            while at < stop {
+                let n = ((stop - at) as usize).min(1 << 20);
+                self.read_at(at, n, &mut block)?;
+                marks.see(&block);
+                at += n as u64;
+            }
+            self.long_marks = Some(marks);
+        }
         let buf_end = self.buf_start + self.buf.len() as u64;
         if self.buf_start <= start && start + len as u64 <= buf_end {
             let at = (start - self.buf_start) as usize;
@@ -129,7 +183,7 @@ impl ReverseLines {
 }
 
 /// Where the end of `file`'s whole lines is in a private key's blocks, for a reader that
-/// follows it from there (`--follow`).
+/// follows it from there (`--follow`, the unfinished last line `--compact` copies).
 pub fn keys_at_end(file: &File) -> crate::cut::redact::KeyLines {
     if crate::door::redactor().is_none() {
         return Default::default();
@@ -137,7 +191,8 @@ pub fn keys_at_end(file: &File) -> crate::cut::redact::KeyLines {
     let Ok(mut lines) = file.try_clone().and_then(ReverseLines::new) else {
         return Default::default();
     };
-    crate::door::before(|| lines.prev_raw().ok().flatten())
+    let end = lines.end;
+    lines.look_back(end).unwrap_or_default()
 }
 
 pub(crate) fn read_error(path: &Path, source: io::Error) -> Error {
@@ -267,6 +322,9 @@ pub fn for_each_line_in(
     let mut long = Vec::new();
     let mut buf = vec![0u8; 1 << 20];
     let mut door = crate::door::Forward::default();
+    // With --redact, what a line past the cap says of keys' blocks, all of it.
+    let redacting = crate::door::redactor().is_some();
+    let mut marks = crate::cut::redact::KeyMarks::default();
     loop {
         let n = reader.read(&mut buf)?;
         if n == 0 {
@@ -290,10 +348,29 @@ pub fn for_each_line_in(
                 Piece::Line(line) => line,
                 Piece::Start(first) => {
                     long = first.to_vec();
+                    if redacting {
+                        marks = Default::default();
+                        marks.see(first);
+                    }
                     continue;
                 }
-                Piece::Part(_) => continue,
-                Piece::End(_) => &long[..],
+                Piece::Part(part) => {
+                    if redacting {
+                        marks.see(part);
+                    }
+                    continue;
+                }
+                Piece::End(last) => {
+                    if redacting {
+                        marks.see(last);
+                    }
+                    let line = door.line(&long);
+                    door.after_pieces(&marks);
+                    if !each(&line) {
+                        return Ok(());
+                    }
+                    continue;
+                }
             };
             // Redacted whole before any surface cuts it (crate::door).
             if !each(&door.line(line)) {

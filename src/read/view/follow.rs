@@ -133,13 +133,14 @@ pub(super) fn follow_files<W: Write>(
                 let whole = crate::tee::sink::whole_lines_len(&file).unwrap_or(0);
                 let lines = crate::tee::sink::count_newlines(&file, whole).unwrap_or(0);
                 if lines >= f.lines && f.lines > 0 {
+                    // Where the lines read are in keys' blocks holds for their rewrite.
                     f.pos = skip_lines(&file, f.lines).unwrap_or(whole);
                 } else {
                     f.pos = 0;
                     f.lines = 0;
+                    f.door = Default::default();
                 }
                 f.pending = Splitter::new(LINE_CAP);
-                f.door = Default::default();
             } else if len < f.pos {
                 // Truncated: read again from the start, with nothing pending.
                 f.pos = 0;

@@ -10,6 +10,9 @@ use super::reader::{Archive, Located};
 /// is refused under `--redact` rather than shown with a secret cut at a page's edge.
 pub const REDACT_WHOLE_MAX: u64 = 256 << 20;
 
+/// The most of an original held at a time to see what it says of private keys' blocks.
+const PAGE: u64 = 1 << 20;
+
 /// A page of an original as every reading surface shows it (`--original`, MCP
 /// `read_original`, the report): at most `limit` bytes from `offset`, and the length the
 /// offsets count in. With `--redact` ([`crate::door`]) the whole original is redacted first and
@@ -41,13 +44,24 @@ pub fn page_of(
     archive.read(loc, 0, u64::MAX, &mut whole)?;
     let whole = if crate::door::may_be_a_keys(&whole) {
         let mut k = n;
-        let keys = crate::door::before(|| {
+        let states = crate::door::before(|| {
             k = k.checked_sub(1).filter(|&k| k > 0)?;
             let loc = archive.locate(log, k).ok()?;
             let mut line = Vec::new();
-            archive.read(loc, 0, u64::MAX, &mut line).ok()?;
-            Some(line)
+            if loc.len <= PAGE {
+                archive.read(loc, 0, u64::MAX, &mut line).ok()?;
+                return Some(line);
+            }
+            // A long original is read a page at a time, for what it says of keys' blocks.
+            let mut marks = crate::cut::redact::KeyMarks::default();
+            for at in (0..loc.len).step_by(PAGE as usize) {
+                line.clear();
+                archive.read(loc, at, PAGE, &mut line).ok()?;
+                marks.see(&line);
+            }
+            Some(crate::door::said_by(&marks))
         });
+        let keys = states.first().copied().unwrap_or_default();
         match crate::door::replaced_after(keys, &whole) {
             Some(replaced) => replaced.into(),
             None => crate::door::bytes(&whole),
