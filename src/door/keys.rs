@@ -7,7 +7,9 @@
 
 use std::borrow::Cow;
 
-use crate::cut::redact::{KEY_LINES, KeyLines, KeyMarks, Redactor, is_json_line};
+use crate::cut::redact::{
+    KEY_LINES, KeyLines, KeyMarks, Redactor, is_json_line, text_line_decides,
+};
 
 /// The door of a reader that reads a log forward, line after line: [`super::line_in`], and
 /// the lines of a key's block replaced as the log's engine replaces them.
@@ -37,6 +39,16 @@ impl Forward {
     /// said of keys' blocks ([`KeyMarks`], fed every piece) stands.
     pub fn after_pieces(&mut self, marks: &KeyMarks) {
         self.keys.after_pieces(marks);
+    }
+
+    /// [`Forward::line`] for a line past the readers' cap, given as its `first` bytes: where
+    /// it leaves keys' blocks is what all of it says ([`Forward::after_pieces`]), counted once.
+    pub fn long_line<'a>(&mut self, first: &'a [u8], marks: &KeyMarks) -> Cow<'a, [u8]> {
+        let before = self.keys;
+        let line = self.line(first);
+        self.keys = before;
+        self.after_pieces(marks);
+        line
     }
 }
 
@@ -84,12 +96,11 @@ fn is_json(line: &[u8]) -> bool {
     is_json_line(line, true) && non_json_record(line).is_none()
 }
 
-/// True when what `line` says of keys' blocks does not depend on the lines before it: a JSON
-/// line, or one that holds a header or a footer.
+/// True when where `line` leaves keys' blocks does not depend on the lines before it: a JSON
+/// line, or a line of text (a record's) with a private key's footer or header that decides
+/// ([`text_line_decides`]; the record's JSON around its text holds neither).
 fn decides(line: &[u8]) -> bool {
-    is_json(line)
-        || memchr::memmem::find(line, b"-----BEGIN ").is_some()
-        || memchr::memmem::find(line, b"-----END ").is_some()
+    is_json(line) || text_line_decides(line)
 }
 
 /// True when `line` may be replaced as a line of a key's block: a `non_json` record or a line
@@ -173,4 +184,53 @@ const FOOTER: &[u8] = b"-----END PRIVATE KEY-----";
 /// before it ([`before`]); `None` when it is not one, and without `--redact`.
 pub fn replaced_after(mut keys: KeyLines, line: &[u8]) -> Option<Vec<u8>> {
     followed(super::redactor()?, line, &mut keys)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A line that decides leaves keys' blocks where it leaves them whatever came before it:
+    /// the look back from the end stops there and follows from outside a block.
+    #[test]
+    fn a_line_that_decides_leaves_the_blocks_where_it_does_from_anywhere() {
+        let r = Redactor::with_secrets(&[]);
+        let lines: &[&[u8]] = &[
+            b"-----BEGIN RSA PRIVATE KEY-----",
+            b"-----END RSA PRIVATE KEY-----",
+            b"-----END RSA PRIVATE KEY----- -----BEGIN EC PRIVATE KEY-----",
+            b"-----BEGIN PRIVATE KEY----- x -----END PRIVATE KEY-----",
+            b"-----BEGIN CERTIFICATE-----",
+            b"-----END CERTIFICATE-----",
+            b"-----BEGIN RSA PRIVATE KEY----- -----END CERTIFICATE-----",
+            b"-----BEGIN PUBLIC KEY-----",
+            br#"{"type":"non_json","text":"-----END RSA PRIVATE KEY-----"}"#,
+            br#"{"type":"non_json","text":"-----BEGIN CERTIFICATE-----"}"#,
+            br#"{"a":"-----BEGIN RSA PRIVATE KEY-----"}"#,
+            br#"{"a":"-----END RSA PRIVATE KEY-----"}"#,
+            b"{not json -----END CERTIFICATE-----",
+            b"[pod/x] -----END CERTIFICATE-----",
+            b"plain text",
+        ];
+        for line in lines {
+            if !decides(line) {
+                continue;
+            }
+            let after = |inside: u32| {
+                let mut keys = KeyLines::default();
+                for _ in 0..inside {
+                    r.key_line(b"-----BEGIN RSA PRIVATE KEY-----", &mut keys);
+                }
+                followed(&r, line, &mut keys);
+                keys.inside()
+            };
+            let outside = after(0);
+            for inside in [1, 2, 150] {
+                assert_eq!(after(inside), outside, "{}", String::from_utf8_lossy(line));
+            }
+        }
+        assert!(!decides(b"-----BEGIN CERTIFICATE-----"));
+        assert!(!decides(b"-----END CERTIFICATE-----"));
+        assert!(decides(b"-----END RSA PRIVATE KEY-----"));
+    }
 }

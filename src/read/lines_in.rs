@@ -17,6 +17,9 @@ pub struct LinesIn {
     /// What is read from `inner` at a time.
     chunk: Vec<u8>,
     door: crate::door::Forward,
+    /// With `--redact`, inside a line past the cap (given as it comes): what it says of
+    /// private keys' blocks so far.
+    long: Option<crate::cut::redact::KeyMarks>,
 }
 
 impl LinesIn {
@@ -29,6 +32,7 @@ impl LinesIn {
             done: false,
             chunk: vec![0u8; chunk],
             door: Default::default(),
+            long: None,
         }
     }
 
@@ -37,7 +41,15 @@ impl LinesIn {
         let mut from = 0;
         while let Some(nl) = memchr::memchr(b'\n', &self.line[from..]) {
             let l = &self.line[from..from + nl];
-            self.ready.extend_from_slice(&self.door.line(l));
+            match self.long.take() {
+                // The end of a line past the cap: what all of it says of keys' blocks stands.
+                Some(mut marks) => {
+                    marks.see(l);
+                    self.ready.extend_from_slice(&crate::door::line_in(l));
+                    self.door.after_pieces(&marks);
+                }
+                None => self.ready.extend_from_slice(&self.door.line(l)),
+            }
             self.ready.push(b'\n');
             from += nl + 1;
         }
@@ -49,6 +61,9 @@ impl LinesIn {
             self.ready.extend_from_slice(&last);
             self.line.clear();
         } else if self.done || self.line.len() > cap {
+            if crate::door::redactor().is_some() {
+                self.long.get_or_insert_default().see(&self.line);
+            }
             self.ready.append(&mut self.line);
         }
     }

@@ -725,7 +725,8 @@ fn view_redacted(case: &Case, args: &[&str], file: &str) -> Vec<u8> {
 /// (`kubectl logs --prefix` writes `[pod/x] `) were taken for JSON lines by the readers from
 /// the end and by the originals, so their body lines showed; blank lines counted in the look
 /// back; a JSON line in the block that was not UTF-8 reads as JSON in the log's record and
-/// ended the block on every reader.
+/// ended the block on every reader; the look back stopped at a certificate's header inside a
+/// block (a second audit).
 #[test]
 fn a_keys_lines_of_text_are_followed_by_the_readers_as_the_writer_follows_them() {
     let case = Case::new("leak-pem-read-kinds", 0x1eac_0012, 0, 5);
@@ -772,6 +773,37 @@ fn a_keys_lines_of_text_are_followed_by_the_readers_as_the_writer_follows_them()
         assert_clean(
             "--tail past blank lines",
             &view_redacted(&case, &["--tail", n], &raw),
+            &w,
+        );
+    }
+    // A certificate's header and footer inside a block are lines of it: the look back from
+    // the end goes past them (it stopped there, and followed from outside a block).
+    let cert = plain.replacen(
+        &format!("{}\n", bodies[3]),
+        &format!(
+            "{}\n-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n",
+            bodies[3]
+        ),
+        1,
+    );
+    let input = format!("{{\"type\":\"system\"}}\n{cert}");
+    let (log, archive) = (case.path("cert.jsonl"), case.path("cert.jsonl.orig.zst"));
+    run(
+        &case.secrets,
+        &["--archive", &archive, &log],
+        input.as_bytes(),
+    );
+    for n in ["1", "3", "24"] {
+        assert_clean(
+            "--tail past a certificate",
+            &view_redacted(&case, &["--tail", n], &log),
+            &w,
+        );
+    }
+    for n in ["8", "9", "20"] {
+        assert_clean(
+            "--original past a certificate",
+            &view_redacted(&case, &["--original", "--line", n], &log),
             &w,
         );
     }
@@ -827,6 +859,29 @@ fn a_keys_block_holds_across_long_lines_and_a_torn_last_line() {
         assert_clean("a line past 64 MiB", &view_redacted(&case, args, &raw), &w);
     }
     std::fs::remove_file(&raw).unwrap();
+    // Logged whole (-b 0): a line of 40 MB of quotes is a record of 80 MB, past the cap, which
+    // --compact passes to its engine.
+    let log = case.path("long.jsonl");
+    let quotes = format!("{}{plain}after\n", "\"".repeat(40_000_000));
+    let out = run(&case.secrets, &["-b", "0", &log], quotes.as_bytes());
+    assert!(out.status.success());
+    assert!(std::fs::metadata(&log).unwrap().len() > 80_000_000);
+    let out = run(
+        &case.secrets,
+        &["--compact", "--redact", "-b", "5120", &log],
+        b"",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_clean(
+        "--compact of a record past 64 MiB",
+        &std::fs::read(&log).unwrap(),
+        &w,
+    );
+    std::fs::remove_file(&log).unwrap();
 
     let torn = case.path("torn.jsonl");
     let lines: String = (0..30).map(|_| "{\"type\":\"a\"}\n").collect();

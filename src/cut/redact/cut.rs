@@ -273,6 +273,14 @@ pub fn is_json_line(line: &[u8], inside: bool) -> bool {
         && (!inside || crate::line::scan::is_valid(text, &mut Vec::new()))
 }
 
+/// True when where a line of text leaves keys' blocks ([`Redactor::key_line`]) does not depend
+/// on where they were before it: a private key's footer before any header ends a block (and
+/// opens the next one with a header after it), and a header without a footer after it opens one
+/// or goes on in it. A header or footer of anything else (a certificate) decides nothing.
+pub fn text_line_decides(line: &[u8]) -> bool {
+    key_footer_before_header(line).is_some() || key_header_after_footer(line).is_some()
+}
+
 /// Where the first `-----BEGIN ` of `text` is: what may open a private key's block.
 pub(super) fn first_header(text: &[u8]) -> Option<usize> {
     BEGIN.find(text)

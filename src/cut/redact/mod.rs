@@ -46,7 +46,7 @@ use regex_automata::{Anchored, Input, meta};
 
 use crate::line::strings::Trigrams;
 use cut::MAX_RUN;
-pub use cut::{KEY_LINES, KeyLines, KeyMarks, PART, around_cut, is_json_line};
+pub use cut::{KEY_LINES, KeyLines, KeyMarks, PART, around_cut, is_json_line, text_line_decides};
 pub use patterns::PATTERNS;
 use patterns::{
     ASSIGNED_VALUE, OTHER_STARTS, SECRET_WORDS, TELEGRAM, TOKEN_STARTS, URL_CREDENTIALS,

@@ -364,9 +364,7 @@ pub fn for_each_line_in(
                     if redacting {
                         marks.see(last);
                     }
-                    let line = door.line(&long);
-                    door.after_pieces(&marks);
-                    if !each(&line) {
+                    if !each(&door.long_line(&long, &marks)) {
                         return Ok(());
                     }
                     continue;
