@@ -774,9 +774,43 @@ fn a_log_appended_to_itself_counts_each_call_once() {
     let once = summary_json(&sample, &[]);
     let thrice = summary_json(&log, &[]);
     assert_eq!(thrice["tool_calls"].as_u64(), Some(ids.len() as u64));
-    for field in ["tool_calls", "tool_failures", "tools", "total_tokens"] {
+    for field in [
+        "tool_calls",
+        "tool_failures",
+        "tools",
+        "total_tokens",
+        "errors",
+    ] {
         assert_eq!(thrice[field], once[field], "{field}");
     }
+}
+
+/// An error event a log repeats (the same `uuid`: a transcript appended to itself) counted
+/// each time, while its call and failure counted once (24 errors for 8 above). An error event
+/// counts once by its `uuid`; one without a `uuid` counts each time it comes (a rate limit
+/// said twice is two).
+#[test]
+fn a_repeated_error_event_counts_once_by_its_uuid() {
+    let dir = tempdir("reading-repeated-errors");
+    let error = |uuid: &str, id: &str| {
+        format!(
+            r#"{{"type":"user","uuid":"{uuid}","session_id":"S","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"{id}","is_error":true,"content":"boom"}}]}}}}"#
+        )
+    };
+    let lines = [
+        r#"{"type":"system","subtype":"init","session_id":"S","model":"claude-sonnet-4-5"}"#
+            .to_string(),
+        error("u1", "t1"),
+        error("u1", "t1"),
+        error("u2", "t2"),
+        r#"{"type":"error","message":"rate limited"}"#.to_string(),
+        r#"{"type":"error","message":"rate limited"}"#.to_string(),
+    ];
+    let log = dir.join("errors.jsonl");
+    std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+    let s = summary_json(&log, &[]);
+    assert_eq!(s["errors"].as_u64(), Some(4), "{s}");
+    assert_eq!(s["tool_failures"].as_u64(), Some(2), "{s}");
 }
 
 /// Found by a new user (#49): a transcript's retries, `system/api_error` events with a

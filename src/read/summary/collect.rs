@@ -73,6 +73,7 @@ impl Summary {
             // A total counts each conversation's calls once, as its rows do.
             self.counts.call_ids = Default::default();
             self.counts.failed_ids = Default::default();
+            self.counts.error_ids = Default::default();
             if self.parts.len() >= CONVERSATION_CAP {
                 self.parts.remove(0);
                 self.parts_dropped += 1;
@@ -109,6 +110,7 @@ impl Summary {
         self.counts.failed_ids = Default::default();
         self.counts.call_ids = Default::default();
         self.counts.step_ids = Default::default();
+        self.counts.error_ids = Default::default();
     }
 
     /// True when `v` starts a conversation of its own: a `conversation_reset`, or the start of
@@ -205,7 +207,7 @@ impl Summary {
             }
         }
         self.user_turn(v, kind);
-        if is_error_event(v) {
+        if is_error_event(v) && self.counts.new_error(v.get("uuid").and_then(Value::as_str)) {
             self.error_count += 1;
             if self.errors.len() < LIST_CAP {
                 self.errors.push(first_line(&gist(v), 160));

@@ -230,6 +230,8 @@ struct Counts {
     /// Calls' ids (`tool_use`, Goose's `toolRequest`), so that a call a log repeats (a log
     /// appended to itself) counts once, as its failure does.
     call_ids: HashSet<String>,
+    /// Error events' `uuid`s, so that an error event a log repeats counts once.
+    error_ids: HashSet<String>,
     /// Antigravity's tool steps counted, so that a step updated while it runs and once done
     /// counts once; past [`SESSION_CAP`] ids, steps count when done.
     step_ids: HashSet<String>,
@@ -346,6 +348,21 @@ impl Counts {
         }
         if self.call_ids.len() < FAILED_IDS_CAP {
             self.call_ids.insert(id.to_string());
+        }
+        true
+    }
+
+    /// Whether an error event with this `uuid` is new (true without one; past
+    /// [`FAILED_IDS_CAP`] ids, every event): a log appended to itself repeats its errors.
+    fn new_error(&mut self, id: Option<&str>) -> bool {
+        let Some(id) = id else {
+            return true;
+        };
+        if self.error_ids.contains(id) {
+            return false;
+        }
+        if self.error_ids.len() < FAILED_IDS_CAP {
+            self.error_ids.insert(id.to_string());
         }
         true
     }
