@@ -30,8 +30,9 @@ pub struct ReverseLines {
     /// With `--redact`: where the log is in keys' blocks before lines still to read back, by
     /// their start, the nearest last ([`ReverseLines::look_back`]).
     known: Vec<(u64, crate::cut::redact::KeyLines)>,
-    /// What the last line read back said of keys' blocks, when it was past [`LINE_CAP`].
-    long_marks: Option<crate::cut::redact::KeyMarks>,
+    /// Where the last line read back is (its start and its newline), when it was past
+    /// [`LINE_CAP`].
+    long: Option<(u64, u64)>,
 }
 
 impl ReverseLines {
@@ -46,7 +47,7 @@ impl ReverseLines {
             buf_start: 0,
             bytes_read: 0,
             known: Vec::new(),
-            long_marks: None,
+            long: None,
         })
     }
 
@@ -122,10 +123,16 @@ impl ReverseLines {
         let states = crate::door::before(|| match self.prev_raw() {
             Ok(Some(line)) => {
                 starts.push(self.end);
-                Some(match self.long_marks.take() {
-                    Some(marks) => crate::door::said_by(&marks),
-                    None => line,
-                })
+                match self.long.take() {
+                    Some(span) => match self.marks_of(span) {
+                        Ok(marks) => Some(crate::door::said_by(&marks)),
+                        Err(e) => {
+                            failed = Some(e);
+                            None
+                        }
+                    },
+                    None => Some(line),
+                }
             }
             Ok(None) => None,
             Err(e) => {
@@ -134,7 +141,7 @@ impl ReverseLines {
             }
         });
         self.end = start;
-        self.long_marks = None;
+        self.long = None;
         if let Some(e) = failed {
             return Err(e);
         }
@@ -147,8 +154,23 @@ impl ReverseLines {
         Ok(states.first().copied().unwrap_or_default())
     }
 
+    /// What the line at `span` (its start and its newline) says of keys' blocks, read a MiB
+    /// at a time.
+    fn marks_of(&mut self, (start, stop): (u64, u64)) -> io::Result<crate::cut::redact::KeyMarks> {
+        let mut marks = crate::cut::redact::KeyMarks::default();
+        let mut block = Vec::new();
+        let mut at = start;
+        while at < stop {
+            let n = ((stop - at) as usize).min(1 << 20);
+            self.read_at(at, n, &mut block)?;
+            marks.see(&block);
+            at += n as u64;
+        }
+        Ok(marks)
+    }
+
     /// The previous line as it is in the file (a line past [`LINE_CAP`]: its first bytes, and
-    /// with `--redact` what the whole of it says of keys' blocks in `long_marks`).
+    /// where all of it is in `long`).
     fn prev_raw(&mut self) -> io::Result<Option<Vec<u8>>> {
         if self.end == 0 {
             return Ok(None);
@@ -158,19 +180,7 @@ impl ReverseLines {
         self.end = start;
         let whole = (stop - start) as usize;
         let len = whole.min(LINE_CAP);
-        self.long_marks = None;
-        if whole > len && crate::door::redactor().is_some() {
-            let mut marks = crate::cut::redact::KeyMarks::default();
-            let mut block = Vec::new();
-            let mut at = start;
-            while at < stop {
-                let n = ((stop - at) as usize).min(1 << 20);
-                self.read_at(at, n, &mut block)?;
-                marks.see(&block);
-                at += n as u64;
-            }
-            self.long_marks = Some(marks);
-        }
+        self.long = (whole > len).then_some((start, stop));
         let buf_end = self.buf_start + self.buf.len() as u64;
         if self.buf_start <= start && start + len as u64 <= buf_end {
             let at = (start - self.buf_start) as usize;
