@@ -238,6 +238,53 @@ fn by_run_gives_one_row_per_run_in_text_json_and_csv() {
     assert_eq!(v["total"]["tool_failures"], 2);
 }
 
+/// `--format jsonl` printed the table as one JSON line, as `json` does. It gives a `run` line
+/// for each row and a `total` line, each the JSON table's row with its `type` first; with
+/// runs left out under `--max-tokens`, a `runs_left_out` line before the total. The
+/// reference: the JSON table of the same runs.
+#[test]
+fn by_run_jsonl_gives_a_line_per_run_then_the_total() {
+    let dir = common::tempdir("runs-jsonl");
+    twelve_runs(&dir);
+    let table = |format: &str, extra: &[&str]| {
+        let mut args = vec!["--summary", "--by-run", "--format", format];
+        args.extend(extra);
+        args.push("loop.jsonl");
+        run_in(&dir, &args)
+    };
+    let json: Value = serde_json::from_slice(&table("json", &[])).unwrap();
+    let lines: Vec<Value> = common::lines(&table("jsonl", &[]))
+        .iter()
+        .map(|l| common::strict_parse(l).unwrap())
+        .collect();
+    let untyped = |v: &Value| {
+        let mut v = v.clone();
+        v.as_object_mut().unwrap().shift_remove("type");
+        v
+    };
+    let rows = json["runs"].as_array().unwrap();
+    assert_eq!(lines.len(), rows.len() + 1);
+    for (line, row) in lines.iter().zip(rows) {
+        assert_eq!(line["type"], "run");
+        assert_eq!(&untyped(line), row);
+    }
+    assert_eq!(lines[rows.len()]["type"], "total");
+    assert_eq!(untyped(&lines[rows.len()]), json["total"]);
+
+    // Under a budget: the latest runs, how many were left out, the total.
+    let cut = table("jsonl", &["--max-tokens", "1500"]);
+    let lines: Vec<Value> = common::lines(&cut)
+        .iter()
+        .map(|l| common::strict_parse(l).unwrap())
+        .collect();
+    let shown = lines.iter().filter(|l| l["type"] == "run").count();
+    assert!(shown > 0 && shown < 12, "{}", String::from_utf8_lossy(&cut));
+    let left = &lines[lines.len() - 2];
+    assert_eq!(left["type"], "runs_left_out");
+    assert_eq!(left["runs_left_out"].as_u64(), Some(12 - shown as u64));
+    assert_eq!(lines[lines.len() - 1]["type"], "total");
+}
+
 /// A minimal RFC 4180 reader: records of fields, quoted fields holding commas, doubled quotes
 /// and line breaks.
 fn parse_csv(text: &str) -> Vec<Vec<String>> {
@@ -339,7 +386,7 @@ fn the_text_table_fits_80_columns_when_not_on_a_terminal() {
 #[test]
 fn the_table_of_runs_fits_its_budget_in_every_format() {
     let log = "tests/data/real/marot__spotter__8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl";
-    for format in ["json", "csv", "text"] {
+    for format in ["json", "jsonl", "csv", "text"] {
         for (tokens, per) in [("100", "3"), ("230", "3"), ("100", "1"), ("110", "1")] {
             let mut cmd = common::bin();
             cmd.args(["--view", "--summary", "--by-run", "--format", format])

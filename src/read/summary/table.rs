@@ -288,7 +288,8 @@ impl Summary {
         let total = self.total_row(&rows);
         let render = |shown: &[Row]| match format {
             Format::Csv => self.table_csv(shown, &total, rows.len()),
-            Format::Json | Format::Jsonl => self.table_json(shown, &total, rows.len()),
+            Format::Json => self.table_json(shown, &total, rows.len()),
+            Format::Jsonl => self.table_jsonl(shown, &total, rows.len()),
             _ => self.table_text(shown, &total, rows.len(), width),
         };
         let all = render(&rows);
@@ -317,7 +318,14 @@ impl Summary {
                 let header = CSV_COLUMNS.join(",") + "\r\n";
                 vec![header.clone() + &csv_left_out(left_out), header]
             }
-            Format::Json | Format::Jsonl => {
+            Format::Jsonl => vec![
+                jsonl_line(
+                    "total",
+                    json!({"runs": self.run_counts().json(), "runs_left_out": left_out}),
+                ),
+                jsonl_line("runs_left_out", json!({"runs_left_out": left_out})),
+            ],
+            Format::Json => {
                 let v = |total: Value| {
                     let mut v = json!({"type": "runs", "runs": [], "runs_left_out": left_out});
                     if !total.is_null() {
@@ -339,6 +347,31 @@ impl Summary {
     }
 
     fn table_json(&self, shown: &[Row], total: &Row, all: usize) -> String {
+        let v = json!({
+            "type": "runs",
+            "runs": shown.iter().map(Row::json).collect::<Vec<_>>(),
+            "runs_left_out": all - shown.len(),
+            "total": self.table_total(total),
+        });
+        let s = serde_json::to_string(&v).unwrap_or_default();
+        String::from_utf8_lossy(&inert_json(s.as_bytes())).into_owned() + "\n"
+    }
+
+    /// The table as JSON lines: a `run` line for each row, a `runs_left_out` line when rows
+    /// were left out, then the `total` line.
+    fn table_jsonl(&self, shown: &[Row], total: &Row, all: usize) -> String {
+        let mut out: String = shown.iter().map(|r| jsonl_line("run", r.json())).collect();
+        if shown.len() < all {
+            out.push_str(&jsonl_line(
+                "runs_left_out",
+                json!({"runs_left_out": all - shown.len()}),
+            ));
+        }
+        out + &jsonl_line("total", self.table_total(total))
+    }
+
+    /// The total row as JSON, with what only a total has.
+    fn table_total(&self, total: &Row) -> Value {
         let mut t = total.json();
         if let Some(o) = t.as_object_mut() {
             o.insert("cost_reported_usd".into(), json!(total.cost.reported));
@@ -347,14 +380,7 @@ impl Summary {
             o.insert("unpriced_models".into(), json!(total.cost.unpriced));
             o.insert("runs".into(), self.run_counts().json());
         }
-        let v = json!({
-            "type": "runs",
-            "runs": shown.iter().map(Row::json).collect::<Vec<_>>(),
-            "runs_left_out": all - shown.len(),
-            "total": t,
-        });
-        let s = serde_json::to_string(&v).unwrap_or_default();
-        String::from_utf8_lossy(&inert_json(s.as_bytes())).into_owned() + "\n"
+        t
     }
 
     fn table_csv(&self, shown: &[Row], total: &Row, all: usize) -> String {
@@ -511,6 +537,17 @@ fn csv_row(v: &Value) -> String {
 /// `left out` and `conversation` their number, as the total row's is the number of all runs.
 fn csv_left_out(n: usize) -> String {
     csv_row(&json!({"file": "left out", "conversation": n}))
+}
+
+/// One line of the table's JSON lines: `{"type":kind,…fields}`.
+fn jsonl_line(kind: &str, fields: Value) -> String {
+    let mut line = serde_json::Map::new();
+    line.insert("type".into(), json!(kind));
+    if let Value::Object(o) = fields {
+        line.extend(o);
+    }
+    let s = serde_json::to_string(&Value::Object(line)).unwrap_or_default();
+    String::from_utf8_lossy(&inert_json(s.as_bytes())).into_owned() + "\n"
 }
 
 #[cfg(test)]
