@@ -438,3 +438,36 @@ fn a_log_of_more_than_a_thousand_sessions_totals_every_cost() {
         s["cost_reported_usd"]
     );
 }
+
+/// Found by an audit (#49, D5): in a total of runs of one model, some reporting their cost
+/// and some not, the model's cost was the reported part alone ($0.50 beside a total of
+/// ~$5.00): the tokens of the runs that reported none were not priced. The model's cost is now
+/// the reported part and the estimate of the rest, marked estimated. The reference, by hand
+/// from the shipped table (claude-sonnet-4-5: $3 input, $15 output per million tokens):
+/// 0.5 + 1,000,000 × 3 / 1e6 + 100,000 × 15 / 1e6 = 5.0.
+#[test]
+fn a_totals_model_cost_adds_the_estimate_of_the_runs_that_reported_none() {
+    let dir = common::tempdir("model-cost-partly-reported");
+    let m = "claude-sonnet-4-5-20250929";
+    let log = dir.as_path().join("log.jsonl");
+    let lines = [
+        format!(r#"{{"type":"system","subtype":"init","session_id":"A","model":"{m}"}}"#),
+        format!(
+            r#"{{"type":"assistant","session_id":"A","message":{{"id":"m1","model":"{m}","role":"assistant","content":[],"usage":{{"input_tokens":1000,"output_tokens":100}}}}}}"#
+        ),
+        format!(
+            r#"{{"type":"result","subtype":"success","is_error":false,"session_id":"A","total_cost_usd":0.5,"usage":{{"input_tokens":1000,"output_tokens":100}},"modelUsage":{{"{m}":{{"inputTokens":1000,"outputTokens":100,"cacheReadInputTokens":0,"cacheCreationInputTokens":0,"costUSD":0.5}}}}}}"#
+        ),
+        format!(r#"{{"type":"system","subtype":"init","session_id":"B","model":"{m}"}}"#),
+        format!(
+            r#"{{"type":"assistant","session_id":"B","message":{{"id":"m2","model":"{m}","role":"assistant","content":[],"usage":{{"input_tokens":1000000,"output_tokens":100000}}}}}}"#
+        ),
+    ];
+    std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+    let s = summary_json(&[log.as_os_str()]);
+    let by_hand = 0.5 + 1_000_000.0 * 3.0 / 1e6 + 100_000.0 * 15.0 / 1e6;
+    let model = &s["models"][m];
+    assert_eq!(model["cost_usd"].as_f64(), Some(by_hand), "{s}");
+    assert_eq!(model["cost_estimated"], true, "{s}");
+    assert_eq!(s["cost_usd"].as_f64(), Some(by_hand), "{s}");
+}

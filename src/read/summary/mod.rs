@@ -188,9 +188,9 @@ impl Closed {
         self.turns = plus(self.turns, part.turns);
         match part.running_session() {
             Some(s) if self.running.len() < SESSION_CAP || self.running.contains_key(&s) => {
-                self.running.insert(s, part.usage());
+                self.running.insert(s, part.usage_in_total());
             }
-            _ => self.usage.add(&part.usage()),
+            _ => self.usage.add(&part.usage_in_total()),
         }
         self.duration_ms = plus(self.duration_ms, part.duration_ms);
     }
@@ -205,7 +205,7 @@ impl Closed {
                 u.add(r);
             }
         }
-        u.add(&current.usage());
+        u.add(&current.usage_in_total());
         u
     }
 }

@@ -14,7 +14,7 @@ use std::sync::{LazyLock, OnceLock};
 use serde_json::Value;
 
 use super::Summary;
-use super::tokens::Tokens;
+use super::tokens::{ModelUse, Tokens};
 
 /// The table smart-tee ships.
 const SHIPPED_JSON: &str = include_str!("prices.json");
@@ -357,6 +357,40 @@ impl Summary {
     /// What the run cost, with the active table.
     pub(super) fn cost_figure(&self) -> Cost {
         self.cost_with(active())
+    }
+}
+
+impl ModelUse {
+    /// Adds `o`'s tokens, and its cost or, without one, its tokens to those unreported.
+    pub fn add(&mut self, o: &ModelUse) {
+        self.tokens.add(&o.tokens);
+        match o.cost {
+            Some(c) => {
+                self.cost = Some(add_usd(self.cost.unwrap_or(0.0), c));
+                self.unreported.add(&o.unreported);
+            }
+            None if o.in_priced_run => {}
+            None => self.unreported.add(&o.tokens),
+        }
+        self.in_priced_run |= o.in_priced_run;
+    }
+
+    /// The cost of model `m`: the cost reported, and the estimate of the tokens that reported
+    /// none at the price table's (a total of runs, some reported and some not: it was the
+    /// reported part alone); `true` when an estimate is in it. `None` without a reported cost
+    /// or a price.
+    pub fn usd(&self, m: &str) -> (Option<f64>, bool) {
+        let estimate = |t: &Tokens| active().of(m).and_then(|p| p.cost(t));
+        let unreported = self.unreported.is_known() && self.unreported.total() != Some(0);
+        match self.cost {
+            Some(c) if unreported => match estimate(&self.unreported) {
+                Some(e) => (Some(add_usd(c, e)), true),
+                None => (Some(c), false),
+            },
+            Some(c) => (Some(c), false),
+            None if self.in_priced_run => (None, false),
+            None => estimate(&self.tokens).map_or((None, false), |e| (Some(add_usd(e, 0.0)), true)),
+        }
     }
 }
 

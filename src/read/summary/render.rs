@@ -63,20 +63,14 @@ impl Summary {
             .map(|(m, u)| {
                 let mut o = serde_json::Map::new();
                 u.tokens.json_members(&mut o);
-                // The cost reported for the model, else its estimate at the price table's, as
-                // the run's (it was null for a transcript's model, whose run was estimated).
-                let estimate = || {
-                    super::prices::active()
-                        .of(m)
-                        .and_then(|p| p.cost(&u.tokens))
-                        .map(|e| super::prices::add_usd(e, 0.0))
-                };
+                // The cost reported for the model (and the estimate of what reported none),
+                // else its estimate at the price table's, as the run's (it was null for a
+                // transcript's model, whose run was estimated).
                 let (usd, estimated) = match u.cost {
-                    Some(c) => (Some(c), false),
                     // The one model: the run's cost is its, reported or estimated (an estimate
                     // beside the run's reported cost disagreed with it).
                     None if usage.models.len() == 1 => (cost.usd(), cost.estimated.is_some()),
-                    None => estimate().map_or((None, false), |e| (Some(e), true)),
+                    _ => u.usd(m),
                 };
                 o.insert("cost_usd".into(), json!(usd));
                 o.insert("cost_estimated".into(), json!(estimated));

@@ -248,6 +248,12 @@ pub fn grouped(n: Option<u64>) -> String {
 pub(super) struct ModelUse {
     pub tokens: Tokens,
     pub cost: Option<f64>,
+    /// Of a sum (a total of runs) with a reported cost: the tokens of the parts that reported
+    /// none, whose cost is estimated ([`ModelUse::usd`]).
+    pub unreported: Tokens,
+    /// A run that reported its cost as a whole used this model and others: its part of the
+    /// cost is not known, and not estimated ([`Summary::usage_in_total`]).
+    pub in_priced_run: bool,
 }
 
 /// A run's tokens, in all and per model.
@@ -264,11 +270,7 @@ impl Usage {
             if !self.models.contains_key(m) && self.models.len() >= MODEL_CAP {
                 continue;
             }
-            let e = self.models.entry(m.clone()).or_default();
-            e.tokens.add(&u.tokens);
-            if let Some(c) = u.cost {
-                e.cost = Some(super::prices::add_usd(e.cost.unwrap_or(0.0), c));
-            }
+            self.models.entry(m.clone()).or_default().add(u);
         }
     }
 
@@ -394,7 +396,7 @@ impl Messages {
                     m.clone(),
                     ModelUse {
                         tokens: c.tokens(),
-                        cost: None,
+                        ..ModelUse::default()
                     },
                 )
             })
@@ -432,7 +434,14 @@ impl Summary {
                     let cost = ["costUSD", "cost_usd"]
                         .iter()
                         .find_map(|k| m.get(*k).and_then(Value::as_f64));
-                    self.result_models.insert(key, ModelUse { tokens, cost });
+                    self.result_models.insert(
+                        key,
+                        ModelUse {
+                            tokens,
+                            cost,
+                            ..ModelUse::default()
+                        },
+                    );
                 }
                 let whole = match (v.get("stats"), v.get("usage")) {
                     (Some(stats), _) => Tokens::gemini(stats),
@@ -474,6 +483,24 @@ impl Summary {
         }
     }
 
+    /// [`Summary::usage`] as a total adds it: a run that reported its cost as a whole (no
+    /// cost per model) gives it to its model when it has one; with several, their part of it
+    /// is not known, and they are not estimated as runs that reported nothing are.
+    pub(super) fn usage_in_total(&self) -> Usage {
+        let mut u = self.usage();
+        if let Some(c) = self.cost() {
+            let one = u.models.len() == 1;
+            for m in u.models.values_mut().filter(|m| m.cost.is_none()) {
+                if one {
+                    m.cost = Some(c);
+                } else {
+                    m.in_priced_run = true;
+                }
+            }
+        }
+        u
+    }
+
     /// The tokens of the run, in all and per model; for a total of several conversations,
     /// the sum of theirs.
     pub(super) fn usage(&self) -> Usage {
@@ -486,11 +513,7 @@ impl Summary {
         if !self.result_models.is_empty() {
             let mut models: BTreeMap<String, ModelUse> = BTreeMap::new();
             for ((_, m), u) in &self.result_models {
-                let e = models.entry(m.clone()).or_default();
-                e.tokens.add(&u.tokens);
-                if let Some(c) = u.cost {
-                    e.cost = Some(super::prices::add_usd(e.cost.unwrap_or(0.0), c));
-                }
+                models.entry(m.clone()).or_default().add(u);
             }
             return Usage::of_models(models);
         }
@@ -501,7 +524,17 @@ impl Summary {
                 .clone()
                 .filter(|d| self.last_model.as_ref() == Some(d));
             let models = model
-                .map(|m| (m, ModelUse { tokens, cost: None }))
+                .map(|m| {
+                    let cost = None;
+                    (
+                        m,
+                        ModelUse {
+                            tokens,
+                            cost,
+                            ..ModelUse::default()
+                        },
+                    )
+                })
                 .into_iter()
                 .collect();
             return Usage { tokens, models };

@@ -183,7 +183,11 @@ impl Summary {
                     " in {} out {}{}",
                     grouped(u.tokens.all_input()),
                     grouped(u.tokens.output),
-                    u.cost.map_or(String::new(), |c| format!(" ${c:.4}"))
+                    match u.usd(m) {
+                        (Some(c), true) => format!(" ~${c:.4}"),
+                        (Some(c), false) => format!(" ${c:.4}"),
+                        (None, _) => String::new(),
+                    }
                 )
             })
         };
