@@ -470,4 +470,23 @@ fn a_totals_model_cost_adds_the_estimate_of_the_runs_that_reported_none() {
     assert_eq!(model["cost_usd"].as_f64(), Some(by_hand), "{s}");
     assert_eq!(model["cost_estimated"], true, "{s}");
     assert_eq!(s["cost_usd"].as_f64(), Some(by_hand), "{s}");
+
+    // An audit: a run that reports its whole cost, and its model's tokens without a cost:
+    // the run's cost is the model's, its tokens not priced again (0.7213 for 0.718).
+    let lines = [
+        format!(r#"{{"type":"system","subtype":"init","session_id":"C","model":"{m}"}}"#),
+        format!(
+            r#"{{"type":"result","subtype":"success","is_error":false,"session_id":"C","total_cost_usd":0.7,"usage":{{"input_tokens":100,"output_tokens":200}},"modelUsage":{{"{m}":{{"inputTokens":100,"outputTokens":200,"cacheReadInputTokens":0,"cacheCreationInputTokens":0}}}}}}"#
+        ),
+        lines[3].replace("\"B\"", "\"D\""),
+        format!(
+            r#"{{"type":"assistant","session_id":"D","message":{{"id":"m3","model":"{m}","role":"assistant","content":[],"usage":{{"input_tokens":1000,"output_tokens":1000}}}}}}"#
+        ),
+    ];
+    std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+    let s = summary_json(&[log.as_os_str()]);
+    let by_hand = 0.7 + 1_000.0 * 3.0 / 1e6 + 1_000.0 * 15.0 / 1e6;
+    let cost = s["models"][m]["cost_usd"].as_f64().unwrap();
+    assert!((cost - by_hand).abs() < 1e-12, "{cost} for {by_hand}: {s}");
+    assert_eq!(s["cost_usd"].as_f64(), Some(cost), "{s}");
 }

@@ -283,6 +283,23 @@ fn by_run_jsonl_gives_a_line_per_run_then_the_total() {
     assert_eq!(left["type"], "runs_left_out");
     assert_eq!(left["runs_left_out"].as_u64(), Some(12 - shown as u64));
     assert_eq!(lines[lines.len() - 1]["type"], "total");
+
+    // Where not even the total row fits (an audit: the count was inside the total line, and
+    // no runs_left_out line said it): every run left out, then the run counts.
+    for tokens in ["100", "150", "200"] {
+        let brief = table("jsonl", &["--max-tokens", tokens]);
+        let lines: Vec<Value> = common::lines(&brief)
+            .iter()
+            .map(|l| common::strict_parse(l).unwrap())
+            .collect();
+        assert!(!lines.is_empty(), "{tokens}");
+        assert_eq!(lines[0]["type"], "runs_left_out", "{tokens}");
+        assert_eq!(lines[0]["runs_left_out"].as_u64(), Some(12), "{tokens}");
+        if let Some(total) = lines.get(1) {
+            assert_eq!(total["type"], "total");
+            assert_eq!(total["runs"]["count"].as_u64(), Some(12));
+        }
+    }
 }
 
 /// A minimal RFC 4180 reader: records of fields, quoted fields holding commas, doubled quotes

@@ -318,13 +318,11 @@ impl Summary {
                 let header = CSV_COLUMNS.join(",") + "\r\n";
                 vec![header.clone() + &csv_left_out(left_out), header]
             }
-            Format::Jsonl => vec![
-                jsonl_line(
-                    "total",
-                    json!({"runs": self.run_counts().json(), "runs_left_out": left_out}),
-                ),
-                jsonl_line("runs_left_out", json!({"runs_left_out": left_out})),
-            ],
+            Format::Jsonl => {
+                let left = jsonl_line("runs_left_out", json!({"runs_left_out": left_out}));
+                let counts = jsonl_line("total", json!({"runs": self.run_counts().json()}));
+                vec![left.clone() + &counts, left]
+            }
             Format::Json => {
                 let v = |total: Value| {
                     let mut v = json!({"type": "runs", "runs": [], "runs_left_out": left_out});

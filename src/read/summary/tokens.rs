@@ -490,7 +490,12 @@ impl Summary {
         let mut u = self.usage();
         if let Some(c) = self.cost() {
             let one = u.models.len() == 1;
-            for m in u.models.values_mut().filter(|m| m.cost.is_none()) {
+            for m in u.models.values_mut() {
+                // The run's cost covers all its tokens: none is left to estimate.
+                m.unreported = Tokens::default();
+                if m.cost.is_some() {
+                    continue;
+                }
                 if one {
                     m.cost = Some(c);
                 } else {
