@@ -519,7 +519,7 @@ fn a_private_key_cut_before_its_footer_or_after_its_header_is_redacted() {
 /// Found by an audit of #49: a private key's header at the end of a line past the 8 MiB memory
 /// cap (read in pieces, never whole) opened no block, so the key's body lines after it were
 /// logged and archived in clear. The cases: a line of text, a JSON line whose string ends in
-/// the header, and a header across where a 256 KiB read of the pipe would end (the unit test
+/// the header, and a header across where a 256 KiB read would end, read from a file (the unit test
 /// `a_line_in_pieces_says_what_the_whole_line_says_of_keys` splits one at every byte).
 #[test]
 fn a_key_header_at_the_end_of_a_line_past_the_memory_cap_opens_its_block() {
@@ -553,17 +553,7 @@ fn a_key_header_at_the_end_of_a_line_past_the_memory_cap_opens_its_block() {
         }
         input.push_str("-----END RSA PRIVATE KEY-----\nafter\n");
     }
-    let (log, archive) = (case.path("a.jsonl"), case.path("a.jsonl.orig.zst"));
-    let out = run(
-        &case.secrets,
-        &["--redact", "--archive", &archive, &log],
-        input.as_bytes(),
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (log, archive) = redact_and_archive_from_a_file(&case, &input);
     let logged = std::fs::read(&log).unwrap();
     let w = body_windows(&bodies);
     assert_clean("the log", &logged, &w);
@@ -659,20 +649,8 @@ fn a_key_as_lines_of_text_in_a_log_written_without_redact_is_redacted_on_read() 
             .spawn()
             .unwrap(),
     );
-    let out = std::io::BufReader::new(child.0.stdout.take().unwrap());
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufRead::lines(out) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let next = || {
-        rx.recv_timeout(common::CHILD_TIMEOUT)
-            .expect("no line from --follow in time")
-            .unwrap()
-    };
+    let rx = crate::view::lines_of(child.0.stdout.take().unwrap());
+    let next = || crate::view::next(&rx);
     assert!(next().contains("hello"));
     assert!(next().contains("[REDACTED:private_key]"));
     // The rest of the key comes after the follower read the log's end.
@@ -842,13 +820,7 @@ fn a_keys_block_holds_across_long_lines_and_a_torn_last_line() {
         "{{\"type\":\"system\"}}\n{head}[pod/b] {}\n{tail}",
         "z".repeat(9 << 20)
     );
-    let (log, archive) = (case.path("w.jsonl"), case.path("w.jsonl.orig.zst"));
-    let out = run(
-        &case.secrets,
-        &["--redact", "--archive", &archive, &log],
-        input.as_bytes(),
-    );
-    assert!(out.status.success());
+    let (log, archive) = redact_and_archive_from_a_file(&case, &input);
     assert_clean("the log", &std::fs::read(&log).unwrap(), &w);
     assert_clean("the archive", &unarchive(&archive), &w);
 

@@ -336,48 +336,39 @@ pub(crate) fn summarize<W: Write>(opts: &ViewOptions, mut out: W) -> Result<Vec<
     Ok(problems)
 }
 
+/// True the first time `id` comes: without an id always, and past [`FAILED_IDS_CAP`] ids in
+/// `seen`, every time (the ids a log repeats are counted again rather than held without end).
+fn first_time(seen: &mut HashSet<String>, id: Option<&str>) -> bool {
+    let Some(id) = id else {
+        return true;
+    };
+    if seen.contains(id) {
+        return false;
+    }
+    if seen.len() < FAILED_IDS_CAP {
+        seen.insert(id.to_string());
+    }
+    true
+}
+
 impl Counts {
     /// True the first time a call `id` comes (a call without one always; past
     /// [`FAILED_IDS_CAP`] ids, every call): a log appended to itself repeats its calls.
     fn new_call(&mut self, id: Option<&str>) -> bool {
-        let Some(id) = id else {
-            return true;
-        };
-        if self.call_ids.contains(id) {
-            return false;
-        }
-        if self.call_ids.len() < FAILED_IDS_CAP {
-            self.call_ids.insert(id.to_string());
-        }
-        true
+        first_time(&mut self.call_ids, id)
     }
 
     /// Whether an error event with this `uuid` is new (true without one; past
     /// [`FAILED_IDS_CAP`] ids, every event): a log appended to itself repeats its errors.
     fn new_error(&mut self, id: Option<&str>) -> bool {
-        let Some(id) = id else {
-            return true;
-        };
-        if self.error_ids.contains(id) {
-            return false;
-        }
-        if self.error_ids.len() < FAILED_IDS_CAP {
-            self.error_ids.insert(id.to_string());
-        }
-        true
+        first_time(&mut self.error_ids, id)
     }
 
     /// A failed call, once per id.
     fn failed_call(&mut self, id: Option<&str>) {
-        if let Some(id) = id {
-            if self.failed_ids.contains(id) {
-                return;
-            }
-            if self.failed_ids.len() < FAILED_IDS_CAP {
-                self.failed_ids.insert(id.to_string());
-            }
+        if first_time(&mut self.failed_ids, id) {
+            self.tool_failures += 1;
         }
-        self.tool_failures += 1;
     }
 
     /// True the first time a tool step `id` comes (a step without one comes once, when done;

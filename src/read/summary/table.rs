@@ -351,8 +351,7 @@ impl Summary {
             "runs_left_out": all - shown.len(),
             "total": self.table_total(total),
         });
-        let s = serde_json::to_string(&v).unwrap_or_default();
-        String::from_utf8_lossy(&inert_json(s.as_bytes())).into_owned() + "\n"
+        json_line(&v)
     }
 
     /// The table as JSON lines: a `run` line for each row, a `runs_left_out` line when rows
@@ -544,7 +543,12 @@ fn jsonl_line(kind: &str, fields: Value) -> String {
     if let Value::Object(o) = fields {
         line.extend(o);
     }
-    let s = serde_json::to_string(&Value::Object(line)).unwrap_or_default();
+    json_line(&Value::Object(line))
+}
+
+/// `v` as one line of JSON, its unsafe characters written as escapes ([`inert_json`]).
+fn json_line(v: &Value) -> String {
+    let s = serde_json::to_string(v).unwrap_or_default();
     String::from_utf8_lossy(&inert_json(s.as_bytes())).into_owned() + "\n"
 }
 
